@@ -1,0 +1,53 @@
+# Gatehouse: `make run` starts the console on the embedded default; `make test` passes every test.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+HOST ?= 127.0.0.1
+PORT ?= 8000
+# Agent CLIs, pinned: the versions the protocol notes were captured from.
+CLAUDE_CODE_VERSION := 2.1.197
+CODEX_VERSION := 0.171.0
+AGENTS := .agents
+
+.PHONY: run test setup agents chromium bench check clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e '.[test]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+run: setup
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py serve --host $(HOST) --port $(PORT)
+
+$(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION):
+	mkdir -p $(AGENTS)
+	cd $(AGENTS) && npm install --no-audit --no-fund --loglevel=error \
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION)
+	touch $@
+
+agents: $(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)
+
+# Debian's Chromium for the console's browser tests (Playwright drives /usr/bin/chromium).
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+		else echo "install Debian's chromium (apt-get install chromium) for the browser tests"; fi; \
+	fi
+
+test: setup agents chromium
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: setup
+	$(PY) bench/policy_eval.py
+
+check: setup
+	GATEHOUSE_PRODUCTION=1 GATEHOUSE_SECRET_KEY=check-only-$$(date +%s)-not-a-real-key-0123456789abcdefghijklmnop \
+		GATEHOUSE_ALLOWED_HOSTS=gatehouse.example $(PY) manage.py check --deploy --fail-level WARNING
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,141 @@
+"""The small interface every driver implements, and the values that cross it.
+
+A driver knows its agent's wire protocol and nothing about Django models. It receives a
+`RunContext` (implemented by the worker on top of the services), turns each native tool
+request into a `ToolRequest`, awaits `ctx.gate(request)` and turns the `Decision` back
+into the native reply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Mapping, Protocol
+
+Kind = Literal["permission", "plan_review", "question"]
+Outcome = Literal["allow", "deny", "abort", "answer"]
+RunStatus = Literal["completed", "failed", "cancelled"]
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """What a driver models; run-policy validation and the README table read it."""
+
+    name: str
+    title: str
+    # Run-policy values this driver can honour (an explicit value outside these is refused).
+    sandbox: frozenset[str] = frozenset()
+    web_search: frozenset[str] = frozenset()
+    browser: frozenset[str] = frozenset()
+    # Approval routing modes per kind ("permission", "plan_review", "question").
+    approval_modes: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    retry: bool = False
+    structured_output: bool = False
+    sees: tuple[str, ...] = ()
+    cannot_see: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolRequest:
+    """One request from the agent, in canonical form (see the policy-engine issue).
+
+    `tool` is the canonical name (`bash`, `write`, `edit`, `read`, ... or the runtime's own),
+    `input` its arguments. `presentation` is what a reviewer sees (title, body, diff, plan,
+    questions); every string in it comes from the agent and is untrusted.
+    """
+
+    tool: str
+    input: Mapping[str, Any]
+    cwd: str
+    kind: Kind = "permission"
+    subtype: str = "tool"
+    presentation: Mapping[str, Any] = field(default_factory=dict)
+    native_id: str = ""
+
+    def canonical(self) -> dict[str, Any]:
+        return {"tool": self.tool, "input": dict(self.input), "cwd": self.cwd}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The gate's answer. `step_id` names the recorded step for `ctx.step_finished`."""
+
+    outcome: Outcome
+    reason: str = ""
+    decided_by: str = "policy"  # policy | person | grant | mode | timeout
+    answers: Mapping[str, Any] | None = None  # questions: {question_id: [labels] | "text"}
+    plan_mode: str = ""  # plan review approved: "default" | "accept-edits"
+    scope: str = "once"  # "session" when a person granted "always allow"
+    timed_out: bool = False
+    step_id: int | None = None
+
+    @property
+    def allowed(self) -> bool:
+        return self.outcome in ("allow", "answer")
+
+    def replace(self, **changes: Any) -> Decision:
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    status: RunStatus
+    failure_reason: str = ""
+    text: str = ""
+    usage: Mapping[str, Any] = field(default_factory=dict)
+
+
+class DriverError(Exception):
+    """A run cannot go on. `reason` is a short code stored on the run."""
+
+    def __init__(self, reason: str, message: str, *, permanent: bool = True) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.permanent = permanent
+
+
+class RunAborted(Exception):
+    """The gate answered `abort` (or the run was cancelled): stop the agent at once."""
+
+    def __init__(self, reason: str, message: str = "") -> None:
+        super().__init__(message or reason)
+        self.reason = reason
+
+
+class RunContext(Protocol):
+    """What a driver may use while it runs. Implemented by `drivers.worker`."""
+
+    run_id: int
+    prompt: str
+    workspace: Path
+    # Scratch space for this run (agent HOME, config dirs); created, under var/runtime/.
+    runtime_dir: Path
+    scenario: Mapping[str, Any] | None
+    runtime_mode: str  # approval-required | auto-accept-edits | auto | full-access
+    interaction_mode: str  # default | plan
+    run_policy: Mapping[str, Any]  # materialised run policy (sandbox, approvals, ...)
+    settings: Mapping[str, Any]  # driver settings (binary paths, model endpoint)
+
+    async def gate(self, request: ToolRequest) -> Decision:
+        """Record the request, decide it (policy, grants, person) and return the decision."""
+
+    async def step_finished(
+        self, step_id: int, *, output: str = "", exit_code: int | None = None, error: str = ""
+    ) -> None:
+        """Record what an allowed step did (bounded output), for the timeline."""
+
+    async def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
+        """Append an activity: kind is one of turn, message, tool, usage, notice."""
+
+    def cancelled(self) -> bool:
+        """True once someone asked to cancel this run."""
+
+    async def wait_cancelled(self) -> None:
+        """Return when someone asks to cancel this run."""
+
+
+class Driver(Protocol):
+    descriptor: Descriptor
+
+    async def run(self, ctx: RunContext) -> RunResult: ...

@@ -1,0 +1,61 @@
+"""An in-memory RunContext for driver protocol tests: no database, a scripted decider.
+
+The gate is faked here only to test a driver's wire protocol in isolation against the
+real CLI; the end-to-end tests go through the worker, the services and the API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Mapping
+
+from drivers.base import Decision, ToolRequest
+
+Decider = Callable[[ToolRequest], "Decision | Awaitable[Decision]"]
+
+
+@dataclass
+class FakeRunContext:
+    workspace: Path
+    runtime_dir: Path
+    decide: Decider
+    prompt: str = ""
+    run_id: int = 1
+    scenario: Mapping[str, Any] | None = None
+    runtime_mode: str = "approval-required"
+    interaction_mode: str = "default"
+    run_policy: Mapping[str, Any] = field(default_factory=dict)
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    requests: list[ToolRequest] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
+    finished: dict[int, dict[str, Any]] = field(default_factory=dict)
+    activities: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    _cancel: asyncio.Event = field(default_factory=asyncio.Event)
+    _ids: Any = field(default_factory=lambda: itertools.count(1))
+
+    async def gate(self, request: ToolRequest) -> Decision:
+        self.requests.append(request)
+        decision = self.decide(request)
+        if asyncio.iscoroutine(decision) or isinstance(decision, asyncio.Future):
+            decision = await decision
+        decision = decision.replace(step_id=next(self._ids))
+        self.decisions.append(decision)
+        return decision
+
+    async def step_finished(self, step_id: int, *, output: str = "", exit_code: int | None = None, error: str = "") -> None:
+        self.finished[step_id] = {"output": output, "exit_code": exit_code, "error": error}
+
+    async def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
+        self.activities.append((kind, dict(payload)))
+
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    async def wait_cancelled(self) -> None:
+        await self._cancel.wait()
+
+    def cancel(self) -> None:
+        self._cancel.set()
