@@ -69,6 +69,9 @@ class Decision:
     scope: str = "once"  # "session" when a person granted "always allow"
     timed_out: bool = False
     step_id: int | None = None
+    # A resumed run replays its requests: this one already ran before the worker
+    # changed hands, so the driver must not execute it again.
+    already_done: bool = False
 
     @property
     def allowed(self) -> bool:

@@ -37,6 +37,8 @@ CSRF_TRUSTED_ORIGINS = env_list("GATEHOUSE_CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
     "daphne",
+    # Before "channels": its `runworker` command replaces channels' own.
+    "drivers",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -51,7 +53,6 @@ INSTALLED_APPS = [
     "channels",
     "runs",
     "approvals",
-    "drivers",
 ]
 
 MIDDLEWARE = [
@@ -159,6 +160,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "project.api.exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["project.api.StrictJSONParser"],
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {
@@ -208,3 +210,5 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("GATEHOUSE_LOG_LEVEL", "INFO")},
     "loggers": {"daphne": {"level": "WARNING"}, "django.channels.server": {"level": "WARNING"}},
 }
+# The server's default run policy (the farthest layer); None = the built-in defaults.
+GATEHOUSE_DEFAULT_RUN_POLICY = None

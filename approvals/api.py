@@ -1,0 +1,157 @@
+"""Approvals, grants and policies over the API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import permissions, serializers
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from approvals import policy as core
+from approvals.models import Approval, Grant, Policy
+from approvals.selectors import grants_active
+from approvals.services import ApprovalError, approval_answer, approval_decide, grant_revoke
+from project.api import StrictCharField, StrictSerializer
+from runs.models import AgentSession
+
+
+class ApprovalOutput(serializers.ModelSerializer):
+    run = serializers.IntegerField(source="run_id")
+    step = serializers.IntegerField(source="step.seq", default=None)
+    decided_by = serializers.CharField(source="decided_by.username", default=None)
+
+    class Meta:
+        model = Approval
+        fields = [
+            "id", "run", "step", "kind", "subtype", "status", "capability", "presentation", "request", "hash",
+            "suggested_grant", "suggested_grant_label", "reason", "answers", "plan_mode", "scope",
+            "decided_by", "decided_via", "decided_at", "deadline", "attempt", "created_at",
+        ]
+
+
+class GrantOutput(serializers.ModelSerializer):
+    session = serializers.IntegerField(source="session_id")
+    created_by = serializers.CharField(source="created_by.username", default=None)
+
+    class Meta:
+        model = Grant
+        fields = ["id", "session", "rule", "label", "approval", "created_by", "created_at", "revoked_at"]
+
+
+class CanDecide(permissions.BasePermission):
+    message = "You may not decide approvals."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return bool(request.user and request.user.has_perm("approvals.change_approval"))
+
+
+class ApprovalListApi(APIView):
+    @extend_schema(responses=ApprovalOutput(many=True))
+    def get(self, request: Request) -> Response:
+        approvals = Approval.objects.select_related("step", "decided_by").order_by("created_at", "id")
+        status = request.query_params.get("status")
+        if status:
+            if status not in Approval.Status.values:
+                raise serializers.ValidationError({"status": [f"Unknown status {status!r}."]})
+            approvals = approvals.filter(status=status)
+        run = request.query_params.get("run")
+        if run:
+            if not run.isdigit():
+                raise serializers.ValidationError({"run": [f"Must be an integer, not {run!r}."]})
+            approvals = approvals.filter(run_id=int(run))
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(approvals, request, view=self)
+        return paginator.get_paginated_response(ApprovalOutput(page, many=True).data)
+
+
+class ApprovalDetailApi(APIView):
+    @extend_schema(responses=ApprovalOutput)
+    def get(self, request: Request, approval_id: int) -> Response:
+        approval = Approval.objects.select_related("step", "decided_by").filter(pk=approval_id).first()
+        if approval is None:
+            raise ApprovalError("unavailable", f"No approval {approval_id}.")
+        return Response(ApprovalOutput(approval).data)
+
+
+class ApprovalApproveApi(APIView):
+    permission_classes = [permissions.IsAuthenticated, CanDecide]
+
+    class InputSerializer(StrictSerializer):
+        hash = StrictCharField(required=False, allow_blank=True, default="")
+        scope = serializers.ChoiceField(choices=["once", "session"], required=False, default="once")
+        mode = serializers.ChoiceField(choices=["default", "accept-edits"], required=False, default="")
+
+    @extend_schema(request=InputSerializer, responses=ApprovalOutput)
+    def post(self, request: Request, approval_id: int) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        approval = approval_decide(approval_id=approval_id, user=request.user, approve=True, via="api", **data.validated_data)
+        return Response(ApprovalOutput(approval).data)
+
+
+class ApprovalDenyApi(APIView):
+    permission_classes = [permissions.IsAuthenticated, CanDecide]
+
+    class InputSerializer(StrictSerializer):
+        hash = StrictCharField(required=False, allow_blank=True, default="")
+        reason = StrictCharField(required=False, allow_blank=True, default="", max_length=2000)
+
+    @extend_schema(request=InputSerializer, responses=ApprovalOutput)
+    def post(self, request: Request, approval_id: int) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        approval = approval_decide(approval_id=approval_id, user=request.user, approve=False, via="api", **data.validated_data)
+        return Response(ApprovalOutput(approval).data)
+
+
+class ApprovalAnswerApi(APIView):
+    permission_classes = [permissions.IsAuthenticated, CanDecide]
+
+    class InputSerializer(StrictSerializer):
+        hash = StrictCharField(required=False, allow_blank=True, default="")
+        answers = serializers.DictField(required=False, default=dict)
+        decline = serializers.BooleanField(required=False, default=False)
+
+    @extend_schema(request=InputSerializer, responses=ApprovalOutput)
+    def post(self, request: Request, approval_id: int) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        approval = approval_answer(approval_id=approval_id, user=request.user, via="api", **data.validated_data)
+        return Response(ApprovalOutput(approval).data)
+
+
+class SessionGrantsApi(APIView):
+    @extend_schema(responses=GrantOutput(many=True))
+    def get(self, request: Request, session_id: int) -> Response:
+        session = get_object_or_404(AgentSession, pk=session_id)
+        return Response(GrantOutput(grants_active(session_id=session.pk), many=True).data)
+
+
+class GrantDetailApi(APIView):
+    permission_classes = [permissions.IsAuthenticated, CanDecide]
+
+    @extend_schema(responses={200: GrantOutput})
+    def delete(self, request: Request, grant_id: int) -> Response:
+        grant = get_object_or_404(Grant, pk=grant_id)
+        return Response(GrantOutput(grant_revoke(grant=grant, user=request.user)).data)
+
+
+class PolicyEvaluateApi(APIView):
+    class InputSerializer(StrictSerializer):
+        request = serializers.JSONField()
+        grants = serializers.ListField(child=serializers.JSONField(), required=False, default=list)
+
+    @extend_schema(request=InputSerializer, responses=dict)
+    def post(self, request: Request, policy_id: int) -> Response:
+        policy = get_object_or_404(Policy, pk=policy_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        tool_request = core.validate_request(data.validated_data["request"])
+        grants = [core.validate_grant(g) for g in data.validated_data["grants"]]
+        verdict = core.evaluate(core.compile_policy(policy.document), tool_request, grants=grants)
+        return Response(verdict.to_dict())

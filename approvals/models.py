@@ -1,0 +1,128 @@
+"""Policies administrators edit, approvals people decide, and grants they give."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Policy(models.Model):
+    """A rule policy document (see README, "Policies"), versioned by its content hash."""
+
+    name = models.CharField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    document = models.JSONField(default=dict, help_text="Rule policy JSON: commands, edits, tools, classes, limits, default.")
+    run_policy = models.JSONField(
+        null=True, blank=True, help_text="Run policy JSON (sandbox, web_search, browser, approvals); empty = inherit."
+    )
+    version = models.CharField(max_length=64, editable=False, blank=True)
+    is_default = models.BooleanField(default=False, help_text="Used by runs that name no policy.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "policies"
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["is_default"], condition=models.Q(is_default=True), name="one_default_policy"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Approval(models.Model):
+    """A human decision a run waits on. Resolved once, by compare-and-set on `status`."""
+
+    class Kind(models.TextChoices):
+        PERMISSION = "permission"
+        PLAN_REVIEW = "plan_review", "Plan review"
+        QUESTION = "question"
+        INTERRUPTED_SIDE_EFFECT = "interrupted_side_effect", "Interrupted side effect"
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        APPROVED = "approved"
+        DENIED = "denied"
+        ANSWERED = "answered"
+        EXPIRED = "expired"
+        CANCELLED = "cancelled"  # the run ended or moved on; nobody can decide it any more
+
+    class Via(models.TextChoices):
+        CONSOLE = "console"
+        API = "api"
+        POLICY = "policy"
+        GRANT = "grant"
+        MODE = "mode"
+        TIMEOUT = "timeout"
+        SYSTEM = "system"
+
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="approvals")
+    step = models.ForeignKey("runs.Step", null=True, blank=True, on_delete=models.CASCADE, related_name="approvals")
+    kind = models.CharField(max_length=32, choices=Kind.choices, default=Kind.PERMISSION)
+    subtype = models.CharField(max_length=32, blank=True)
+    # What is asked (capability), what the reviewer sees (presentation, agent text: untrusted)
+    # and the exact canonical request; the hash binds a decision to all three.
+    capability = models.JSONField(default=dict, blank=True)
+    presentation = models.JSONField(default=dict, blank=True)
+    request = models.JSONField(default=dict, blank=True)
+    hash = models.CharField(max_length=64)
+    suggested_grant = models.JSONField(null=True, blank=True)
+    suggested_grant_label = models.CharField(max_length=300, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    reason = models.TextField(blank=True)
+    answers = models.JSONField(null=True, blank=True)
+    plan_mode = models.CharField(max_length=16, blank=True)
+    scope = models.CharField(max_length=16, default="once")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_via = models.CharField(max_length=16, choices=Via.choices, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    deadline = models.DateTimeField(null=True, blank=True)
+    attempt = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            # The inbox and the deadline sweep read pending approvals.
+            models.Index(fields=["status", "deadline"], name="approval_status_deadline_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Approval {self.pk} ({self.kind}, {self.status})"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status == self.Status.PENDING
+
+    @property
+    def title(self) -> str:
+        return str(self.presentation.get("title") or self.request.get("tool") or self.kind)
+
+
+class Grant(models.Model):
+    """"Always allow" for the rest of a session: narrows an ask to an allow, never a deny."""
+
+    session = models.ForeignKey("runs.AgentSession", on_delete=models.CASCADE, related_name="grants")
+    rule = models.JSONField(help_text='{"tool": "bash", "match": "npm run build"}')
+    label = models.CharField(max_length=300, blank=True)
+    approval = models.ForeignKey(Approval, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.label or str(self.rule)
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None

@@ -1,0 +1,103 @@
+"""`manage.py serve`: the embedded default in one process.
+
+Daphne serves HTTP and WebSocket, and the driver worker listens on the `drivers` channel in
+the same event loop (so the in-memory channel layer reaches it). On first start it creates
+a local admin account (no password: it signs in through a one-time link) and two demo runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+DEMO_RUNS = [
+    {
+        "prompt": "Demo: say hello from the shell",
+        "scenario": {
+            "steps": [
+                {"message": "I will greet you from the shell."},
+                {"tool": "bash", "input": {"command": "echo 'hello from Gatehouse' > hello.txt && cat hello.txt"}},
+                {"message": "Done: hello.txt is in the workspace."},
+            ]
+        },
+    },
+    {
+        "prompt": "Demo: write release notes",
+        "scenario": {
+            "steps": [
+                {"tool": "read", "input": {"file_path": "."}},
+                {"tool": "write", "input": {"file_path": "NOTES.md", "content": "# Release notes\n\n- First release.\n"}},
+                {"message": "NOTES.md is written."},
+            ]
+        },
+    },
+]
+# A tour needs time to read: the demo runs wait for a person up to an hour.
+DEMO_RUN_POLICY = {"approvals": {"timeout_s": 3600, "on_reject": "abort"}}
+
+
+class Command(BaseCommand):
+    help = "Serve the console (Daphne) and run the driver worker in one process."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--no-demo", action="store_true", help="Do not create the demo runs on first start.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from daphne.server import Server
+
+        from drivers.worker import DriverWorker
+        from project.asgi import application
+        from project.login_links import make_login_link
+
+        user, created = self._admin()
+        if created and not options["no_demo"]:
+            self._demo_runs(user)
+        base = f"http://{options['host']}:{options['port']}"
+        self.stdout.write(f"Gatehouse console: {base}/")
+        self.stdout.write(f"Login link: {base}{make_login_link(user)}")
+        self.stdout.write("(the link works once and expires; run `manage.py login_link` for a new one)")
+        self.stdout.flush()
+
+        from channels.layers import get_channel_layer
+
+        worker = DriverWorker(application=application, channels=["drivers"], channel_layer=get_channel_layer())
+
+        def start_worker() -> None:
+            loop = asyncio.get_event_loop()
+            loop.call_soon(lambda: loop.create_task(worker.arun()))
+
+        Server(
+            application=application,
+            endpoints=[f"tcp:port={options['port']}:interface={options['host']}"],
+            ready_callable=start_worker,
+            verbosity=0,
+        ).run()
+
+    def _admin(self) -> tuple[Any, bool]:
+        User = get_user_model()
+        user = User.objects.filter(username="admin").first()
+        if user is not None:
+            return user, False
+        user = User(username="admin", is_staff=True, is_superuser=True)
+        user.set_unusable_password()
+        user.save()
+        return user, True
+
+    def _demo_runs(self, user: Any) -> None:
+        from runs.models import Run
+        from runs.services import run_create
+
+        if Run.objects.exists():
+            return
+        with transaction.atomic():
+            for demo in DEMO_RUNS:
+                run_create(
+                    driver="scripted", prompt=demo["prompt"], scenario=demo["scenario"],
+                    run_policy=DEMO_RUN_POLICY, user=user,
+                )

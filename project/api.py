@@ -1,0 +1,96 @@
+"""API plumbing shared by the apps: the strict JSON boundary and one error format.
+
+Every refusal is `{"code": ..., "message": ..., "field"?: ..., ...}` with an HTTP status
+that says what happened (400 bad input, 404 unknown, 409 conflict, 410 expired).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from rest_framework import exceptions, serializers
+from rest_framework.parsers import BaseParser
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+class StrictJSONParser(BaseParser):
+    """JSON read by the policy core's boundary: one value, valid UTF-8, depth <= 256,
+    no repeated key, no lone surrogate; anything else is a 400 naming the problem."""
+
+    media_type = "application/json"
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        from approvals.policy import PolicyError, parse_json_strict
+
+        data = stream.read() if stream is not None else b""
+        if not data:
+            return {}
+        try:
+            return parse_json_strict(data)
+        except PolicyError as exc:
+            raise exceptions.ParseError(f"invalid JSON: {exc.message}") from None
+
+
+class StrictCharField(serializers.CharField):
+    """A string, and only a string: DRF would otherwise turn 5 into "5"."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses fields it does not know, naming them (a typo must not pass silently)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+        return super().to_internal_value(data)
+
+
+def error_response(code: str, message: str, status: int, **fields: Any) -> Response:
+    body = {"code": code, "message": message}
+    body.update({k: v for k, v in fields.items() if v is not None})
+    return Response(body, status=status)
+
+
+def _first_field_error(detail: Any, prefix: str = "") -> tuple[str, str]:
+    if isinstance(detail, Mapping):
+        for key, value in detail.items():
+            name = key if key != "non_field_errors" else ""
+            return _first_field_error(value, f"{prefix}.{name}" if prefix and name else (name or prefix))
+    if isinstance(detail, list) and detail:
+        if isinstance(detail[0], (Mapping, list)):
+            for index, item in enumerate(detail):
+                if item:
+                    return _first_field_error(item, f"{prefix}[{index}]")
+        return prefix, str(detail[0])
+    return prefix, str(detail)
+
+
+def exception_handler(exc: Exception, context: Any) -> Response | None:
+    from approvals.policy import PolicyError
+    from approvals.services import ApprovalError
+    from runs.services import RunError
+
+    if isinstance(exc, ApprovalError):
+        return error_response(exc.code, exc.message, exc.status)
+    if isinstance(exc, RunError):
+        status = 404 if exc.code == "not_found" else 409 if exc.code == "already_finished" else 400
+        return error_response(exc.code, exc.message, status, **exc.fields)
+    if isinstance(exc, PolicyError):
+        return Response(exc.to_dict(), status=400)
+    if isinstance(exc, exceptions.ValidationError):
+        field, message = _first_field_error(exc.detail)
+        body = {"code": "invalid", "message": f"{field}: {message}" if field else message, "field": field or None}
+        body["errors"] = exc.detail
+        return Response({k: v for k, v in body.items() if v is not None}, status=400)
+    response = drf_exception_handler(exc, context)
+    if response is not None and isinstance(response.data, Mapping) and "detail" in response.data:
+        detail = response.data["detail"]
+        response.data = {"code": getattr(detail, "code", "error"), "message": str(detail)}
+    return response

@@ -1,0 +1,19 @@
+from django.urls import path
+
+from approvals import api as approvals_api
+from runs import api as runs_api
+
+urlpatterns = [
+    path("runs/", runs_api.RunListApi.as_view(), name="api-runs"),
+    path("runs/<int:run_id>/", runs_api.RunDetailApi.as_view(), name="api-run"),
+    path("runs/<int:run_id>/cancel/", runs_api.RunCancelApi.as_view(), name="api-run-cancel"),
+    path("runs/<int:run_id>/activities/", runs_api.RunActivitiesApi.as_view(), name="api-run-activities"),
+    path("approvals/", approvals_api.ApprovalListApi.as_view(), name="api-approvals"),
+    path("approvals/<int:approval_id>/", approvals_api.ApprovalDetailApi.as_view(), name="api-approval"),
+    path("approvals/<int:approval_id>/approve/", approvals_api.ApprovalApproveApi.as_view(), name="api-approval-approve"),
+    path("approvals/<int:approval_id>/deny/", approvals_api.ApprovalDenyApi.as_view(), name="api-approval-deny"),
+    path("approvals/<int:approval_id>/answer/", approvals_api.ApprovalAnswerApi.as_view(), name="api-approval-answer"),
+    path("sessions/<int:session_id>/grants/", approvals_api.SessionGrantsApi.as_view(), name="api-session-grants"),
+    path("grants/<int:grant_id>/", approvals_api.GrantDetailApi.as_view(), name="api-grant"),
+    path("policies/<int:policy_id>/evaluate/", approvals_api.PolicyEvaluateApi.as_view(), name="api-policy-evaluate"),
+]

@@ -1,0 +1,28 @@
+"""ASGI entry: HTTP through Django, WebSocket through the console consumers, and the
+`drivers` channel through the driver worker (used by `runworker drivers` and `serve`)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+
+from django.core.asgi import get_asgi_application  # noqa: E402
+
+# Django must be set up before the consumers (and their models) are imported.
+django_asgi_app = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+
+from drivers.worker import DriverWorkerConsumer  # noqa: E402
+from project.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "channel": ChannelNameRouter({"drivers": DriverWorkerConsumer.as_asgi()}),
+    }
+)

@@ -1,0 +1,123 @@
+"""Runs over the API: each endpoint validates input, calls one service, serializes output."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import permissions, serializers, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from project.api import StrictCharField, StrictSerializer
+from runs.models import Activity, AgentSession, Run
+from runs.services import run_cancel, run_create
+
+
+class RunOutput(serializers.ModelSerializer):
+    session = serializers.IntegerField(source="session_id")
+    policy = serializers.CharField(source="policy.name", default=None)
+
+    class Meta:
+        model = Run
+        fields = [
+            "id", "session", "driver", "prompt", "scenario", "workspace", "policy", "policy_version", "run_policy",
+            "status", "failure_reason", "failure_detail", "result_text", "usage", "cancel_requested",
+            "created_at", "started_at", "finished_at",
+        ]
+
+
+class ActivityOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Activity
+        fields = ["seq", "kind", "event", "payload", "created_at"]
+
+
+class CanCreateRuns(permissions.BasePermission):
+    message = "You may not start runs."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return request.method != "POST" or bool(request.user and request.user.has_perm("runs.add_run"))
+
+
+class RunListApi(APIView):
+    permission_classes = [permissions.IsAuthenticated, CanCreateRuns]
+
+    class InputSerializer(StrictSerializer):
+        driver = StrictCharField()
+        prompt = StrictCharField(required=False, allow_blank=True, default="")
+        scenario = serializers.JSONField(required=False, default=None)
+        workspace = StrictCharField(required=False, allow_blank=True, default="")
+        run_policy = serializers.JSONField(required=False, default=None)
+        policy = StrictCharField(required=False, allow_blank=True, default="")
+        session = serializers.IntegerField(required=False, default=None)
+
+    @extend_schema(responses=RunOutput(many=True))
+    def get(self, request: Request) -> Response:
+        runs = Run.objects.select_related("policy").order_by("-created_at", "-id")
+        status_filter = request.query_params.get("status")
+        if status_filter:
+            runs = runs.filter(status=status_filter)
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(runs, request, view=self)
+        return paginator.get_paginated_response(RunOutput(page, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: RunOutput})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        session = None
+        if values["session"] is not None:
+            session = AgentSession.objects.filter(pk=values["session"]).first()
+            if session is None:
+                raise serializers.ValidationError({"session": [f"No session {values['session']}."]})
+        run = run_create(
+            driver=values["driver"],
+            prompt=values["prompt"],
+            scenario=values["scenario"],
+            workspace=values["workspace"],
+            run_policy=values["run_policy"],
+            policy_name=values["policy"],
+            session=session,
+            user=request.user,
+        )
+        return Response(RunOutput(run).data, status=status.HTTP_201_CREATED)
+
+
+class RunDetailApi(APIView):
+    @extend_schema(responses=RunOutput)
+    def get(self, request: Request, run_id: int) -> Response:
+        return Response(RunOutput(get_object_or_404(Run.objects.select_related("policy"), pk=run_id)).data)
+
+
+class RunCancelApi(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=None, responses=RunOutput)
+    def post(self, request: Request, run_id: int) -> Response:
+        run = get_object_or_404(Run, pk=run_id)
+        if not request.user.has_perm("runs.change_run"):
+            return Response({"code": "forbidden", "message": "You may not cancel runs."}, status=403)
+        return Response(RunOutput(run_cancel(run=run, user=request.user)).data)
+
+
+class RunActivitiesApi(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("after", int, description="Only activities with a larger seq.")],
+        responses=ActivityOutput(many=True),
+    )
+    def get(self, request: Request, run_id: int) -> Response:
+        run = get_object_or_404(Run, pk=run_id)
+        raw_after = request.query_params.get("after", "0")
+        try:
+            after = int(raw_after)
+        except ValueError:
+            raise serializers.ValidationError({"after": [f"Must be an integer, not {raw_after!r}."]}) from None
+        activities = Activity.objects.filter(run=run, seq__gt=after).order_by("seq")
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(activities, request, view=self)
+        return paginator.get_paginated_response(ActivityOutput(page, many=True).data)

@@ -1,0 +1,174 @@
+"""Runs of agents: the session (thread), each run, its steps and its append-only log."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class RuntimeMode(models.TextChoices):
+    APPROVAL_REQUIRED = "approval-required", "Approval required"
+    AUTO_ACCEPT_EDITS = "auto-accept-edits", "Auto-accept edits"
+    AUTO = "auto", "Auto"
+    FULL_ACCESS = "full-access", "Full access"
+
+
+class InteractionMode(models.TextChoices):
+    DEFAULT = "default", "Default"
+    PLAN = "plan", "Plan"
+
+
+class AgentSession(models.Model):
+    """A thread of runs; grants and modes live here and outlast a single run."""
+
+    title = models.CharField(max_length=200, blank=True)
+    runtime_mode = models.CharField(
+        max_length=32, choices=RuntimeMode.choices, default=RuntimeMode.APPROVAL_REQUIRED
+    )
+    interaction_mode = models.CharField(
+        max_length=16, choices=InteractionMode.choices, default=InteractionMode.DEFAULT
+    )
+    # The session's run policy (guardrails); a run's own policy replaces it whole.
+    run_policy = models.JSONField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.title or f"Session {self.pk}"
+
+
+class Run(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        WAITING = "waiting"
+        COMPLETED = "completed"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    FINISHED = (Status.COMPLETED, Status.FAILED, Status.CANCELLED)
+    ALLOWED_TRANSITIONS = {
+        Status.QUEUED: {Status.RUNNING, Status.FAILED, Status.CANCELLED},
+        Status.RUNNING: {Status.WAITING, Status.COMPLETED, Status.FAILED, Status.CANCELLED},
+        Status.WAITING: {Status.RUNNING, Status.COMPLETED, Status.FAILED, Status.CANCELLED},
+    }
+
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="runs")
+    driver = models.CharField(max_length=64)
+    prompt = models.TextField(blank=True)
+    scenario = models.JSONField(null=True, blank=True)
+    workspace = models.CharField(max_length=1024)
+    # The rule policy it ran under, as a snapshot: editing the Policy later changes nothing here.
+    policy = models.ForeignKey(
+        "approvals.Policy", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
+    policy_document = models.JSONField(default=dict)
+    policy_version = models.CharField(max_length=64, blank=True)
+    # The run policy as given (null = inherit) and as materialised for the driver.
+    run_policy_input = models.JSONField(null=True, blank=True)
+    run_policy = models.JSONField(default=dict)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    failure_reason = models.CharField(max_length=64, blank=True)
+    failure_detail = models.TextField(blank=True)
+    result_text = models.TextField(blank=True)
+    usage = models.JSONField(default=dict, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    # Lease: the worker that owns the run renews heartbeat_at; an old heartbeat frees it.
+    owner = models.CharField(max_length=128, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    last_seq = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            # The worker's reconcile query: unfinished runs and their leases.
+            models.Index(fields=["status", "heartbeat_at"], name="run_status_lease_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Run {self.pk} ({self.driver}, {self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+
+class Step(models.Model):
+    """One tool request of a run, the policy's answer, and what happened next."""
+
+    class Status(models.TextChoices):
+        WAITING = "waiting"  # a person must decide
+        ALLOWED = "allowed"  # may execute; execution not yet reported finished
+        FINISHED = "finished"
+        DENIED = "denied"
+        ABORTED = "aborted"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
+    seq = models.PositiveIntegerField()
+    tool = models.CharField(max_length=128)
+    kind = models.CharField(max_length=32, default="permission")
+    subtype = models.CharField(max_length=32, blank=True)
+    request = models.JSONField()
+    presentation = models.JSONField(default=dict, blank=True)
+    # What the policy said, and which rule of which policy version said it.
+    verdict = models.CharField(max_length=16)
+    rule = models.CharField(max_length=200, blank=True)
+    reason = models.TextField(blank=True)
+    segments = models.JSONField(default=list, blank=True)
+    side_effect_class = models.CharField(max_length=32, blank=True)
+    policy_version = models.CharField(max_length=64, blank=True)
+    grant = models.ForeignKey(
+        "approvals.Grant", null=True, blank=True, on_delete=models.SET_NULL, related_name="steps"
+    )
+    # The final outcome after any human decision, and who made it.
+    status = models.CharField(max_length=16, choices=Status.choices)
+    decided_by = models.CharField(max_length=32, blank=True)
+    output = models.TextField(blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="step_run_seq_unique")]
+
+    def __str__(self) -> str:
+        return f"Step {self.seq} of run {self.run_id}: {self.tool}"
+
+
+class Activity(models.Model):
+    """Append-only, ordered log of everything that happened in a run."""
+
+    class Kind(models.TextChoices):
+        RUN = "run"
+        TURN = "turn"
+        MESSAGE = "message"
+        TOOL = "tool"
+        APPROVAL = "approval"
+        USER_INPUT = "user-input"
+        USAGE = "usage"
+        NOTICE = "notice"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="activities")
+    seq = models.PositiveIntegerField()
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    event = models.CharField(max_length=64)
+    payload = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="activity_run_seq_unique")]
+        verbose_name_plural = "activities"
+
+    def __str__(self) -> str:
+        return f"#{self.seq} {self.event}"

@@ -1,0 +1,93 @@
+"""Shared fixtures: users, API clients, and a driver worker running in the test's loop."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Callable
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+
+@pytest.fixture(autouse=True)
+def _isolated_var(settings: Any, tmp_path: Any) -> None:
+    """Each test gets its own workspaces and runtime dirs, and a fast wait loop."""
+    settings.GATEHOUSE_WORKSPACES_DIR = tmp_path / "workspaces"
+    settings.GATEHOUSE_RUNTIME_DIR = tmp_path / "runtime"
+    settings.GATEHOUSE_WAIT_POLL_S = 0.2
+    settings.GATEHOUSE_RECONCILE_S = 0.5
+    settings.GATEHOUSE_LEASE_HEARTBEAT_S = 0.5
+
+
+@pytest.fixture(autouse=True)
+def _fresh_channel_layer() -> Any:
+    """The in-memory layer binds its queues to one event loop: give each test a new one."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
+
+
+@pytest.fixture
+def make_user(db: Any) -> Callable[..., Any]:
+    def make(username: str = "reviewer", *, superuser: bool = True, perms: tuple[str, ...] = ()) -> Any:
+        from django.contrib.auth.models import Permission
+
+        User = get_user_model()
+        user = User.objects.create_user(username=username, password=None, is_superuser=superuser, is_staff=superuser)
+        for perm in perms:
+            app_label, codename = perm.split(".")
+            user.user_permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+        return user
+
+    return make
+
+
+@pytest.fixture
+def reviewer(make_user: Callable[..., Any]) -> Any:
+    return make_user("alice")
+
+
+@pytest.fixture
+def api(reviewer: Any) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(reviewer)
+    return client
+
+
+@pytest.fixture
+async def worker() -> Any:
+    """The real driver worker (DriverWorker on the `drivers` channel) in this test's loop."""
+    from channels.layers import get_channel_layer
+
+    from drivers import worker as worker_module
+    from project.asgi import application
+
+    worker_module._supervisor = None
+    instance = worker_module.DriverWorker(application=application, channels=["drivers"], channel_layer=get_channel_layer())
+    task = asyncio.create_task(instance.arun())
+    yield worker_module.supervisor()
+    sup = worker_module.supervisor()
+    for run_task in list(sup.tasks.values()):
+        run_task.cancel()
+    if sup._background:
+        sup._background.cancel()
+    task.cancel()
+    await asyncio.gather(task, *sup.tasks.values(), *( [sup._background] if sup._background else []), return_exceptions=True)
+    worker_module._supervisor = None
+
+
+async def eventually(check: Callable[[], Any], *, timeout: float = 20.0, interval: float = 0.05) -> Any:
+    """Poll a sync check (run in a thread, it may use the ORM) until it returns truthy."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = await sync_to_async(check)()
+        if last:
+            return last
+        await asyncio.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout} s (last value: {last!r})")
