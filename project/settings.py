@@ -85,26 +85,29 @@ TEMPLATES = [
 ]
 
 # --- Database -------------------------------------------------------------------------
+# WAL lets the console read while the worker writes; IMMEDIATE makes a write transaction
+# take the lock at BEGIN, so concurrent writers queue instead of failing half-way through.
+_SQLITE_OPTIONS = {
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    "transaction_mode": "IMMEDIATE",
+    "timeout": 20,
+}
 _database_url = env_str("DATABASE_URL")
 if _database_url:
     try:
         DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=0)}
     except Exception as exc:  # dj_database_url raises several types for a bad URL
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+        DATABASES["default"]["OPTIONS"] = dict(_SQLITE_OPTIONS)
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": VAR_DIR / "gatehouse.sqlite3",
-            # WAL lets the console read while the worker writes; IMMEDIATE makes a write
-            # transaction take the lock at BEGIN, so concurrent writers queue instead of
-            # failing with "database is locked" half-way through.
-            "OPTIONS": {
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-                "transaction_mode": "IMMEDIATE",
-                "timeout": 20,
-            },
+            "OPTIONS": dict(_SQLITE_OPTIONS),
+            # A file, not memory: tests that start a worker process share it.
             "TEST": {"NAME": env_str("GATEHOUSE_TEST_DB", str(VAR_DIR / "test-gatehouse.sqlite3"))},
         }
     }

@@ -29,7 +29,7 @@ DEMO_RUNS = [
         "prompt": "Demo: write release notes",
         "scenario": {
             "steps": [
-                {"tool": "read", "input": {"file_path": "."}},
+                {"tool": "bash", "input": {"command": "ls -la"}},
                 {"tool": "write", "input": {"file_path": "NOTES.md", "content": "# Release notes\n\n- First release.\n"}},
                 {"message": "NOTES.md is written."},
             ]
@@ -38,6 +38,16 @@ DEMO_RUNS = [
 ]
 # A tour needs time to read: the demo runs wait for a person up to an hour.
 DEMO_RUN_POLICY = {"approvals": {"timeout_s": 3600, "on_reject": "abort"}}
+# The demo's rule policy (editable in the admin): reads run, every change asks a person.
+DEMO_POLICY = {
+    "commands": {
+        "allow": ["ls", "cat", "git status", "git diff"],
+        "deny": [{"match": "rm -rf", "reason": "Deleting trees is not part of the demo."}],
+    },
+    "edits": {"deny": [".env*"], "default": "ask"},
+    "classes": {"read-only": "allow", "local-mutation": "ask", "remote-mutation": "ask", "destructive": "deny"},
+    "default": "ask",
+}
 
 
 class Command(BaseCommand):
@@ -93,11 +103,16 @@ class Command(BaseCommand):
         from runs.models import Run
         from runs.services import run_create
 
+        from approvals.models import Policy
+        from approvals.services import policy_save
+
         if Run.objects.exists():
             return
         with transaction.atomic():
+            if not Policy.objects.filter(name="demo").exists():
+                policy_save(policy=Policy(name="demo", description="Reads run; every change asks a person.", document=DEMO_POLICY))
             for demo in DEMO_RUNS:
                 run_create(
                     driver="scripted", prompt=demo["prompt"], scenario=demo["scenario"],
-                    run_policy=DEMO_RUN_POLICY, user=user,
+                    run_policy=DEMO_RUN_POLICY, policy_name="demo", user=user,
                 )

@@ -1,0 +1,55 @@
+"""Gatehouse's policy core: pure Python, no Django.
+
+Rule policies decide one tool request (`compile_policy`, `evaluate`); session grants narrow
+an ask to an allow; the run policy carries guardrails and approval routing; canonical JSON
+and the approval hash bind a decision to exactly what a reviewer saw.
+"""
+
+from .canonical import JSONFloat, JSONInt, approval_hash, canonical_json, parse_json_strict, policy_version
+from .classes import CLASSES, classify_tool, classify_words
+from .errors import PolicyError
+from .evaluate import RunView, Segment, Verdict, classify, evaluate
+from .grants import grant_covers, suggest_grant, validate_grant
+from .modes import RUNTIME_MODES, apply_runtime_mode
+from .questions import answers_of, describe_answers, is_complete, validate_questions
+from .request import validate_request
+from .rules import DEFAULT_POLICY, CompiledPolicy, compile_policy
+from .run_policy import RunPolicy, check_capabilities, materialise, parse_run_policy, resolve_run_policy
+from .shell import parse_script
+
+__all__ = [
+    "CLASSES",
+    "DEFAULT_POLICY",
+    "RUNTIME_MODES",
+    "CompiledPolicy",
+    "JSONFloat",
+    "JSONInt",
+    "PolicyError",
+    "RunPolicy",
+    "RunView",
+    "Segment",
+    "Verdict",
+    "answers_of",
+    "apply_runtime_mode",
+    "approval_hash",
+    "canonical_json",
+    "check_capabilities",
+    "classify",
+    "classify_tool",
+    "classify_words",
+    "compile_policy",
+    "describe_answers",
+    "evaluate",
+    "grant_covers",
+    "is_complete",
+    "materialise",
+    "parse_json_strict",
+    "parse_run_policy",
+    "parse_script",
+    "policy_version",
+    "resolve_run_policy",
+    "suggest_grant",
+    "validate_grant",
+    "validate_questions",
+    "validate_request",
+]

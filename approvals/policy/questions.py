@@ -1,0 +1,150 @@
+"""Structured questions (issue 4): validate them, normalise answers, describe answers.
+
+A question: `{"id", "header", "question", "options": [{"label", "description"}],
+"multi_select": bool, "allow_other": bool}`. An answer record is keyed by question id:
+a list of chosen labels (`{"color": ["Red"]}`) or, for "Other", the free text
+(`{"name": "free text"}`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .errors import PolicyError
+
+_QUESTION_KEYS = ("id", "header", "question", "options", "multi_select", "allow_other")
+
+
+def _bad_questions(message: str, field: str, value: Any) -> PolicyError:
+    return PolicyError("invalid_questions", message, field=field, value=value)
+
+
+def _text(value: Any, field: str, *, required: bool = True) -> str:
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise _bad_questions(f"{field} must be a non-empty string", field, value)
+    return value
+
+
+def validate_questions(questions: Any) -> list[dict]:
+    if not isinstance(questions, Sequence) or isinstance(questions, (str, bytes)) or not questions:
+        raise _bad_questions("questions must be a non-empty list", "questions", questions)
+    out: list[dict] = []
+    seen: set[str] = set()
+    for i, q in enumerate(questions):
+        where = f"questions[{i}]"
+        if not isinstance(q, Mapping):
+            raise _bad_questions(f"{where} must be an object", where, q)
+        for key in q:
+            if key not in _QUESTION_KEYS:
+                raise _bad_questions(f"unknown field {where}.{key}", f"{where}.{key}", q[key])
+        qid = _text(q.get("id"), f"{where}.id")
+        if qid in seen:
+            raise _bad_questions(f"question id {qid!r} appears more than once", f"{where}.id", qid)
+        seen.add(qid)
+        options = q.get("options", [])
+        if not isinstance(options, list):
+            raise _bad_questions(f"{where}.options must be a list", f"{where}.options", options)
+        clean_options = []
+        labels: set[str] = set()
+        for j, opt in enumerate(options):
+            owhere = f"{where}.options[{j}]"
+            if not isinstance(opt, Mapping) or set(opt) - {"label", "description"}:
+                raise _bad_questions(f"{owhere} must be {{label, description}}", owhere, opt)
+            label = _text(opt.get("label"), f"{owhere}.label")
+            if label in labels:
+                raise _bad_questions(f"option label {label!r} appears twice", f"{owhere}.label", label)
+            labels.add(label)
+            clean_options.append({"label": label, "description": _text(opt.get("description"),
+                                                                          f"{owhere}.description", required=False)})
+        for flag in ("multi_select", "allow_other"):
+            if not isinstance(q.get(flag, False), bool):
+                raise _bad_questions(f"{where}.{flag} must be true or false", f"{where}.{flag}", q.get(flag))
+        allow_other = q.get("allow_other", False)
+        if not clean_options and not allow_other:
+            raise _bad_questions(f"{where} needs options or allow_other", f"{where}.options", options)
+        out.append({
+            "id": qid,
+            "header": _text(q.get("header"), f"{where}.header", required=False) or qid,
+            "question": _text(q.get("question"), f"{where}.question"),
+            "options": clean_options,
+            "multi_select": q.get("multi_select", False),
+            "allow_other": allow_other,
+        })
+    return out
+
+
+def _bad_answer(message: str, field: str, value: Any) -> PolicyError:
+    return PolicyError("invalid_answer", message, field=field, value=value)
+
+
+def answers_of(questions: Any, raw: Mapping) -> dict:
+    """Normalise raw answers: `{"id": [labels...]}` or `{"id": "free text"}` (Other).
+
+    A single label may be given as a string; an unknown id or label, several labels for a
+    single-select question, or free text where Other is not allowed are refused
+    (`invalid_answer`). Empty answers are dropped (the question stays unanswered).
+    """
+    qs = {q["id"]: q for q in validate_questions(questions)}
+    if not isinstance(raw, Mapping):
+        raise _bad_answer("answers must be an object keyed by question id", "answers", raw)
+    out: dict[str, Any] = {}
+    for qid, value in raw.items():
+        field = f"answers.{qid}"
+        q = qs.get(qid)
+        if q is None:
+            raise _bad_answer(f"no question has the id {qid!r}", field, qid)
+        labels = {o["label"] for o in q["options"]}
+        if isinstance(value, str):
+            if value in labels:
+                out[qid] = [value]
+            elif not value.strip():
+                continue
+            elif q["allow_other"]:
+                out[qid] = value
+            else:
+                raise _bad_answer(f"{value!r} is not an option of {qid!r}", field, value)
+            continue
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise _bad_answer(f"{field} must be a list of option labels or a string", field, value)
+        chosen: list[str] = []
+        for label in value:
+            if label not in labels:
+                raise _bad_answer(f"{label!r} is not an option of {qid!r}", field, label)
+            if label not in chosen:
+                chosen.append(label)
+        if len(chosen) > 1 and not q["multi_select"]:
+            raise _bad_answer(f"{qid!r} takes one answer", field, value)
+        if chosen:
+            out[qid] = chosen
+    return out
+
+
+def is_complete(questions: Any, answers: Mapping | None) -> bool:
+    """Every question has a non-empty answer."""
+    if not answers:
+        return False
+    for q in validate_questions(questions):
+        value = answers.get(q["id"])
+        if not value or (isinstance(value, str) and not value.strip()):
+            return False
+    return True
+
+
+def describe_answers(questions: Any, answers: Mapping | None) -> str:
+    """`Answered: Color = Red; Scope = Auth, Export`, `Partially answered: ...`, or
+    `Declined: no human answer`."""
+    qs = validate_questions(questions)
+    parts = []
+    for q in qs:
+        value = (answers or {}).get(q["id"])
+        if not value:
+            continue
+        text = value if isinstance(value, str) else ", ".join(value)
+        parts.append(f"{q['header']} = {text}")
+    if not parts:
+        return "Declined: no human answer"
+    head = "Answered" if is_complete(qs, answers) else "Partially answered"
+    return f"{head}: " + "; ".join(parts)

@@ -1,0 +1,70 @@
+"""The canonical tool request, validated at the boundary."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .classes import EDIT_TOOLS
+from .errors import PolicyError
+
+REQUEST_KEYS = frozenset({"tool", "input", "cwd"})
+
+
+def _refuse(message: str, field: str, value: Any) -> PolicyError:
+    return PolicyError("invalid_request", message, field=field, value=value)
+
+
+def validate_request(request: Mapping) -> dict:
+    """`{"tool": str, "input": {...}, "cwd": "/abs/path"}` (cwd optional), or `invalid_request`.
+
+    `bash` needs `input.command` (a string); the edit tools need `input.file_path` or
+    `input.notebook_path` (a non-empty string).
+    """
+    if type(request) is not dict and not isinstance(request, Mapping):
+        raise _refuse("a request must be a JSON object", "", type(request).__name__)
+    for key in request:
+        if key not in REQUEST_KEYS:
+            raise _refuse(f"unknown request field {key!r}", key, request[key])
+    tool = request.get("tool")
+    if not isinstance(tool, str) or not tool.strip():
+        raise _refuse("`tool` must be a non-empty string", "tool", tool)
+    tool_input = request.get("input", None)
+    if type(tool_input) is not dict and not isinstance(tool_input, Mapping):
+        raise _refuse("`input` must be an object", "input", tool_input)
+    out: dict[str, Any] = {"tool": tool, "input": dict(tool_input)}
+    if "cwd" in request:
+        cwd = request["cwd"]
+        if not isinstance(cwd, str) or not cwd.startswith("/"):
+            raise _refuse("`cwd` must be an absolute path", "cwd", cwd)
+        out["cwd"] = cwd
+    if tool == "bash":
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            raise _refuse("a bash request needs `input.command` (a string)", "input.command", command)
+        if "\x00" in command:
+            raise _refuse("a command must not contain NUL characters", "input.command", command)
+    elif tool in EDIT_TOOLS:
+        edit_path(out)
+    return out
+
+
+def edit_path(request: Mapping) -> str:
+    """The path an edit tool touches (`input.file_path`, else `input.notebook_path`)."""
+    tool_input = request["input"]
+    for key in ("file_path", "notebook_path"):
+        value = tool_input.get(key)
+        if value is not None:
+            if not isinstance(value, str) or not value.strip() or "\x00" in value:
+                raise _refuse(f"`input.{key}` must be a non-empty path", f"input.{key}", value)
+            return value
+    raise _refuse(
+        f"the {request['tool']} tool needs `input.file_path` (or `input.notebook_path`)",
+        "input.file_path",
+        None,
+    )
+
+
+def read_path(request: Mapping) -> str | None:
+    value = request["input"].get("file_path") or request["input"].get("path")
+    return value if isinstance(value, str) and value else None

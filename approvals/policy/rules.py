@@ -1,0 +1,213 @@
+"""The rule policy document: validation, compilation (once per version), DefaultPolicy."""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .canonical import canonical_json, policy_version
+from .classes import CLASSES
+from .errors import PolicyError
+from .patterns import CommandMatcher, PathMatcher, command_regex, glob_regex
+
+DECISIONS = ("allow", "ask", "deny", "abort")
+RULE_DECISIONS = ("deny", "ask", "allow")  # most restrictive first
+SEVERITY = {"allow": 0, "ask": 1, "deny": 2, "abort": 3}
+
+DEFAULT_POLICY: dict = {
+    "classes": {"read-only": "allow", "local-mutation": "allow", "remote-mutation": "ask", "destructive": "deny"},
+    "default": "ask",
+}
+
+_TOP_KEYS = ("commands", "edits", "tools", "classes", "limits", "default")
+_RULESET_KEYS = ("allow", "ask", "deny", "default")
+_LIMIT_KEYS = ("max_tool_calls", "max_denials")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    pattern: str
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    name: str  # "commands" or "edits"
+    rules: Mapping[str, tuple[Rule, ...]]  # decision -> rules, in document order
+    matchers: Mapping[str, Any]  # decision -> CommandMatcher | PathMatcher
+    default: str | None
+    # every rule in one matcher, most restrictive first: one regex call answers a request
+    combined: Any = None
+    order: tuple[tuple[str, int], ...] = ()
+
+    def match(self, subject) -> tuple[str, int] | None:
+        """(decision, index) of the most restrictive matching rule (deny, ask, allow)."""
+        hit = self.combined.first(subject)
+        return None if hit is None else self.order[hit]
+
+
+@dataclass(frozen=True)
+class CompiledPolicy:
+    version: str
+    document: Mapping
+    commands: RuleSet | None = field(default=None, repr=False)
+    edits: RuleSet | None = field(default=None, repr=False)
+    tools: Mapping[str, tuple[str, str | None]] = field(default_factory=dict, repr=False)
+    classes: Mapping[str, str] | None = field(default=None, repr=False)
+    max_tool_calls: int | None = None
+    max_denials: int | None = None
+    default: str = "ask"
+
+
+def _invalid(message: str, field: str, value: Any) -> PolicyError:
+    return PolicyError("invalid_policy", message, field=field, value=value)
+
+
+def _decision(value: Any, field: str) -> str:
+    if value not in DECISIONS:
+        raise _invalid(f"{field} must be one of {', '.join(DECISIONS)}", field, value)
+    return value
+
+
+def _mapping(value: Any, field: str, allowed: tuple[str, ...] | None) -> Mapping:
+    if not isinstance(value, Mapping):
+        raise _invalid(f"{field or 'the policy'} must be an object", field, value)
+    if allowed is not None:
+        for key in value:
+            if key not in allowed:
+                where = f"{field}.{key}" if field else key
+                raise _invalid(f"unknown field {where!r} (expected one of {', '.join(allowed)})", where, value[key])
+    return value
+
+
+def _rules(entries: Any, field: str, check) -> tuple[Rule, ...]:
+    if not isinstance(entries, list):
+        raise _invalid(f"{field} must be a list of patterns", field, entries)
+    out = []
+    for i, entry in enumerate(entries):
+        where = f"{field}[{i}]"
+        if isinstance(entry, Mapping):
+            _mapping(entry, where, ("match", "reason"))
+            pattern = entry.get("match")
+            reason = entry.get("reason")
+            if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+                raise _invalid(f"{where}.reason must be a non-empty string", f"{where}.reason", reason)
+            pfield = f"{where}.match"
+        else:
+            pattern, reason, pfield = entry, None, where
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise _invalid(f"{pfield} must be a non-empty pattern string", pfield, pattern)
+        try:
+            check(pattern)
+        except ValueError as exc:
+            raise _invalid(f"{pfield}: {exc}", pfield, pattern) from None
+        out.append(Rule(pattern, reason))
+    return tuple(out)
+
+
+def _ruleset(name: str, value: Any, check, matcher_type) -> RuleSet:
+    section = _mapping(value, name, _RULESET_KEYS)
+    rules = {}
+    matchers = {}
+    for decision in RULE_DECISIONS:
+        rules[decision] = _rules(section.get(decision, []), f"{name}.{decision}", check)
+        matchers[decision] = matcher_type([r.pattern for r in rules[decision]])
+    default = section.get("default")
+    if default is not None:
+        _decision(default, f"{name}.default")
+    order = tuple((decision, i) for decision in RULE_DECISIONS for i in range(len(rules[decision])))
+    combined = matcher_type([rules[d][i].pattern for d, i in order])
+    return RuleSet(name, rules, matchers, default, combined, order)
+
+
+def _limit(value: Any, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _invalid(f"{field} must be a whole number, 0 or more", field, value)
+    return int(value)
+
+
+def _build(document: Mapping, version: str) -> CompiledPolicy:
+    doc = _mapping(document, "", _TOP_KEYS)
+    commands = edits = None
+    if "commands" in doc:
+        commands = _ruleset("commands", doc["commands"], command_regex, CommandMatcher)
+    if "edits" in doc:
+        edits = _ruleset("edits", doc["edits"], glob_regex, PathMatcher)
+    tools: dict[str, tuple[str, str | None]] = {}
+    for name, entry in _mapping(doc.get("tools", {}), "tools", None).items():
+        where = f"tools.{name}"
+        if not isinstance(name, str) or not name.strip():
+            raise _invalid("tool names must be non-empty strings", where, name)
+        if isinstance(entry, Mapping):
+            _mapping(entry, where, ("decision", "reason"))
+            reason = entry.get("reason")
+            if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+                raise _invalid(f"{where}.reason must be a non-empty string", f"{where}.reason", reason)
+            tools[name] = (_decision(entry.get("decision"), f"{where}.decision"), reason)
+        else:
+            tools[name] = (_decision(entry, where), None)
+    classes = None
+    if "classes" in doc:
+        section = _mapping(doc["classes"], "classes", CLASSES)
+        classes = {name: _decision(d, f"classes.{name}") for name, d in section.items()}
+    limits = _mapping(doc.get("limits", {}), "limits", _LIMIT_KEYS)
+    max_calls = _limit(limits["max_tool_calls"], "limits.max_tool_calls") if "max_tool_calls" in limits else None
+    max_denials = _limit(limits["max_denials"], "limits.max_denials") if "max_denials" in limits else None
+    default = _decision(doc.get("default", "ask"), "default")
+    return CompiledPolicy(
+        version=version,
+        document=copy.deepcopy(dict(doc)),
+        commands=commands,
+        edits=edits,
+        tools=tools,
+        classes=classes,
+        max_tool_calls=max_calls,
+        max_denials=max_denials,
+        default=default,
+    )
+
+
+_CACHE: OrderedDict[str, CompiledPolicy] = OrderedDict()
+_CACHE_SIZE = 256
+_LOCK = threading.Lock()
+
+
+def compile_policy(document: Mapping) -> CompiledPolicy:
+    """Validate and compile a rule policy; compiled once per version (an LRU of 256).
+
+    Refuses with `invalid_policy` naming the field path (`commands.deny[1]`) and value.
+    """
+    if not isinstance(document, Mapping):
+        raise _invalid("the policy must be a JSON object", "", type(document).__name__)
+    try:
+        version = policy_version(document)
+    except PolicyError as exc:
+        raise _invalid(f"the policy is not JSON: {exc.message}", "", exc.value) from None
+    with _LOCK:
+        hit = _CACHE.get(version)
+        if hit is not None:
+            _CACHE.move_to_end(version)
+            return hit
+    compiled = _build(document, version)
+    with _LOCK:
+        _CACHE[version] = compiled
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return compiled
+
+
+def compile_cache_info() -> dict:
+    with _LOCK:
+        return {"size": len(_CACHE), "max": _CACHE_SIZE}
+
+
+def clear_compile_cache() -> None:
+    with _LOCK:
+        _CACHE.clear()
+
+
+__all__ = ["DEFAULT_POLICY", "CompiledPolicy", "compile_policy", "canonical_json"]

@@ -1,0 +1,191 @@
+"""The run policy: guardrails and approval routing for one run (issue 3, section 3).
+
+The nearer policy (a run's) replaces the farther one (its session's, the server default)
+whole, never field by field; "inherit" values are filled by `materialise`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import PolicyError
+
+INHERIT = "inherit"
+SANDBOX = (INHERIT, "read-only", "workspace-write", "unrestricted")
+FEATURE = (INHERIT, "allow", "deny")
+ROUTING = (INHERIT, "ask", "auto-approve", "auto-deny")
+QUESTION_ROUTING = (INHERIT, "ask", "auto-deny")  # a question is never auto-approved
+FALLBACK = (INHERIT, "abort", "continue", "retry")
+KINDS = ("permission", "plan_review", "question")
+
+DEFAULTS = {
+    "permission": "ask",
+    "plan_review": "ask",
+    "question": "auto-deny",
+    "timeout_s": 30.0,
+    "on_timeout": "abort",
+    "on_reject": "abort",
+    "max_retries": 3,
+}
+
+_TOP = ("sandbox", "web_search", "browser", "approvals")
+_APPROVALS = ("permission", "plan_review", "question", "timeout_s", "on_timeout", "on_reject", "max_retries")
+
+
+@dataclass(frozen=True)
+class RunPolicy:
+    sandbox: str = INHERIT
+    web_search: str = INHERIT
+    browser: str = INHERIT
+    permission: str = INHERIT
+    plan_review: str = INHERIT
+    question: str = INHERIT
+    timeout_s: float | None = None  # None: inherit; negative: no deadline
+    on_timeout: str = INHERIT
+    on_reject: str = INHERIT
+    max_retries: int | None = None  # None: inherit
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape `parse_run_policy` reads (inherit values included)."""
+        return {
+            "sandbox": self.sandbox,
+            "web_search": self.web_search,
+            "browser": self.browser,
+            "approvals": {
+                "permission": self.permission,
+                "plan_review": self.plan_review,
+                "question": self.question,
+                "timeout_s": self.timeout_s,
+                "on_timeout": self.on_timeout,
+                "on_reject": self.on_reject,
+                "max_retries": self.max_retries,
+            },
+        }
+
+
+def _invalid(message: str, field: str, value: Any) -> PolicyError:
+    return PolicyError("invalid_policy", message, field=field, value=value)
+
+
+def _choice(section: Mapping, key: str, allowed: tuple[str, ...], field: str) -> str:
+    value = section.get(key, INHERIT)
+    if value is None:
+        return INHERIT
+    if value not in allowed:
+        raise _invalid(f"{field} must be one of {', '.join(allowed)}", field, value)
+    return value
+
+
+def _unknown(section: Mapping, allowed: tuple[str, ...], prefix: str) -> None:
+    for key in section:
+        if key not in allowed:
+            field = f"{prefix}{key}"
+            raise _invalid(f"unknown field {field!r} (expected one of {', '.join(allowed)})", field, section[key])
+
+
+def parse_run_policy(document: Mapping | None) -> RunPolicy:
+    """Validate the JSON shape; errors name the field (`approvals.question`) and value."""
+    if document is None:
+        return RunPolicy()
+    if not isinstance(document, Mapping):
+        raise _invalid("a run policy must be an object", "", type(document).__name__)
+    _unknown(document, _TOP, "")
+    approvals = document.get("approvals", {})
+    if approvals is None:
+        approvals = {}
+    if not isinstance(approvals, Mapping):
+        raise _invalid("approvals must be an object", "approvals", approvals)
+    _unknown(approvals, _APPROVALS, "approvals.")
+    timeout = approvals.get("timeout_s")
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or math.isnan(timeout) \
+                or math.isinf(timeout):
+            raise _invalid("approvals.timeout_s must be a number of seconds", "approvals.timeout_s", timeout)
+        timeout = float(timeout)
+    retries = approvals.get("max_retries")
+    if retries is not None:
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise _invalid("approvals.max_retries must be a whole number, 0 or more",
+                           "approvals.max_retries", retries)
+        retries = int(retries)
+    return RunPolicy(
+        sandbox=_choice(document, "sandbox", SANDBOX, "sandbox"),
+        web_search=_choice(document, "web_search", FEATURE, "web_search"),
+        browser=_choice(document, "browser", FEATURE, "browser"),
+        permission=_choice(approvals, "permission", ROUTING, "approvals.permission"),
+        plan_review=_choice(approvals, "plan_review", ROUTING, "approvals.plan_review"),
+        question=_choice(approvals, "question", QUESTION_ROUTING, "approvals.question"),
+        timeout_s=timeout,
+        on_timeout=_choice(approvals, "on_timeout", FALLBACK, "approvals.on_timeout"),
+        on_reject=_choice(approvals, "on_reject", FALLBACK, "approvals.on_reject"),
+        max_retries=retries,
+    )
+
+
+def resolve_run_policy(*layers: RunPolicy | None) -> RunPolicy:
+    """Nearest first: the first layer given wins whole (never merged field by field)."""
+    for layer in layers:
+        if layer is not None:
+            return layer
+    return RunPolicy()
+
+
+def materialise(policy: RunPolicy) -> dict[str, Any]:
+    """Concrete values: inherit/zero -> the defaults; a negative timeout -> None (no deadline).
+
+    sandbox, web_search and browser stay "inherit" (the driver's own default applies).
+    """
+    timeout = policy.timeout_s
+    if timeout is None or timeout == 0:
+        timeout = DEFAULTS["timeout_s"]
+    elif timeout < 0:
+        timeout = None
+    retries = policy.max_retries
+    if retries is None or retries == 0:
+        retries = DEFAULTS["max_retries"]
+
+    def pick(value: str, key: str) -> str:
+        return DEFAULTS[key] if value in (INHERIT, "", None) else value
+
+    return {
+        "sandbox": policy.sandbox or INHERIT,
+        "web_search": policy.web_search or INHERIT,
+        "browser": policy.browser or INHERIT,
+        "permission": pick(policy.permission, "permission"),
+        "plan_review": pick(policy.plan_review, "plan_review"),
+        "question": pick(policy.question, "question"),
+        "timeout_s": timeout,
+        "on_timeout": pick(policy.on_timeout, "on_timeout"),
+        "on_reject": pick(policy.on_reject, "on_reject"),
+        "max_retries": retries,
+    }
+
+
+def check_capabilities(policy: RunPolicy, descriptor) -> None:
+    """Refuse explicit values the driver does not model (inherit is always accepted)."""
+    driver = getattr(descriptor, "name", "")
+    for dimension in ("sandbox", "web_search", "browser"):
+        value = getattr(policy, dimension)
+        if value != INHERIT and value not in getattr(descriptor, dimension, frozenset()):
+            raise PolicyError(
+                "policy_capability_unsupported",
+                f"driver {driver} cannot honour {dimension}={value}",
+                field=dimension, value=value, driver=driver, dimension=dimension,
+            )
+    modes = getattr(descriptor, "approval_modes", {}) or {}
+    for kind in KINDS:
+        mode = getattr(policy, kind)
+        if mode != INHERIT and mode not in modes.get(kind, frozenset()):
+            raise PolicyError(
+                "human_decision_mode_unsupported",
+                f"driver {driver} cannot route {kind} approvals as {mode}",
+                field=f"approvals.{kind}", value=mode, driver=driver, kind=kind, mode=mode,
+            )
+    # `retry` on a driver without retry support is not refused here: issue 4 makes it a
+    # notice (human_decision_retry_unsupported) and a safe abort at run time.
+
+
+__all__ = ["RunPolicy", "parse_run_policy", "resolve_run_policy", "materialise", "check_capabilities"]

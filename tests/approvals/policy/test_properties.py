@@ -1,0 +1,122 @@
+"""Property tests (hypothesis): outcomes that hold over generated requests."""
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from approvals.policy import (DEFAULT_POLICY, canonical_json, classify, compile_policy, evaluate,
+                              parse_json_strict)
+
+from .conftest import ISSUE_POLICY
+
+DEFAULT = compile_policy(DEFAULT_POLICY)
+ISSUE = compile_policy(ISSUE_POLICY)
+
+paths = st.sampled_from(["/", "build", "src", "~", ".", "*", "node_modules", "/home/dev/project"])
+destructive = st.one_of(
+    st.tuples(st.just("rm"), st.sampled_from(["-rf", "-fr", "-r", "-R", "-f", "--recursive", "-rfv"]), paths)
+    .map(" ".join),
+    st.tuples(st.sampled_from(["git reset --hard", "git clean -fd", "git clean -f", "git push --force",
+                               "git checkout --", "git stash clear", "git branch -D"]),
+              st.sampled_from(["", "HEAD~1", "main", "."])).map(" ".join),
+    st.sampled_from(["dd if=/dev/zero of=/dev/sda", "mkfs /dev/sda1", "mkfs.ext4 /dev/sdb", "shred x",
+                     "find . -delete", "killall node"]),
+)
+safe = st.sampled_from(["ls", "cat a", "git status", "echo hi", "pwd", "true", "grep x y", "npm run test:unit"])
+
+
+def wrap(draw_kind, inner, other):
+    return {
+        "substitution": f"echo $({inner})",
+        "quoted-substitution": f'echo "$({inner})"',
+        "backticks": f"echo `{inner}`",
+        "process-substitution": f"cat <({inner})",
+        "and": f"{other} && {inner}",
+        "or": f"{other} || {inner}",
+        "semicolon": f"{inner}; {other}",
+        "pipe": f"{other} | {inner}",
+        "background": f"{inner} & {other}",
+        "newline": f"{other}\n{inner}",
+        "subshell": f"( {inner} )",  # `((` would be arithmetic
+        "brace": f"{{ {other}; {inner}; }}",
+        "if": f"if {other}; then {inner}; fi",
+        "for": f"for x in a b; do {inner}; done",
+        "sudo": f"sudo {inner}",
+        "bash-c": f"bash -c '{inner}'",
+        "assignment": f"X=$({inner}) {other}",
+    }[draw_kind]
+
+
+kinds = st.sampled_from(["substitution", "quoted-substitution", "backticks", "process-substitution", "and", "or",
+                         "semicolon", "pipe", "background", "newline", "subshell", "brace", "if", "for", "sudo",
+                         "bash-c", "assignment"])
+
+
+@settings(max_examples=300)
+@given(destructive, kinds, safe, st.booleans())
+def test_a_destructive_command_is_never_allowed_under_the_default_policy(command, kind, other, wrapped):
+    script = wrap(kind, command, other) if wrapped else command
+    verdict = evaluate(DEFAULT, {"tool": "bash", "input": {"command": script}})
+    assert verdict.decision == "deny", (script, verdict)
+    assert classify({"tool": "bash", "input": {"command": script}}) == "destructive"
+
+
+denied = st.tuples(st.sampled_from(["git push", "rm -rf"]), st.sampled_from(["", "origin main", "/", "x y"])) \
+    .map(lambda t: " ".join(p for p in t if p))
+
+
+@settings(max_examples=300)
+@given(denied, kinds, safe, st.integers(min_value=1, max_value=3))
+def test_wrapping_a_denied_command_in_substitutions_chains_or_subshells_keeps_it_denied(command, kind, other, depth):
+    script = command
+    for _ in range(depth):
+        # backquotes do not nest unescaped, nor single quotes: those levels use $( ) instead
+        clash = (kind == "backticks" and "`" in script) or (kind == "bash-c" and "'" in script)
+        script = wrap("substitution" if clash else kind, script, other)
+    verdict = evaluate(ISSUE, {"tool": "bash", "input": {"command": script}})
+    assert verdict.decision == "deny", (script, verdict)
+
+
+grant_patterns = st.sampled_from(["git push", "rm -rf", "git", "rm", "*", "git push origin main", "ls"])
+
+
+@settings(max_examples=300)
+@given(denied, kinds, safe, st.lists(grant_patterns, max_size=3), st.booleans())
+def test_no_grant_ever_turns_a_deny_into_an_allow(command, kind, other, patterns, whole_tool):
+    script = wrap(kind, command, other)
+    grants = [{"tool": "bash", "match": p} for p in patterns] + ([{"tool": "bash"}] if whole_tool else [])
+    for policy in (ISSUE, DEFAULT):
+        before = evaluate(policy, {"tool": "bash", "input": {"command": script}})
+        after = evaluate(policy, {"tool": "bash", "input": {"command": script}}, grants=grants)
+        if before.decision in ("deny", "abort"):
+            assert after.decision == before.decision and after.rule == before.rule
+        if after.decision == "allow" and before.decision != "allow":
+            assert before.decision == "ask" and after.rule == "grant"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300)
+@given(json_values)
+def test_canonical_json_round_trips_and_is_idempotent(value):
+    text = canonical_json(value)
+    parsed = parse_json_strict(text.encode("utf-8"))
+    assert canonical_json(parsed) == text
+    assert json.loads(text) == json.loads(json.dumps(value))
+
+
+@settings(max_examples=200)
+@given(st.text(alphabet="0123456789-+.eE", min_size=1, max_size=12))
+def test_numbers_keep_the_literal_they_were_written_with(literal):
+    try:
+        json.loads(literal)
+    except ValueError:
+        return
+    assert canonical_json(parse_json_strict(f"[{literal}]")) == f"[{literal}]"
