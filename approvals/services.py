@@ -109,12 +109,20 @@ def _capability(run: Run, step_seq: int, request: Mapping[str, Any], kind: str, 
 
 
 def _approval_create(
-    *, run: Run, step: Step, kind: str, subtype: str, request: Mapping[str, Any], presentation: Mapping[str, Any], attempt: int = 1
+    *,
+    run: Run,
+    step: Step,
+    kind: str,
+    subtype: str,
+    request: Mapping[str, Any],
+    presentation: Mapping[str, Any],
+    attempt: int = 1,
+    verdict: core.Verdict | None = None,
 ) -> Approval:
     capability = _capability(run, step.seq, request, kind, subtype, attempt)
     if kind == Approval.Kind.INTERRUPTED_SIDE_EFFECT:
         capability = {"tool": request.get("tool"), "args": request.get("input"), "run": run.pk, "step": step.seq, "attempt": attempt}
-    suggestion = core.suggest_grant(request) if kind == Approval.Kind.PERMISSION else None
+    suggestion = core.suggest_grant(request, verdict) if kind == Approval.Kind.PERMISSION else None
     approval = Approval.objects.create(
         run=run,
         step=step,
@@ -160,6 +168,7 @@ def gate_request(
     kind: str = "permission",
     subtype: str = "tool",
     presentation: Mapping[str, Any] | None = None,
+    runtime_mode: str = "",
 ) -> GateOutcome:
     """Record one tool request and decide it, in one transaction.
 
@@ -195,7 +204,7 @@ def gate_request(
             grant_row = next((g for g in grants if g.rule == verdict.grant), None)
         if decision == "ask" and kind == "permission":
             decision, decided_by = core.apply_runtime_mode(
-                verdict, mode=run.session.runtime_mode, request=request, workspace=run.workspace
+                verdict, mode=runtime_mode or run.session.runtime_mode, request=request, workspace=run.workspace
             )
         routing = _routing(run, kind) if decision == "ask" else ""
         if routing == "auto-approve":
@@ -246,7 +255,8 @@ def gate_request(
         )
         if decision == "ask":
             approval = _approval_create(
-                run=run, step=step, kind=kind, subtype=subtype, request=request, presentation=presentation
+                run=run, step=step, kind=kind, subtype=subtype, request=request, presentation=presentation,
+                verdict=verdict,
             )
             return GateOutcome(step_id=step.pk, outcome="wait", approval_id=approval.pk)
         if kind == "question" and decision == "allow":
@@ -256,7 +266,7 @@ def gate_request(
         if kind == "question" and decision == "deny":
             reason = "No human answer: questions are declined by the run policy."
         if decision == "abort":
-            reason = verdict.reason
+            reason = "policy_abort"  # the sentence is on the step; the run fails with the code
         return GateOutcome(step_id=step.pk, outcome=decision, reason=reason, decided_by=decided_by)
 
 

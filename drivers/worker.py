@@ -122,6 +122,8 @@ class WorkerRunContext:
             kind=request.kind,
             subtype=request.subtype,
             presentation=dict(request.presentation),
+            # The mode this run started under: a change applies from the next turn.
+            runtime_mode=self.runtime_mode,
         )
         return await self._settle(outcome)
 

@@ -13,6 +13,7 @@ urlpatterns = [
     path("approvals/<int:approval_id>/approve/", approvals_api.ApprovalApproveApi.as_view(), name="api-approval-approve"),
     path("approvals/<int:approval_id>/deny/", approvals_api.ApprovalDenyApi.as_view(), name="api-approval-deny"),
     path("approvals/<int:approval_id>/answer/", approvals_api.ApprovalAnswerApi.as_view(), name="api-approval-answer"),
+    path("sessions/<int:session_id>/", runs_api.SessionDetailApi.as_view(), name="api-session"),
     path("sessions/<int:session_id>/grants/", approvals_api.SessionGrantsApi.as_view(), name="api-session-grants"),
     path("grants/<int:grant_id>/", approvals_api.GrantDetailApi.as_view(), name="api-grant"),
     path("policies/<int:policy_id>/evaluate/", approvals_api.PolicyEvaluateApi.as_view(), name="api-policy-evaluate"),

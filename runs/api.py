@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from project.api import StrictCharField, StrictSerializer
 from runs.models import Activity, AgentSession, Run
-from runs.services import run_cancel, run_create
+from runs.services import run_cancel, run_create, session_set_modes
 
 
 class RunOutput(serializers.ModelSerializer):
@@ -121,3 +121,28 @@ class RunActivitiesApi(APIView):
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(activities, request, view=self)
         return paginator.get_paginated_response(ActivityOutput(page, many=True).data)
+
+
+class SessionOutput(serializers.ModelSerializer):
+    class Meta:
+        model = AgentSession
+        fields = ["id", "title", "runtime_mode", "interaction_mode", "run_policy", "created_at"]
+
+
+class SessionDetailApi(APIView):
+    class InputSerializer(StrictSerializer):
+        runtime_mode = StrictCharField(required=False, default=None)
+        interaction_mode = StrictCharField(required=False, default=None)
+
+    @extend_schema(responses=SessionOutput)
+    def get(self, request: Request, session_id: int) -> Response:
+        return Response(SessionOutput(get_object_or_404(AgentSession, pk=session_id)).data)
+
+    @extend_schema(request=InputSerializer, responses=SessionOutput)
+    def patch(self, request: Request, session_id: int) -> Response:
+        session = get_object_or_404(AgentSession, pk=session_id)
+        if not request.user.has_perm("runs.change_agentsession"):
+            return Response({"code": "forbidden", "message": "You may not change sessions."}, status=403)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(SessionOutput(session_set_modes(session=session, user=request.user, **data.validated_data)).data)

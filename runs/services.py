@@ -282,3 +282,34 @@ def step_finish(*, run_id: int, step_id: int, output: str = "", exit_code: int |
                 "error": step.error,
             },
         )
+
+
+# --- Sessions ------------------------------------------------------------------------------
+
+
+def session_set_modes(
+    *, session: AgentSession, runtime_mode: str | None = None, interaction_mode: str | None = None, user: Any = None
+) -> AgentSession:
+    """Change a session's durable modes; recorded on its open runs, applied from the next turn."""
+    from runs.models import InteractionMode, RuntimeMode
+
+    if runtime_mode is not None and runtime_mode not in RuntimeMode.values:
+        raise RunError("invalid_mode", f"unknown runtime mode {runtime_mode!r}", field="runtime_mode")
+    if interaction_mode is not None and interaction_mode not in InteractionMode.values:
+        raise RunError("invalid_mode", f"unknown interaction mode {interaction_mode!r}", field="interaction_mode")
+    with transaction.atomic():
+        changes: dict[str, str] = {}
+        if runtime_mode is not None and runtime_mode != session.runtime_mode:
+            changes["runtime_mode"] = runtime_mode
+        if interaction_mode is not None and interaction_mode != session.interaction_mode:
+            changes["interaction_mode"] = interaction_mode
+        if not changes:
+            return session
+        AgentSession.objects.filter(pk=session.pk).update(**changes)
+        for run_id in Run.objects.filter(session=session).exclude(status__in=Run.FINISHED).values_list("id", flat=True):
+            activity_record(
+                run_id=run_id, kind="notice", event="session.modes_changed",
+                payload={**changes, "by": getattr(user, "username", "") or "", "applies": "from the next turn"},
+            )
+    session.refresh_from_db()
+    return session

@@ -12,34 +12,15 @@ from asgiref.sync import sync_to_async
 from approvals.models import Approval
 from runs.models import Activity, Run, Step
 from tests.conftest import eventually
+from tests.flow import events, pending_approval, start_run
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 ECHO = {"steps": [{"tool": "bash", "input": {"command": "echo hello > hello.txt"}}, {"message": "All done."}]}
 
 
-async def start_run(api: Any, scenario: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    response = await sync_to_async(api.post)(
-        "/api/v1/runs/", {"driver": "scripted", "prompt": "test", "scenario": scenario, **extra}, format="json"
-    )
-    assert response.status_code == HTTPStatus.CREATED, response.content
-    return response.json()
-
-
-async def pending_approval(api: Any, run_id: int) -> dict[str, Any]:
-    def check() -> Any:
-        body = api.get(f"/api/v1/approvals/?status=pending&run={run_id}").json()
-        return body["results"][0] if body["results"] else None
-
-    return await eventually(check)
-
-
 async def run_status(run_id: int, *statuses: str) -> Run:
     return await eventually(lambda: Run.objects.filter(pk=run_id, status__in=statuses).first())
-
-
-def events(run_id: int) -> list[str]:
-    return list(Activity.objects.filter(run_id=run_id).order_by("seq").values_list("event", flat=True))
 
 
 async def test_approved_command_runs_and_run_completes(api: Any, worker: Any) -> None:

@@ -1,0 +1,129 @@
+"""The policy engine's surfaces: `policy_check`, the evaluate endpoint, the admin, the gate."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from approvals.models import Policy
+from approvals.services import policy_save
+from tests.processes import ROOT
+
+POLICY = {
+    "commands": {
+        "allow": ["ls", "cat", "git status", "npm run test:*"],
+        "ask": ["git commit"],
+        "deny": [{"match": "git push", "reason": "The application publishes the changes."}, "rm -rf"],
+        "default": "ask",
+    },
+    "edits": {"allow": ["src/**"], "ask": [], "deny": [".env*"], "default": "ask"},
+    "tools": {"webSearch": "allow", "deployPreview": "ask", "dropDatabase": {"decision": "deny", "reason": "Never."}},
+    "classes": {"read-only": "allow", "local-mutation": "allow", "remote-mutation": "ask", "destructive": "deny"},
+    "limits": {"max_tool_calls": 200, "max_denials": 20},
+    "default": "ask",
+}
+
+
+def policy_check(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", "policy_check", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_policy_check_prints_one_verdict(tmp_path: Path) -> None:
+    (tmp_path / "policy.json").write_text(json.dumps(POLICY))
+    (tmp_path / "request.json").write_text(json.dumps({"tool": "bash", "input": {"command": "ls && git push origin main"}, "cwd": "/w"}))
+    result = policy_check(tmp_path, "--policy", str(tmp_path / "policy.json"), "--request", str(tmp_path / "request.json"))
+    assert result.returncode == 0, result.stderr
+    verdict = json.loads(result.stdout)
+    assert (verdict["decision"], verdict["rule"]) == ("deny", "commands.deny[0]")
+    assert verdict["reason"] == "The application publishes the changes."
+    assert [s["command"] for s in verdict["segments"]] == ["ls", "git push origin main"]
+
+
+def test_policy_check_reads_jsonl_in_order_with_grants(tmp_path: Path) -> None:
+    (tmp_path / "policy.json").write_text(json.dumps(POLICY))
+    (tmp_path / "grants.json").write_text(json.dumps([{"tool": "bash", "match": "git commit"}]))
+    lines = [
+        {"tool": "bash", "input": {"command": "git commit -m x"}, "cwd": "/w"},
+        {"tool": "write", "input": {"file_path": "src/a.py", "content": ""}, "cwd": "/w"},
+        {"tool": "dropDatabase", "input": {}, "cwd": "/w"},
+    ]
+    (tmp_path / "requests.jsonl").write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    result = policy_check(
+        tmp_path, "--policy", str(tmp_path / "policy.json"), "--requests", str(tmp_path / "requests.jsonl"),
+        "--grants", str(tmp_path / "grants.json"),
+    )
+    assert result.returncode == 0, result.stderr
+    verdicts = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(v["decision"], v["rule"]) for v in verdicts] == [
+        ("allow", "grant"), ("allow", "edits.allow[0]"), ("deny", "tools.dropDatabase"),
+    ]
+
+
+def test_policy_check_refuses_an_invalid_policy_naming_the_field(tmp_path: Path) -> None:
+    (tmp_path / "policy.json").write_text(json.dumps({"commands": {"deny": [{"match": 3}]}}))
+    (tmp_path / "request.json").write_text(json.dumps({"tool": "bash", "input": {"command": "ls"}}))
+    result = policy_check(tmp_path, "--policy", str(tmp_path / "policy.json"), "--request", str(tmp_path / "request.json"))
+    assert result.returncode == 2
+    assert "commands.deny[0]" in result.stderr
+
+
+def test_policy_check_refuses_an_invalid_request(tmp_path: Path) -> None:
+    (tmp_path / "policy.json").write_text(json.dumps(POLICY))
+    (tmp_path / "request.json").write_text(json.dumps({"tool": "bash", "input": "ls"}))
+    result = policy_check(tmp_path, "--policy", str(tmp_path / "policy.json"), "--request", str(tmp_path / "request.json"))
+    assert result.returncode == 2
+    assert "input" in result.stderr
+
+
+@pytest.mark.django_db
+def test_evaluate_endpoint_answers_like_policy_check(api: Any) -> None:
+    policy = policy_save(policy=Policy(name="strict", document=POLICY))
+    response = api.post(
+        f"/api/v1/policies/{policy.pk}/evaluate/",
+        {"request": {"tool": "bash", "input": {"command": "echo \"$(rm -rf /)\""}, "cwd": "/w"}, "grants": []},
+        format="json",
+    )
+    assert response.status_code == HTTPStatus.OK, response.content
+    body = response.json()
+    assert (body["decision"], body["rule"]) == ("deny", "commands.deny[1]")
+    assert set(body) >= {"decision", "reason", "rule", "segments"}
+
+
+@pytest.mark.django_db
+def test_evaluate_endpoint_refuses_a_bad_request_naming_the_field(api: Any) -> None:
+    policy = policy_save(policy=Policy(name="strict", document=POLICY))
+    response = api.post(f"/api/v1/policies/{policy.pk}/evaluate/", {"request": {"tool": 5, "input": {}}}, format="json")
+    assert response.status_code == HTTPStatus.BAD_REQUEST
+    assert response.json()["code"] == "invalid_request"
+    assert response.json()["field"] == "tool"
+
+
+@pytest.mark.django_db
+def test_admin_refuses_an_invalid_policy_document(client: Any, reviewer: Any) -> None:
+    client.force_login(reviewer)
+    response = client.post(
+        "/admin/approvals/policy/add/",
+        {"name": "broken", "description": "", "document": json.dumps({"default": "maybe"}), "run_policy": "null"},
+    )
+    assert response.status_code == HTTPStatus.OK  # the form comes back with the error
+    assert b"default" in response.content and not Policy.objects.filter(name="broken").exists()
+
+
+@pytest.mark.django_db
+def test_admin_saves_a_valid_policy_with_its_version(client: Any, reviewer: Any) -> None:
+    client.force_login(reviewer)
+    response = client.post(
+        "/admin/approvals/policy/add/",
+        {"name": "strict", "description": "", "document": json.dumps(POLICY), "run_policy": "null", "is_default": "on"},
+    )
+    assert response.status_code == HTTPStatus.FOUND, response.content[:2000]
+    policy = Policy.objects.get(name="strict")
+    assert len(policy.version) == 64 and policy.is_default

@@ -1,0 +1,45 @@
+"""Helpers for tests that drive runs through the API and the real worker."""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+from asgiref.sync import sync_to_async
+
+from runs.models import Activity, Run
+from tests.conftest import eventually
+
+
+async def start_run(api: Any, scenario: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    body = {"driver": "scripted", "prompt": "test", "scenario": scenario, **extra}
+    response = await sync_to_async(api.post)("/api/v1/runs/", body, format="json")
+    assert response.status_code == HTTPStatus.CREATED, response.content
+    return response.json()
+
+
+async def pending_approval(api: Any, run_id: int, *, timeout: float = 20) -> dict[str, Any]:
+    def check() -> Any:
+        body = api.get(f"/api/v1/approvals/?status=pending&run={run_id}").json()
+        return body["results"][0] if body["results"] else None
+
+    return await eventually(check, timeout=timeout)
+
+
+async def decide(api: Any, approval: dict[str, Any], verb: str, **body: Any) -> Any:
+    body.setdefault("hash", approval["hash"])
+    return await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/{verb}/", body, format="json")
+
+
+async def finished(run_id: int, *, timeout: float = 20) -> Run:
+    return await eventually(
+        lambda: Run.objects.filter(pk=run_id, status__in=["completed", "failed", "cancelled"]).first(), timeout=timeout
+    )
+
+
+def events(run_id: int) -> list[str]:
+    return list(Activity.objects.filter(run_id=run_id).order_by("seq").values_list("event", flat=True))
+
+
+def messages(run_id: int) -> list[str]:
+    return [a.payload["text"] for a in Activity.objects.filter(run_id=run_id, event="message").order_by("seq")]
