@@ -1,0 +1,123 @@
+"""Where the Codex binary is, and the isolated CODEX_HOME each run gets.
+
+Codex writes into its home as it runs (trusted-project entries appended to config.toml by
+`thread/start`, rollouts, sqlite state, and, if a client ever sent
+`acceptWithExecpolicyAmendment`, permanent `rules/default.rules`). A per-run home keeps all
+of that out of the operator's `~/.codex` and out of every other run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Mapping
+
+# Run-policy sandbox value -> `thread/start` `sandbox` (SandboxMode of app-server 0.171.0).
+SANDBOX_MODES = {
+    "read-only": "read-only",
+    "workspace-write": "workspace-write",
+    "unrestricted": "danger-full-access",
+    "inherit": "workspace-write",
+}
+
+# Run-policy web_search value -> Codex's top-level `web_search` config key.
+WEB_SEARCH_MODES = {"allow": "live", "deny": "disabled"}
+
+PROVIDER_ID = "gatehouse"
+
+
+def find_binary(settings: Mapping[str, Any]) -> str:
+    """`codex_bin` setting, else `codex` on PATH, else the copy `make agents` installed."""
+    explicit = settings.get("codex_bin")
+    if explicit:
+        return str(explicit)
+    on_path = shutil.which("codex")
+    if on_path:
+        return on_path
+    agents_dir = settings.get("agents_dir")
+    if agents_dir:
+        installed = Path(agents_dir) / "node_modules" / ".bin" / "codex"
+        if installed.exists():
+            return str(installed)
+    return "codex"
+
+
+def _toml_str(value: str) -> str:
+    # A JSON string (ASCII-escaped) is a valid TOML basic string.
+    return json.dumps(str(value), ensure_ascii=True)
+
+
+def render_config(
+    settings: Mapping[str, Any], run_policy: Mapping[str, Any], workspace: Path | None = None
+) -> str:
+    """The config.toml of a run's CODEX_HOME.
+
+    `approval_policy` is deliberately absent: `"untrusted"` in config.toml makes 0.171.0
+    exit at startup; the driver sets it per thread through `thread/start` instead.
+
+    The workspace is pinned as an *untrusted* project. Otherwise `thread/start` with
+    workspace-write marks it trusted, and Codex then loads the workspace's own
+    `.codex/config.toml`, hooks and `.codex/rules` — observed on 0.171.0: a workspace file
+    `prefix_rule(pattern=["touch"], decision="allow")` made `touch` run without any
+    approval request. Pinned untrusted, the same command is asked.
+    """
+    lines = ["# Written by Gatehouse for one run; Codex may append to it.", "check_for_update_on_startup = false"]
+    model = settings.get("model")
+    if model:
+        lines.append(f"model = {_toml_str(model)}")
+    web_search = WEB_SEARCH_MODES.get(str(run_policy.get("web_search") or "inherit"))
+    if web_search:
+        lines.append(f"web_search = {_toml_str(web_search)}")
+    base_url = settings.get("base_url")
+    if base_url:
+        lines.append(f"model_provider = {_toml_str(PROVIDER_ID)}")
+        lines += [
+            "",
+            f"[model_providers.{PROVIDER_ID}]",
+            'name = "Gatehouse-configured Responses endpoint"',
+            f"base_url = {_toml_str(base_url)}",
+            f"env_key = {_toml_str(settings.get('env_key') or 'OPENAI_API_KEY')}",
+            'wire_api = "responses"',
+            "request_max_retries = 0",
+            "stream_max_retries = 0",
+        ]
+        if settings.get("stream_idle_timeout_ms"):
+            lines.append(f"stream_idle_timeout_ms = {int(settings['stream_idle_timeout_ms'])}")
+    lines += ["", "[analytics]", "enabled = false"]
+    if workspace is not None:
+        for root in _roots(Path(workspace)):
+            lines += ["", f"[projects.{_toml_str(str(root))}]", 'trust_level = "untrusted"']
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _roots(workspace: Path) -> list[Path]:
+    roots = [workspace]
+    try:
+        resolved = workspace.resolve()
+    except OSError:
+        resolved = workspace
+    if resolved != workspace:
+        roots.append(resolved)
+    return roots
+
+
+def prepare_home(
+    runtime_dir: Path, settings: Mapping[str, Any], run_policy: Mapping[str, Any], workspace: Path
+) -> Path:
+    home = Path(runtime_dir) / "codex-home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(render_config(settings, run_policy, workspace), encoding="utf-8")
+    return home
+
+
+def child_env(settings: Mapping[str, Any], codex_home: Path) -> dict[str, str]:
+    """The server's environment (so an operator's API key passes through), the configured
+    extras, and the isolation variable."""
+    env = dict(os.environ)
+    for key, value in (settings.get("env") or {}).items():
+        env[str(key)] = str(value)
+    env["CODEX_HOME"] = str(codex_home)
+    return env
