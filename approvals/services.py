@@ -415,13 +415,15 @@ def approval_expire(*, approval_id: int) -> bool:
     return bool(changed)
 
 
-def approvals_detach_for_run(*, run_id: int) -> None:
-    """A finished run's pending approvals can no longer be decided."""
+def approvals_detach_for_run(*, run_id: int, cancelled: bool = False) -> None:
+    """A finished run's pending approvals can no longer be decided: a cancelled run's
+    expire (a late reviewer hears "expired"), any other's are detached ("unavailable")."""
     ids = list(Approval.objects.filter(run_id=run_id, status=Approval.Status.PENDING).values_list("id", flat=True))
     if not ids:
         return
+    status = Approval.Status.EXPIRED if cancelled else Approval.Status.CANCELLED
     Approval.objects.filter(pk__in=ids, status=Approval.Status.PENDING).update(
-        status=Approval.Status.CANCELLED, decided_via=Approval.Via.SYSTEM, decided_at=timezone.now()
+        status=status, decided_via=Approval.Via.SYSTEM, decided_at=timezone.now()
     )
     for approval_id in ids:
         broadcast.fragment_on_commit(

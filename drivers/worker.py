@@ -53,6 +53,7 @@ class WorkerRunContext:
         self._listener: asyncio.Task[None] | None = None
         # Steps recorded before this worker took the run, replayed in order on resume.
         self._replay: list[dict[str, Any]] = []
+        self._replay_activities: list[tuple[str, str, dict[str, Any]]] = []
         self._gate_calls = 0
 
     # --- doorbell ---------------------------------------------------------------------------
@@ -65,6 +66,7 @@ class WorkerRunContext:
         await layer.group_add(run_group(self.run_id), self._channel)
         self._listener = asyncio.create_task(self._listen(layer))
         self._replay = await _db(_recorded_steps)(self.run_id)
+        self._replay_activities = await _db(_recorded_driver_activities)(self.run_id)
 
     async def close(self) -> None:
         from project.broadcast import run_group
@@ -100,6 +102,12 @@ class WorkerRunContext:
         if kind not in DRIVER_ACTIVITY_KINDS:
             kind = "notice"
         event = kind if kind != "turn" else f"turn.{payload.get('event', 'update')}"
+        if self._replay_activities and kind != "notice":
+            # A resumed run replays what it already said: record it once, not twice.
+            if self._replay_activities[0] == (kind, event, dict(payload)):
+                self._replay_activities.pop(0)
+                return
+            self._replay_activities = []
         await _db(activity_record)(run_id=self.run_id, kind=kind, event=event, payload=dict(payload))
 
     async def step_finished(self, step_id: int, *, output: str = "", exit_code: int | None = None, error: str = "") -> None:
@@ -199,9 +207,9 @@ def _recorded_steps(run_id: int) -> list[dict[str, Any]]:
 
     rows = []
     for step in Step.objects.filter(run_id=run_id).order_by("seq"):
-        pending = (
-            Approval.objects.filter(step=step, status=Approval.Status.PENDING).order_by("-id").values_list("id", flat=True).first()
-        )
+        # The step's latest approval, whatever its state: one decided while no worker
+        # owned the run is applied on resume, not asked again.
+        latest = Approval.objects.filter(step=step).order_by("-id").values_list("id", flat=True).first()
         rows.append(
             {
                 "id": step.pk,
@@ -210,10 +218,18 @@ def _recorded_steps(run_id: int) -> list[dict[str, Any]]:
                 "status": step.status,
                 "reason": step.reason,
                 "decided_by": step.decided_by,
-                "approval_id": pending,
+                "approval_id": latest,
             }
         )
     return rows
+
+
+def _recorded_driver_activities(run_id: int) -> list[tuple[str, str, dict[str, Any]]]:
+    from runs.models import Activity
+    from runs.services import DRIVER_ACTIVITY_KINDS
+
+    rows = Activity.objects.filter(run_id=run_id, kind__in=DRIVER_ACTIVITY_KINDS - {"notice"}).order_by("seq")
+    return [(a.kind, a.event, a.payload) for a in rows]
 
 
 def _interrupted_side_effect(run_id: int, step_id: int) -> Any:

@@ -6,6 +6,7 @@ DATABASE_URL (PostgreSQL) and REDIS_URL (channels-redis) switch to the scale-out
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -108,7 +109,8 @@ else:
             "NAME": VAR_DIR / "gatehouse.sqlite3",
             "OPTIONS": dict(_SQLITE_OPTIONS),
             # A file, not memory: tests that start a worker process share it.
-            "TEST": {"NAME": env_str("GATEHOUSE_TEST_DB", str(VAR_DIR / "test-gatehouse.sqlite3"))},
+            # One per test process, so parallel test runs never share a file.
+            "TEST": {"NAME": env_str("GATEHOUSE_TEST_DB", str(VAR_DIR / f"test-gatehouse-{os.getpid()}.sqlite3"))},
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

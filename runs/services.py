@@ -220,7 +220,7 @@ def run_finish(
             fields["usage"] = dict(usage)
         if not _transition(run_id, status, **fields):
             return False
-        approvals_detach_for_run(run_id=run_id)
+        approvals_detach_for_run(run_id=run_id, cancelled=status == Run.Status.CANCELLED)
         payload: dict[str, Any] = {"status": status}
         if failure_reason:
             payload["failure_reason"] = failure_reason

@@ -297,3 +297,117 @@ async def test_crossing_a_limit_aborts_the_run_with_policy_abort(api: Any, worke
     run = await start_run(api, scenario, policy="tight")
     done = await finished(run["id"])
     assert (done.status, done.failure_reason) == ("failed", "policy_abort")
+
+
+# --- Cancel and crashes ----------------------------------------------------------------------------------
+
+
+async def test_cancel_while_waiting_expires_the_approval_and_cancels_the_run(api: Any, worker: Any) -> None:
+    run = await start_run(api, WRITE_OUT)
+    approval = await pending_approval(api, run["id"])
+    response = await sync_to_async(api.post)(f"/api/v1/runs/{run['id']}/cancel/")
+    assert response.status_code == HTTPStatus.OK
+    assert (await finished(run["id"])).status == "cancelled"
+    late = await decide(api, approval, "approve")
+    assert (late.status_code, late.json()["code"]) == (HTTPStatus.GONE, "expired")
+
+
+async def test_a_second_worker_takes_over_and_applies_the_decision_made_meanwhile(
+    api: Any, reviewer: Any, settings: Any
+) -> None:
+    """Worker A dies while the run waits; the reviewer decides meanwhile; worker B reclaims
+    the lease, replays the run and applies the decision without asking again."""
+    import asyncio
+
+    from drivers.worker import Supervisor
+    from runs.models import Run
+
+    settings.GATEHOUSE_LEASE_TTL_S = 0.5
+    run = await start_run(api, {"steps": [{"message": "before"}, *WRITE_OUT["steps"], {"message": "after"}]})
+    first = Supervisor()
+    assert await first.start_run(run["id"])
+    approval = await pending_approval(api, run["id"])
+    first.tasks[run["id"]].cancel()  # the worker process dies: no status change, the lease goes stale
+    await asyncio.gather(*first.tasks.values(), return_exceptions=True)
+    assert (await decide(api, approval, "approve")).status_code == HTTPStatus.OK
+
+    second = Supervisor()
+    await asyncio.sleep(0.6)
+    await second.reconcile()
+    done = await finished(run["id"])
+    assert done.status == "completed"
+    assert (Path(done.workspace) / "out.txt").exists()
+    assert await sync_to_async(Approval.objects.filter(run_id=run["id"]).count)() == 1
+    assert await sync_to_async(messages)(run["id"]) == ["before", "after"]
+    log = await sync_to_async(lambda: list(Activity.objects.filter(run_id=run["id"]).values_list("event", flat=True)))()
+    assert "run.resumed" in log
+    await asyncio.gather(*second.tasks.values(), return_exceptions=True)
+    assert await sync_to_async(lambda: Run.objects.get(pk=run["id"]).owner)() == ""
+
+
+async def test_an_interrupted_side_effect_is_asked_again_and_rechecked(api: Any, reviewer: Any, settings: Any) -> None:
+    """A step allowed but never reported finished (the worker died mid-command) becomes an
+    `interrupted_side_effect` approval; approved, it runs again only if the policy still allows."""
+    import asyncio
+
+    from approvals.services import gate_request
+    from drivers.worker import Supervisor
+    from runs.models import Run
+    from runs.services import run_mark_running
+
+    settings.GATEHOUSE_LEASE_TTL_S = 0.5
+    touch = {"steps": [{"tool": "bash", "input": {"command": "touch made.txt"}}]}
+    run = await start_run(api, touch)
+    # The state a dead worker leaves: the step allowed (touch is a local mutation), never finished.
+    outcome = await sync_to_async(gate_request)(
+        run_id=run["id"], tool="bash", input={"command": "touch made.txt"}, cwd=run["workspace"], subtype="command"
+    )
+    assert outcome.outcome == "allow"
+    await sync_to_async(run_mark_running)(run_id=run["id"])
+    await sync_to_async(Run.objects.filter(pk=run["id"]).update)(owner="dead-worker")
+
+    await asyncio.sleep(0.6)
+    sup = Supervisor()
+    await sup.reconcile()
+    approval = await pending_approval(api, run["id"])
+    assert approval["kind"] == "interrupted_side_effect"
+    assert approval["capability"]["tool"] == "bash" and approval["capability"]["args"] == {"command": "touch made.txt"}
+    assert not (Path(run["workspace"]) / "made.txt").exists()
+    await decide(api, approval, "approve")
+    done = await finished(run["id"])
+    assert done.status == "completed"
+    assert (Path(run["workspace"]) / "made.txt").exists()
+    await asyncio.gather(*sup.tasks.values(), return_exceptions=True)
+
+
+async def test_an_approved_interruption_pauses_again_when_the_policy_now_asks(api: Any, reviewer: Any, settings: Any) -> None:
+    import asyncio
+
+    from approvals.services import gate_request
+    from drivers.worker import Supervisor
+    from runs.models import Run
+    from runs.services import run_mark_running
+
+    settings.GATEHOUSE_LEASE_TTL_S = 0.5
+    touch = {"steps": [{"tool": "bash", "input": {"command": "touch made.txt"}}]}
+    run = await start_run(api, touch)
+    await sync_to_async(gate_request)(
+        run_id=run["id"], tool="bash", input={"command": "touch made.txt"}, cwd=run["workspace"], subtype="command"
+    )
+    await sync_to_async(run_mark_running)(run_id=run["id"])
+    # The policy the run is re-checked under now asks for every command.
+    await sync_to_async(Run.objects.filter(pk=run["id"]).update)(owner="dead-worker", policy_document={"default": "ask"})
+
+    await asyncio.sleep(0.6)
+    sup = Supervisor()
+    await sup.reconcile()
+    interrupted = await pending_approval(api, run["id"])
+    await decide(api, interrupted, "approve")
+    renewed = await eventually(
+        lambda: Approval.objects.filter(run_id=run["id"], status="pending", kind="permission").values("id", "hash").first()
+    )
+    assert not (Path(run["workspace"]) / "made.txt").exists()
+    await decide(api, renewed, "approve")
+    assert (await finished(run["id"])).status == "completed"
+    assert (Path(run["workspace"]) / "made.txt").exists()
+    await asyncio.gather(*sup.tasks.values(), return_exceptions=True)
