@@ -1,0 +1,25 @@
+"""The htmx console: inbox, runs, decisions, and the login routes (included at "")."""
+
+from __future__ import annotations
+
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from approvals import views as approval_views
+from project import login_links
+from runs import views as run_views
+
+urlpatterns = [
+    path("", approval_views.inbox, name="inbox"),
+    path("approvals/<int:approval_id>/approve/", approval_views.approval_approve, name="approval-approve"),
+    path("approvals/<int:approval_id>/deny/", approval_views.approval_deny, name="approval-deny"),
+    path("approvals/<int:approval_id>/answer/", approval_views.approval_answer_view, name="approval-answer"),
+    path("runs/", run_views.run_list, name="run-list"),
+    path("runs/new/", run_views.run_new, name="run-new"),
+    path("runs/<int:run_id>/", run_views.run_detail, name="run-detail"),
+    path("runs/<int:run_id>/cancel/", run_views.run_cancel_view, name="run-cancel"),
+    path("grants/<int:grant_id>/revoke/", run_views.grant_revoke_view, name="grant-revoke"),
+    path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),  # POST only (Django 5)
+    path("login-link/<str:token>/", login_links.login_link_view, name="login-link"),
+]

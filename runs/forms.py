@@ -1,0 +1,74 @@
+"""The console's "New run" form: parses the boundary (JSON), the service validates the rest."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+
+EXAMPLE_SCENARIO = {
+    "steps": [
+        {"tool": "bash", "input": {"command": "echo hello > hello.txt && cat hello.txt"}},
+        {"tool": "write", "input": {"file_path": "notes.md", "content": "# Notes\n"}},
+        {"tool": "read", "input": {"file_path": "notes.md"}},
+        {"message": "All done."},
+    ]
+}
+
+
+class RunCreateForm(forms.Form):
+    prompt = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="What the run is for; shown on the run page.",
+    )
+    scenario = forms.CharField(
+        label="Scenario (JSON)",
+        widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false", "class": "mono"}),
+        initial=json.dumps(EXAMPLE_SCENARIO, indent=2),
+        help_text="The steps the scripted driver replays in the run's workspace: tool, message, question or plan.",
+    )
+    run_policy = forms.CharField(
+        label="Run policy (JSON, optional)",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "class": "mono"}),
+        help_text='Empty = inherit. Example: {"approvals": {"question": "ask", "timeout_s": 600}}',
+    )
+    workspace = forms.CharField(
+        required=False,
+        max_length=1024,
+        help_text="An existing directory; empty = a fresh directory under var/workspaces/.",
+    )
+
+    def clean_scenario(self) -> Any:
+        text = self.cleaned_data["scenario"]
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).") from None
+        if not isinstance(value, dict):
+            raise forms.ValidationError('The scenario must be a JSON object such as {"steps": [...]}.')
+        return value
+
+    def clean_run_policy(self) -> Any:
+        text = self.cleaned_data["run_policy"].strip()
+        if not text:
+            return None
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).") from None
+        if not isinstance(value, dict):
+            raise forms.ValidationError("The run policy must be a JSON object.")
+        return value
+
+    def add_service_error(self, field: str | None, message: str) -> None:
+        """Show a service refusal on the field it names (`scenario.steps[0].tool` -> scenario)."""
+        root = (field or "").split(".")[0].split("[")[0]
+        if root in self.fields:
+            inner = (field or "")[len(root):].lstrip(".")
+            said = not inner or inner in message  # the services often name the path already
+            self.add_error(root, message if said else f"{inner}: {message}")
+        else:
+            self.add_error(None, f"{field}: {message}" if field else message)

@@ -1,0 +1,85 @@
+// Gatehouse console: small behaviours around htmx. No framework, no build step.
+(function () {
+  "use strict";
+
+  // 1. Pushed rows are upserts: a card, row or timeline entry already on the page (the
+  //    page's own catch-up fetch may have shown it first) is kept, the duplicate dropped.
+  // 2. A "delete" push for a card whose decision is in flight waits for our own response,
+  //    which replaces the card with its outcome ("Approved by alice").
+  document.addEventListener("htmx:oobBeforeSwap", function (event) {
+    var detail = event.detail;
+    var target = detail.target;
+    if (target && target.classList && target.classList.contains("approval-pending") &&
+        target.querySelector(".htmx-request")) {
+      detail.shouldSwap = false;
+      return;
+    }
+    var fragment = detail.fragment;
+    if (!fragment || fragment.nodeType !== Node.ELEMENT_NODE) return; // outerHTML swap
+    Array.prototype.slice.call(fragment.children).forEach(function (child) {
+      if (child.id && document.getElementById(child.id)) child.remove();
+    });
+  });
+
+  // Live indicator: the dot next to a heading says whether pushes are arriving.
+  function setLive(state) {
+    document.querySelectorAll("[data-live-status]").forEach(function (el) {
+      el.dataset.liveStatus = state;
+      el.title = state === "live" ? "Live: updates arrive as they happen" : "Offline: reconnecting…";
+      el.setAttribute("aria-label", el.title);
+    });
+  }
+  document.addEventListener("htmx:wsOpen", function () { setLive("live"); });
+  document.addEventListener("htmx:wsClose", function () { setLive("offline"); });
+  document.addEventListener("htmx:wsError", function () { setLive("offline"); });
+
+  // Ctrl/Cmd+Enter sends a multi-line reason (Enter alone is a new line there).
+  document.addEventListener("keydown", function (event) {
+    var el = event.target;
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && el.matches &&
+        el.matches("textarea[data-submit-on-ctrl-enter]") && el.form) {
+      event.preventDefault();
+      el.form.requestSubmit();
+    }
+  });
+
+  // A refused htmx request (403, 500, offline) says so instead of doing nothing.
+  function flash(text) {
+    var box = document.getElementById("flash");
+    if (!box) return;
+    var p = document.createElement("p");
+    p.className = "alert error";
+    p.setAttribute("role", "alert");
+    p.textContent = text;
+    box.replaceChildren(p);
+  }
+  document.addEventListener("htmx:responseError", function (event) {
+    var status = event.detail.xhr.status;
+    if (status === 403) flash("You are not allowed to do that (403). Ask an administrator for the “Can change approval” permission.");
+    else flash("The server refused the request (" + status + "). Reload the page and try again.");
+  });
+  document.addEventListener("htmx:sendError", function () {
+    flash("The server cannot be reached. Your decision was not sent.");
+  });
+
+  // After a decision, keyboard focus moves on to the next waiting card (the swapped-out
+  // form took the focus with it). Only after the reviewer's own decision, never on a push.
+  var decidedCard = null;
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var elt = event.detail.elt;
+    var card = elt && elt.closest ? elt.closest(".approval-pending") : null;
+    decidedCard = card ? card.id : null;
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    if (!decidedCard) return;
+    var done = document.getElementById(decidedCard + "-done");
+    decidedCard = null;
+    var active = document.activeElement;
+    if (!done || (active && active !== document.body)) return;
+    var next = done.nextElementSibling;
+    while (next && !next.classList.contains("approval-pending")) next = next.nextElementSibling;
+    var target = next || document.querySelector("#approvals .approval-pending");
+    var button = target && target.querySelector("button");
+    if (button) button.focus({ preventScroll: true });
+  });
+})();

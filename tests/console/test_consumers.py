@@ -1,0 +1,124 @@
+"""The console's WebSocket consumers push rendered fragments and refuse anonymous sockets."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser
+from django.test import Client
+
+from project.routing import websocket_urlpatterns
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+def communicator(path: str, user: Any) -> WebsocketCommunicator:
+    comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), path)
+    comm.scope["user"] = user
+    return comm
+
+
+async def receive_until(comm: WebsocketCommunicator, needle: str, *, timeout: float = 5.0) -> str:
+    """Frames arrive for every change (run rows, status...); wait for the one we expect."""
+    seen = []
+    while True:
+        try:
+            frame = await comm.receive_from(timeout=timeout)
+        except Exception as exc:  # TimeoutError from asgiref
+            raise AssertionError(f"no frame containing {needle!r}; got {seen!r}") from exc
+        seen.append(frame)
+        if needle in frame:
+            return frame
+
+
+async def test_inbox_pushes_a_card_when_an_approval_is_created_and_removes_it_when_resolved(
+    make_user: Callable[..., Any], make_approval: Callable[..., Any]
+) -> None:
+    from approvals.services import approval_decide
+
+    alice = await sync_to_async(make_user)("alice")
+    comm = communicator("/ws/inbox/", alice)
+    connected, _ = await comm.connect()
+    assert connected
+
+    approval = await sync_to_async(make_approval)("git push origin '<b>main</b>'")
+    added = await receive_until(comm, f'id="approval-{approval.pk}"')
+    assert 'hx-swap-oob="beforeend:#approvals"' in added
+    assert "&lt;b&gt;main&lt;/b&gt;" in added and "<b>main" not in added
+    assert f"/approvals/{approval.pk}/approve/" in added
+
+    await sync_to_async(approval_decide)(approval_id=approval.pk, user=alice, approve=True, hash=approval.hash, via="console")
+    removed = await receive_until(comm, 'hx-swap-oob="delete"')
+    assert f'id="approval-{approval.pk}"' in removed
+
+    await comm.disconnect()
+
+
+async def test_run_socket_pushes_timeline_rows_and_status(make_user: Callable[..., Any], make_approval: Callable[..., Any]) -> None:
+    from approvals.services import approval_decide
+    from runs.services import run_create
+
+    alice = await sync_to_async(make_user)("alice")
+    run = await sync_to_async(run_create)(driver="scripted", prompt="p", scenario={"steps": [{"message": "x"}]})
+    comm = communicator(f"/ws/runs/{run.pk}/", alice)
+    assert (await comm.connect())[0]
+
+    from approvals.services import gate_request
+
+    outcome = await sync_to_async(gate_request)(
+        run_id=run.pk, tool="bash", input={"command": "git push origin main"}, cwd=run.workspace, subtype="command"
+    )
+    row = await receive_until(comm, "git push origin main")
+    assert 'hx-swap-oob="beforeend:#timeline"' in row
+    assert "git push origin main" in row
+    await receive_until(comm, f'id="approval-{outcome.approval_id}"')
+
+    await sync_to_async(approval_decide)(approval_id=outcome.approval_id, user=alice, approve=False, reason="no", via="console")
+    resolved = await receive_until(comm, "by <strong>alice</strong>")
+    assert "denied" in resolved
+
+    await comm.disconnect()
+
+
+async def test_sockets_from_other_runs_hear_nothing(make_user: Callable[..., Any], make_approval: Callable[..., Any]) -> None:
+    alice = await sync_to_async(make_user)("alice")
+    comm = communicator("/ws/runs/999999/", alice)
+    assert (await comm.connect())[0]
+    await sync_to_async(make_approval)()
+    assert await comm.receive_nothing(timeout=0.5)
+    await comm.disconnect()
+
+
+@pytest.mark.parametrize("path", ["/ws/inbox/", "/ws/runs/1/"])
+async def test_anonymous_sockets_are_closed(path: str) -> None:
+    comm = communicator(path, AnonymousUser())
+    connected, _ = await comm.connect()
+    assert not connected
+    await comm.disconnect()
+
+
+async def test_full_stack_socket_authenticates_with_the_session_cookie(make_user: Callable[..., Any]) -> None:
+    """Through project.asgi: origin check, session auth, routing (what the browser uses)."""
+    from project.asgi import application
+
+    alice = await sync_to_async(make_user)("alice")
+    client = Client()
+    await sync_to_async(client.force_login)(alice)
+    cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
+    origin = (b"origin", b"http://127.0.0.1:8000")
+
+    logged_in = WebsocketCommunicator(application, "/ws/inbox/", headers=[origin, (b"cookie", cookie)])
+    assert (await logged_in.connect())[0]
+    await logged_in.disconnect()
+
+    anonymous = WebsocketCommunicator(application, "/ws/inbox/", headers=[origin])
+    assert not (await anonymous.connect())[0]
+    await anonymous.disconnect()
+
+    foreign = WebsocketCommunicator(application, "/ws/inbox/", headers=[(b"origin", b"http://evil.example"), (b"cookie", cookie)])
+    assert not (await foreign.connect())[0]
+    await foreign.disconnect()
