@@ -81,14 +81,14 @@ class ApprovalDetailApi(APIView):
 class ApprovalApproveApi(APIView):
     permission_classes = [permissions.IsAuthenticated, CanDecide]
 
-    class InputSerializer(StrictSerializer):
+    class ApprovalApproveInput(StrictSerializer):
         hash = StrictCharField(required=False, allow_blank=True, default="")
         scope = serializers.ChoiceField(choices=["once", "session"], required=False, default="once")
         mode = serializers.ChoiceField(choices=["default", "accept-edits"], required=False, default="")
 
-    @extend_schema(request=InputSerializer, responses=ApprovalOutput)
+    @extend_schema(request=ApprovalApproveInput, responses=ApprovalOutput)
     def post(self, request: Request, approval_id: int) -> Response:
-        data = self.InputSerializer(data=request.data)
+        data = self.ApprovalApproveInput(data=request.data)
         data.is_valid(raise_exception=True)
         approval = approval_decide(approval_id=approval_id, user=request.user, approve=True, via="api", **data.validated_data)
         return Response(ApprovalOutput(approval).data)
@@ -97,13 +97,13 @@ class ApprovalApproveApi(APIView):
 class ApprovalDenyApi(APIView):
     permission_classes = [permissions.IsAuthenticated, CanDecide]
 
-    class InputSerializer(StrictSerializer):
+    class ApprovalDenyInput(StrictSerializer):
         hash = StrictCharField(required=False, allow_blank=True, default="")
         reason = StrictCharField(required=False, allow_blank=True, default="", max_length=2000)
 
-    @extend_schema(request=InputSerializer, responses=ApprovalOutput)
+    @extend_schema(request=ApprovalDenyInput, responses=ApprovalOutput)
     def post(self, request: Request, approval_id: int) -> Response:
-        data = self.InputSerializer(data=request.data)
+        data = self.ApprovalDenyInput(data=request.data)
         data.is_valid(raise_exception=True)
         approval = approval_decide(approval_id=approval_id, user=request.user, approve=False, via="api", **data.validated_data)
         return Response(ApprovalOutput(approval).data)
@@ -112,14 +112,14 @@ class ApprovalDenyApi(APIView):
 class ApprovalAnswerApi(APIView):
     permission_classes = [permissions.IsAuthenticated, CanDecide]
 
-    class InputSerializer(StrictSerializer):
+    class ApprovalAnswerInput(StrictSerializer):
         hash = StrictCharField(required=False, allow_blank=True, default="")
         answers = serializers.DictField(required=False, default=dict)
         decline = serializers.BooleanField(required=False, default=False)
 
-    @extend_schema(request=InputSerializer, responses=ApprovalOutput)
+    @extend_schema(request=ApprovalAnswerInput, responses=ApprovalOutput)
     def post(self, request: Request, approval_id: int) -> Response:
-        data = self.InputSerializer(data=request.data)
+        data = self.ApprovalAnswerInput(data=request.data)
         data.is_valid(raise_exception=True)
         approval = approval_answer(approval_id=approval_id, user=request.user, via="api", **data.validated_data)
         return Response(ApprovalOutput(approval).data)
@@ -142,14 +142,14 @@ class GrantDetailApi(APIView):
 
 
 class PolicyEvaluateApi(APIView):
-    class InputSerializer(StrictSerializer):
+    class PolicyEvaluateInput(StrictSerializer):
         request = serializers.JSONField()
         grants = serializers.ListField(child=serializers.JSONField(), required=False, default=list)
 
-    @extend_schema(request=InputSerializer, responses=dict)
+    @extend_schema(request=PolicyEvaluateInput, responses=dict)
     def post(self, request: Request, policy_id: int) -> Response:
         policy = get_object_or_404(Policy, pk=policy_id)
-        data = self.InputSerializer(data=request.data)
+        data = self.PolicyEvaluateInput(data=request.data)
         data.is_valid(raise_exception=True)
         tool_request = core.validate_request(data.validated_data["request"])
         grants = [core.validate_grant(g) for g in data.validated_data["grants"]]

@@ -286,6 +286,7 @@ class Supervisor:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.contexts: dict[int, WorkerRunContext] = {}
+        self._starting: set[int] = set()
         self._background: asyncio.Task[None] | None = None
 
     def ensure_background(self) -> None:
@@ -295,12 +296,18 @@ class Supervisor:
     async def start_run(self, run_id: int) -> bool:
         from runs.services import run_claim
 
-        if run_id in self.tasks and not self.tasks[run_id].done():
+        # Reserve the slot before the first await: the doorbell and the reconcile loop may
+        # both try to start the same run at once.
+        if run_id in self._starting or (run_id in self.tasks and not self.tasks[run_id].done()):
             return False
-        if not await _db(run_claim)(run_id=run_id, owner=self.owner):
-            return False
-        self.tasks[run_id] = asyncio.create_task(self._execute(run_id), name=f"run-{run_id}")
-        return True
+        self._starting.add(run_id)
+        try:
+            if not await _db(run_claim)(run_id=run_id, owner=self.owner):
+                return False
+            self.tasks[run_id] = asyncio.create_task(self._execute(run_id), name=f"run-{run_id}")
+            return True
+        finally:
+            self._starting.discard(run_id)
 
     async def reconcile(self) -> None:
         from runs.services import runs_claimable

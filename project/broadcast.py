@@ -39,6 +39,17 @@ def send_now(group: str, message: dict[str, Any]) -> None:
         logger.exception("could not send %s to group %s", message.get("type"), group)
 
 
+def send_to_channel_now(channel: str, message: dict[str, Any]) -> None:
+    """A message to one named channel (the `drivers` channel the worker listens on)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.send)(channel, message)
+    except Exception:  # the reconcile loop picks the run up anyway
+        logger.exception("could not send %s to channel %s", message.get("type"), channel)
+
+
 def send_on_commit(group: str, message: dict[str, Any]) -> None:
     transaction.on_commit(lambda: send_now(group, message))
 

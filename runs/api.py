@@ -46,7 +46,7 @@ class CanCreateRuns(permissions.BasePermission):
 class RunListApi(APIView):
     permission_classes = [permissions.IsAuthenticated, CanCreateRuns]
 
-    class InputSerializer(StrictSerializer):
+    class RunListInput(StrictSerializer):
         driver = StrictCharField()
         prompt = StrictCharField(required=False, allow_blank=True, default="")
         scenario = serializers.JSONField(required=False, default=None)
@@ -65,9 +65,9 @@ class RunListApi(APIView):
         page = paginator.paginate_queryset(runs, request, view=self)
         return paginator.get_paginated_response(RunOutput(page, many=True).data)
 
-    @extend_schema(request=InputSerializer, responses={201: RunOutput})
+    @extend_schema(request=RunListInput, responses={201: RunOutput})
     def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data)
+        data = self.RunListInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         session = None
@@ -130,7 +130,7 @@ class SessionOutput(serializers.ModelSerializer):
 
 
 class SessionDetailApi(APIView):
-    class InputSerializer(StrictSerializer):
+    class SessionDetailInput(StrictSerializer):
         runtime_mode = StrictCharField(required=False, default=None)
         interaction_mode = StrictCharField(required=False, default=None)
 
@@ -138,11 +138,11 @@ class SessionDetailApi(APIView):
     def get(self, request: Request, session_id: int) -> Response:
         return Response(SessionOutput(get_object_or_404(AgentSession, pk=session_id)).data)
 
-    @extend_schema(request=InputSerializer, responses=SessionOutput)
+    @extend_schema(request=SessionDetailInput, responses=SessionOutput)
     def patch(self, request: Request, session_id: int) -> Response:
         session = get_object_or_404(AgentSession, pk=session_id)
         if not request.user.has_perm("runs.change_agentsession"):
             return Response({"code": "forbidden", "message": "You may not change sessions."}, status=403)
-        data = self.InputSerializer(data=request.data)
+        data = self.SessionDetailInput(data=request.data)
         data.is_valid(raise_exception=True)
         return Response(SessionOutput(session_set_modes(session=session, user=request.user, **data.validated_data)).data)

@@ -132,7 +132,7 @@ def run_create(
             payload={"driver": driver, "prompt": prompt, "by": getattr(user, "username", "") or ""},
         )
         run_id = run.pk
-        transaction.on_commit(lambda: broadcast.send_now("drivers", {"type": "run.start", "run_id": run_id}))
+        transaction.on_commit(lambda: broadcast.send_to_channel_now("drivers", {"type": "run.start", "run_id": run_id}))
         broadcast.fragment_on_commit([broadcast.INBOX_GROUP], lambda: fragments.run_row(run_id))
     return run
 

@@ -91,3 +91,19 @@ async def eventually(check: Callable[[], Any], *, timeout: float = 20.0, interva
             return last
         await asyncio.sleep(interval)
     raise AssertionError(f"condition not met within {timeout} s (last value: {last!r})")
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> Any:
+    """On PostgreSQL, end connections left open by worker threads before the test
+    database is dropped (otherwise the drop fails with "being accessed by other users")."""
+    yield
+    with django_db_blocker.unblock():
+        from django.db import connection
+
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )

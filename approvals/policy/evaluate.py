@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .classes import EDIT_TOOLS, classify_tool, classify_words, is_bookkeeping, most_severe
+from .classes import EDIT_TOOLS, LOCAL, READ_ONLY, classify_tool, classify_words, is_bookkeeping, most_severe
 from .grants import covering_grant, validate_grant
 from .patterns import path_candidates, words_subject
 from .request import edit_path, validate_request
@@ -121,6 +121,8 @@ def _rule_reason(ruleset: RuleSet, decision: str, index: int, what: str) -> str:
 
 def _segment(policy: CompiledPolicy, cmd: SimpleCommand) -> Segment:
     cls = classify_words(cmd.words)
+    if cmd.writes_file and cls in (None, READ_ONLY):
+        cls = LOCAL  # writing a file through a redirection changes the workspace
     what = f"`{cmd.text}`"
     ruleset = policy.commands
     hit = ruleset.match(words_subject(cmd.words)) if ruleset is not None else None

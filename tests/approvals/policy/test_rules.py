@@ -348,7 +348,7 @@ def test_segments_report_each_command_its_class_and_rule():
     assert [s.to_dict() for s in verdict.segments] == [
         {"command": "ls src", "words": ["ls", "src"], "side_effect_class": "read-only", "decision": "allow",
          "rule": "commands.allow[0]", "writes_file": False, "reason": verdict.segments[0].reason},
-        {"command": "cat x", "words": ["cat", "x"], "side_effect_class": "read-only",
+        {"command": "cat x", "words": ["cat", "x"], "side_effect_class": "local-mutation",
          "decision": "ask", "rule": "commands.redirect", "writes_file": True,
          "reason": verdict.segments[1].reason},
     ]

@@ -56,3 +56,11 @@ def test_an_invalid_request_is_refused_naming_the_field(request_, field):
     with pytest.raises(PolicyError) as info:
         validate_request(request_)
     assert (info.value.code, info.value.field) == ("invalid_request", field)
+
+
+def test_a_redirection_that_writes_a_file_is_at_least_a_local_mutation() -> None:
+    from approvals.policy import DEFAULT_POLICY, compile_policy, evaluate
+
+    verdict = evaluate(compile_policy(DEFAULT_POLICY), {"tool": "bash", "input": {"command": "echo hi > hello.txt"}, "cwd": "/w"})
+    assert verdict.segments[0].side_effect_class == "local-mutation"
+    assert (verdict.decision, verdict.rule) == ("ask", "commands.redirect")
