@@ -44,6 +44,7 @@ test: setup agents chromium
 
 bench: setup
 	$(PY) bench/policy_eval.py
+	$(PY) bench/gate_throughput.py
 
 check: setup
 	GATEHOUSE_PRODUCTION=1 GATEHOUSE_SECRET_KEY=check-only-$$(date +%s)-not-a-real-key-0123456789abcdefghijklmnop \
