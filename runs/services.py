@@ -96,11 +96,10 @@ def run_create(
     descriptor = registry.descriptor(driver)  # raises RunError for an unknown driver
     registry.validate_options(driver, scenario=scenario)
     policy_row, document = policy_for_run(policy_name)
-    if session is None:
-        session = session_create(user=user)
+    session_policy = session.run_policy if session is not None else None
     layers = [
         core.parse_run_policy(run_policy) if run_policy is not None else None,
-        core.parse_run_policy(session.run_policy) if session.run_policy is not None else None,
+        core.parse_run_policy(session_policy) if session_policy is not None else None,
         core.parse_run_policy(policy_row.run_policy) if policy_row and policy_row.run_policy is not None else None,
         core.parse_run_policy(settings.GATEHOUSE_DEFAULT_RUN_POLICY)
         if settings.GATEHOUSE_DEFAULT_RUN_POLICY is not None
@@ -110,6 +109,8 @@ def run_create(
     core.check_capabilities(effective, descriptor)
     compiled = core.compile_policy(document)
     with transaction.atomic():
+        if session is None:
+            session = session_create(user=user)
         run = Run.objects.create(
             session=session,
             driver=driver,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from runs.models import Run
+from runs.models import AgentSession, Run
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +31,7 @@ def test_bad_run_is_refused_naming_the_field(api: Any, body: dict[str, Any], fie
     assert response.status_code == HTTPStatus.BAD_REQUEST, response.content
     assert response.json()["field"] == field
     assert field.split(".")[0].split("[")[0] in response.json()["message"]
-    assert not Run.objects.exists()
+    assert not Run.objects.exists() and not AgentSession.objects.exists()
 
 
 def test_malformed_json_is_refused(api: Any) -> None:
@@ -65,3 +65,40 @@ def test_unknown_approval_is_unavailable(api: Any) -> None:
     response = api.post("/api/v1/approvals/999/approve/", format="json")
     assert response.status_code == HTTPStatus.NOT_FOUND
     assert response.json()["code"] == "unavailable"
+
+
+def test_a_run_policy_the_driver_does_not_model_is_refused_before_anything_starts(api: Any) -> None:
+    response = api.post(
+        "/api/v1/runs/", {"driver": "claude-code", "prompt": "hi", "run_policy": {"sandbox": "read-only"}}, format="json"
+    )
+    assert response.status_code == HTTPStatus.BAD_REQUEST
+    body = response.json()
+    assert (body["code"], body["driver"], body["dimension"], body["value"]) == (
+        "policy_capability_unsupported", "claude-code", "sandbox", "read-only",
+    )
+    assert not Run.objects.exists() and not AgentSession.objects.exists()
+
+
+def test_an_approval_mode_the_driver_does_not_model_is_refused(api: Any) -> None:
+    response = api.post(
+        "/api/v1/runs/",
+        {"driver": "codex", "prompt": "hi", "run_policy": {"approvals": {"plan_review": "auto-approve"}}},
+        format="json",
+    )
+    assert response.status_code == HTTPStatus.BAD_REQUEST
+    body = response.json()
+    assert (body["code"], body["driver"], body["kind"], body["mode"]) == (
+        "human_decision_mode_unsupported", "codex", "plan_review", "auto-approve",
+    )
+
+
+def test_an_invalid_run_policy_names_the_field_and_value(api: Any) -> None:
+    response = api.post(
+        "/api/v1/runs/",
+        {"driver": "scripted", "scenario": {"steps": [{"message": "hi"}]}, "run_policy": {"approvals": {"question": "auto-approve"}}},
+        format="json",
+    )
+    assert response.status_code == HTTPStatus.BAD_REQUEST
+    body = response.json()
+    assert (body["code"], body["field"], body["value"]) == ("invalid_policy", "approvals.question", "auto-approve")
+    assert not Run.objects.exists()
