@@ -18,6 +18,7 @@ urlpatterns = [
     path("runs/new/", run_views.run_new, name="run-new"),
     path("runs/<int:run_id>/", run_views.run_detail, name="run-detail"),
     path("runs/<int:run_id>/cancel/", run_views.run_cancel_view, name="run-cancel"),
+    path("sessions/<int:session_id>/modes/", run_views.session_modes_view, name="session-modes"),
     path("grants/<int:grant_id>/revoke/", run_views.grant_revoke_view, name="grant-revoke"),
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),  # POST only (Django 5)

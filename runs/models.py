@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
@@ -172,3 +174,9 @@ class Activity(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.seq} {self.event}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # The log is append-only: an activity, once written, is never rewritten.
+        if not self._state.adding:
+            raise ValueError("activities are append-only")
+        super().save(*args, **kwargs)

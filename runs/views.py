@@ -23,8 +23,8 @@ from approvals.selectors import approvals_pending, grants_active
 from approvals.services import grant_revoke
 from project.console_auth import console_login_required
 from runs.forms import RunCreateForm
-from runs.models import Run
-from runs.services import RunError, run_cancel, run_create
+from runs.models import AgentSession, InteractionMode, Run, RuntimeMode
+from runs.services import RunError, run_cancel, run_create, session_set_modes
 
 RUNS_PER_PAGE = 25
 
@@ -54,6 +54,8 @@ def _run_context(run: Run) -> dict[str, Any]:
         "approvals": approvals_pending(run_id=run.pk),
         "activities": run.activities.order_by("seq"),
         "grants": grants_active(session_id=run.session_id).select_related("created_by"),
+        "runtime_modes": RuntimeMode.choices,
+        "interaction_modes": InteractionMode.choices,
     }
 
 
@@ -135,3 +137,28 @@ def grant_revoke_view(request: HtmxHttpRequest, grant_id: int) -> HttpResponse:
         messages.success(request, f"Grant “{grant.label or grant.rule}” revoked.")
         return redirect("run-detail", run_id=run.pk) if run else redirect("inbox")
     return render(request, "runs/run_detail.html#grants", _run_context(run))
+
+
+@console_login_required
+@permission_required("runs.change_agentsession", raise_exception=True)
+@require_POST
+def session_modes_view(request: HtmxHttpRequest, session_id: int) -> HttpResponse:
+    session = get_object_or_404(AgentSession, pk=session_id)
+    error = ""
+    try:
+        session_set_modes(
+            session=session,
+            runtime_mode=request.POST.get("runtime_mode") or None,
+            interaction_mode=request.POST.get("interaction_mode") or None,
+            user=request.user,
+        )
+    except RunError as exc:
+        error = exc.message
+    run = Run.objects.filter(pk=request.POST.get("run") or 0, session_id=session_id).select_related("session").first()
+    if run is None:
+        run = Run.objects.filter(session_id=session_id).select_related("session").first()
+    if not request.htmx or run is None:
+        if error:
+            messages.error(request, error)
+        return redirect("run-detail", run_id=run.pk) if run else redirect("inbox")
+    return render(request, "runs/run_detail.html#session-modes", {**_run_context(run), "saved": not error, "error": error})

@@ -39,8 +39,9 @@ without having been asked (other than a repeat of an "always allow" command) is 
 as a warning notice.
 
 Replies: allow -> `accept` (`acceptForSession` only for a person's "always allow", which
-Codex then applies to the identical command in this thread only), deny -> `decline` (the
-model is told `Rejected("rejected by user")` / `patch rejected by user`; Codex cannot
+Codex then applies to the identical command in this thread only), deny -> `decline` (Codex
+tells the model only `Rejected("rejected by user")` / `patch rejected by user`, so the
+driver first adds the reviewer's reason to the turn with `turn/steer`; Codex cannot
 re-ask, hence `retry=False`), abort -> `cancel` (Codex ends the turn `interrupted`; the
 run fails). Never `acceptWithExecpolicyAmendment`: it writes a permanent allow rule into
 CODEX_HOME/rules/default.rules that later auto-approves the prefix in every thread.

@@ -120,4 +120,10 @@ def child_env(settings: Mapping[str, Any], codex_home: Path) -> dict[str, str]:
     for key, value in (settings.get("env") or {}).items():
         env[str(key)] = str(value)
     env["CODEX_HOME"] = str(codex_home)
+    # Codex runs commands with `bash -lc`: with the operator's HOME, their login profile
+    # would run inside every command (and could leave processes behind). A per-run HOME
+    # beside CODEX_HOME keeps the run's shell to itself.
+    home = codex_home.parent / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    env["HOME"] = str(home)
     return env

@@ -325,8 +325,10 @@ class _Session:
         if "error" in msg:
             error = msg.get("error") or {}
             text = error.get("message") if isinstance(error, Mapping) else str(error)
-            if method == "turn/interrupt":
-                fut.set_result(None)  # the turn was already over; nothing to stop
+            if method in ("turn/interrupt", "turn/steer"):
+                # interrupt: the turn was already over; steer: the refusal's reason could
+                # not be added (the turn ended), the decline itself still stands.
+                fut.set_result(None)
                 return
             raise _Failure("agent_protocol_error", f"Codex refused {method}: {text}")
         fut.set_result(msg.get("result"))
@@ -452,6 +454,21 @@ class _Session:
 
     # -- server requests ----------------------------------------------------------------------
 
+    async def _steer_refusal(self, reason: str) -> None:
+        """A `decline` carries no reason: Codex tells the model only "rejected by user". So
+        the reviewer's reason (or the timeout's) is added to the running turn with
+        `turn/steer` just before the decline; the model reads it after the tool output."""
+        if not reason or not self.turn_id:
+            return
+        await self._send_request(
+            "turn/steer",
+            {
+                "threadId": self.thread_id,
+                "expectedTurnId": self.turn_id,
+                "input": [{"type": "text", "text": f"Gatehouse refused that request: {reason}", "text_elements": []}],
+            },
+        )
+
     async def _on_server_request(self, msg: Mapping[str, Any]) -> None:
         method = str(msg["method"])
         request_id = msg["id"]
@@ -470,6 +487,8 @@ class _Session:
             reply = translate.approval_reply(decision)
             if reply == "acceptForSession" and request.tool == "bash":
                 self.session_allowed.add(str(request.input.get("command") or ""))
+            if reply == "decline":
+                await self._steer_refusal(decision.reason)
             await self._send({"id": request_id, "result": {"decision": reply}})
             if reply == "cancel":
                 raise _Aborted(decision.reason or "aborted")
@@ -490,6 +509,8 @@ class _Session:
             if reply in ("decline", "cancel"):
                 # Steps allowed before a refusal never run.
                 self.steps.pop(str(params.get("itemId") or ""), None)
+            if reply == "decline":
+                await self._steer_refusal(decision.reason)
             await self._send({"id": request_id, "result": {"decision": reply}})
             if reply == "cancel":
                 raise _Aborted(abort_reason or "aborted")

@@ -14,7 +14,7 @@ DECIDE = "approvals.change_approval"
 @pytest.fixture
 def alice(make_user: Callable[..., Any]) -> Any:
     """A reviewer who may decide (a plain user with the permission, not a superuser)."""
-    return make_user("alice", superuser=False, perms=(DECIDE, "runs.add_run", "runs.change_run", "approvals.change_grant"))
+    return make_user("alice", superuser=False, perms=(DECIDE, "runs.add_run", "runs.change_run", "runs.change_agentsession", "approvals.change_grant"))
 
 
 @pytest.fixture

@@ -417,3 +417,43 @@ def test_inbox_catch_up_partials(client: Client, alice: Any, make_approval: Call
 
     assert "<html" not in cards and f'id="approval-{approval.pk}"' in cards
     assert "<html" not in runs and f'id="run-row-{approval.run_id}"' in runs
+
+
+def test_session_modes_change_from_the_run_page(csrf_client: Callable[[Any], Client], alice: Any, make_approval: Callable[..., Any]) -> None:
+    from runs.models import Activity
+
+    approval = make_approval()
+    run = approval.run
+    client = csrf_client(alice)
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'name="runtime_mode"' in page
+
+    response = client.post(
+        f"/sessions/{run.session_id}/modes/",
+        {"runtime_mode": "auto-accept-edits", "interaction_mode": "plan", "run": run.pk},
+        headers=htmx_headers(client),
+    )
+    assert response.status_code == HTTPStatus.OK
+    assert "Saved." in response.content.decode()
+    run.session.refresh_from_db()
+    assert (run.session.runtime_mode, run.session.interaction_mode) == ("auto-accept-edits", "plan")
+    changed = Activity.objects.get(run=run, event="session.modes_changed")
+    assert changed.payload["runtime_mode"] == "auto-accept-edits" and changed.payload["by"] == "alice"
+
+
+def test_unknown_session_mode_shows_an_error_and_changes_nothing(csrf_client: Callable[[Any], Client], alice: Any, make_approval: Callable[..., Any]) -> None:
+    run = make_approval().run
+    client = csrf_client(alice)
+    response = client.post(f"/sessions/{run.session_id}/modes/", {"runtime_mode": "yolo", "run": run.pk}, headers=htmx_headers(client))
+    assert "unknown runtime mode" in response.content.decode()
+    run.session.refresh_from_db()
+    assert run.session.runtime_mode == "approval-required"
+
+
+def test_a_viewer_may_not_change_session_modes(csrf_client: Callable[[Any], Client], viewer: Any, make_approval: Callable[..., Any]) -> None:
+    run = make_approval().run
+    client = csrf_client(viewer)
+    response = client.post(f"/sessions/{run.session_id}/modes/", {"runtime_mode": "full-access"}, headers=htmx_headers(client))
+    assert response.status_code == HTTPStatus.FORBIDDEN
+    run.session.refresh_from_db()
+    assert run.session.runtime_mode == "approval-required"

@@ -102,3 +102,14 @@ def test_an_invalid_run_policy_names_the_field_and_value(api: Any) -> None:
     body = response.json()
     assert (body["code"], body["field"], body["value"]) == ("invalid_policy", "approvals.question", "auto-approve")
     assert not Run.objects.exists()
+
+
+def test_activities_are_append_only(reviewer: Any) -> None:
+    from runs.models import Activity
+    from runs.services import run_create
+
+    run = run_create(driver="scripted", scenario={"steps": [{"message": "hi"}]}, user=reviewer)
+    activity = Activity.objects.get(run=run, event="run.created")
+    activity.payload = {"rewritten": True}
+    with pytest.raises(ValueError, match="append-only"):
+        activity.save()
