@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any, Callable
 
 import pytest
-from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
@@ -79,18 +77,6 @@ async def worker() -> Any:
     task.cancel()
     await asyncio.gather(task, *sup.tasks.values(), *( [sup._background] if sup._background else []), return_exceptions=True)
     worker_module._supervisor = None
-
-
-async def eventually(check: Callable[[], Any], *, timeout: float = 20.0, interval: float = 0.05) -> Any:
-    """Poll a sync check (run in a thread, it may use the ORM) until it returns truthy."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = await sync_to_async(check)()
-        if last:
-            return last
-        await asyncio.sleep(interval)
-    raise AssertionError(f"condition not met within {timeout} s (last value: {last!r})")
 
 
 @pytest.fixture(scope="session")

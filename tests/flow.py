@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 from http import HTTPStatus
-from typing import Any
+import asyncio
+import time
+from typing import Any, Callable
 
 from asgiref.sync import sync_to_async
 
 from runs.models import Activity, Run
-from tests.conftest import eventually
+
+
+async def eventually(check: Callable[[], Any], *, timeout: float = 20.0, interval: float = 0.05) -> Any:
+    """Poll a sync check (run in a thread, it may use the ORM) until it returns truthy."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = await sync_to_async(check)()
+        if last:
+            return last
+        await asyncio.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout} s (last value: {last!r})")
 
 
 async def start_run(api: Any, scenario: dict[str, Any], **extra: Any) -> dict[str, Any]:

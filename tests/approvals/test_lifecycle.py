@@ -13,8 +13,7 @@ from asgiref.sync import sync_to_async
 
 from approvals.models import Approval, Grant
 from runs.models import Activity, Step
-from tests.conftest import eventually
-from tests.flow import decide, finished, messages, pending_approval, start_run
+from tests.flow import decide, eventually, finished, messages, pending_approval, start_run
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

@@ -13,21 +13,9 @@ import pytest
 
 from approvals.models import Policy
 from approvals.services import policy_save
+from tests.approvals.policy.policytest import ISSUE_POLICY as POLICY
 from tests.processes import ROOT
 
-POLICY = {
-    "commands": {
-        "allow": ["ls", "cat", "git status", "npm run test:*"],
-        "ask": ["git commit"],
-        "deny": [{"match": "git push", "reason": "The application publishes the changes."}, "rm -rf"],
-        "default": "ask",
-    },
-    "edits": {"allow": ["src/**"], "ask": [], "deny": [".env*"], "default": "ask"},
-    "tools": {"webSearch": "allow", "deployPreview": "ask", "dropDatabase": {"decision": "deny", "reason": "Never."}},
-    "classes": {"read-only": "allow", "local-mutation": "allow", "remote-mutation": "ask", "destructive": "deny"},
-    "limits": {"max_tool_calls": 200, "max_denials": 20},
-    "default": "ask",
-}
 
 
 def policy_check(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

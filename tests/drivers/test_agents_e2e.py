@@ -24,8 +24,8 @@ from asgiref.sync import sync_to_async
 
 from approvals.models import Approval
 from runs.models import Run, Step
-from tests.conftest import eventually
-from tests.drivers.test_claude_code import CLAUDE_BIN, processes_in
+from tests.flow import eventually
+from tests.drivers.test_claude_code import CLAUDE_BIN, QUESTIONS, processes_in
 from tests.drivers.test_codex import _codex_bin
 from tests.fakes import anthropic_server as anthropic
 from tests.fakes import responses_server as responses
@@ -341,22 +341,7 @@ async def test_always_allow_is_not_asked_again_in_the_next_run_of_the_session(
 
 # --- 4. questions ----------------------------------------------------------------------------
 
-CLAUDE_QUESTIONS = {
-    "questions": [
-        {
-            "question": "Which database should we use?",
-            "header": "Database",
-            "options": [{"label": "Postgres", "description": "Relational"}, {"label": "SQLite", "description": "File based"}],
-            "multiSelect": False,
-        },
-        {
-            "question": "Which features do you want?",
-            "header": "Features",
-            "options": [{"label": "Auth", "description": "Login"}, {"label": "Search", "description": "Full text"}, {"label": "Export", "description": "CSV"}],
-            "multiSelect": True,
-        },
-    ]
-}
+CLAUDE_QUESTIONS = QUESTIONS
 
 
 async def test_claude_question_is_answered(api: Any, worker: Any, claude: Agent, workspace: Path) -> None:

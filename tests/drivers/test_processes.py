@@ -15,7 +15,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from runs.models import Run
-from tests.conftest import eventually
+from tests.flow import eventually
 from tests.processes import child_env, database_url_of_test_db, free_port, manage, redis_reachable
 
 pytestmark = pytest.mark.django_db(transaction=True)

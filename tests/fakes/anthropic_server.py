@@ -30,8 +30,10 @@ import json
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Iterable, Sequence, Union
+
+from tests.fakes.http import BackgroundHTTPServer
 
 Block = dict[str, Any]
 Turn = Union[Sequence[Block], Callable[[dict[str, Any]], Sequence[Block]]]
@@ -80,7 +82,9 @@ def tool_results_of(body: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-class FakeAnthropicServer:
+class FakeAnthropicServer(BackgroundHTTPServer):
+    thread_name = "fake-anthropic"
+
     def __init__(
         self,
         turns: Iterable[Turn] = (),
@@ -97,42 +101,11 @@ class FakeAnthropicServer:
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._ids = itertools.count(1)
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle -------------------------------------------------------------------------
-
-    def start(self) -> "FakeAnthropicServer":
-        server = self
-
-        class Handler(_Handler):
-            fake = server
-
-        self._httpd = ThreadingHTTPServer((self.host, 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-anthropic", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> "FakeAnthropicServer":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+        super().__init__()
 
     @property
     def url(self) -> str:
-        assert self._httpd is not None, "server not started"
-        return f"http://{self.host}:{self._httpd.server_address[1]}"
+        return f"http://{self.host}:{self.port}"
 
     # -- script and records ----------------------------------------------------------------
 
@@ -320,3 +293,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+FakeAnthropicServer.handler_class = _Handler

@@ -29,8 +29,10 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Iterable, Mapping, Sequence, Union
+
+from tests.fakes.http import BackgroundHTTPServer
 
 Item = dict[str, Any]
 Turn = Union[Sequence[Item], Callable[[dict[str, Any]], Sequence[Item]]]
@@ -96,8 +98,10 @@ def request_user_input(questions: Sequence[Mapping[str, Any]], call_id: str | No
 # -- the server ------------------------------------------------------------------------------
 
 
-class FakeResponsesServer:
+class FakeResponsesServer(BackgroundHTTPServer):
     """A ThreadingHTTPServer on 127.0.0.1 (free port) in a background thread; a context manager."""
+
+    thread_name = "fake-responses"
 
     def __init__(self, turns: Iterable[Turn] = ()) -> None:
         self._turns: list[Turn] = list(turns)
@@ -106,8 +110,7 @@ class FakeResponsesServer:
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
         self.exhausted = 0
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
     # -- scripting --------------------------------------------------------------------------
 
@@ -153,40 +156,8 @@ class FakeResponsesServer:
     # -- lifecycle ------------------------------------------------------------------------
 
     @property
-    def port(self) -> int:
-        assert self._httpd is not None, "server not started"
-        return self._httpd.server_address[1]
-
-    @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
-
-    def start(self) -> FakeResponsesServer:
-        server = self
-
-        class Handler(_Handler):
-            fake = server
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-responses", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeResponsesServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def _output_text(output: Any) -> str:
@@ -271,3 +242,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
         self.wfile.flush()
+
+
+FakeResponsesServer.handler_class = _Handler

@@ -11,8 +11,7 @@ from asgiref.sync import sync_to_async
 
 from approvals.models import Approval
 from runs.models import Activity, Run, Step
-from tests.conftest import eventually
-from tests.flow import events, pending_approval, start_run
+from tests.flow import events, eventually, pending_approval, start_run
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

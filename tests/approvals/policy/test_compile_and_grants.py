@@ -5,7 +5,7 @@ import pytest
 from approvals.policy import (DEFAULT_POLICY, PolicyError, compile_policy, evaluate, grant_covers,
                               policy_version, suggest_grant, validate_grant)
 
-from .conftest import ISSUE_POLICY
+from .policytest import ISSUE_POLICY
 from .policytest import assert_cases
 
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from approvals.policy import (DEFAULT_POLICY, canonical_json, classify, compile_policy, evaluate,
                               parse_json_strict)
 
-from .conftest import ISSUE_POLICY
+from .policytest import ISSUE_POLICY
 
 DEFAULT = compile_policy(DEFAULT_POLICY)
 ISSUE = compile_policy(ISSUE_POLICY)

@@ -4,7 +4,7 @@ import pytest
 
 from approvals.policy import DEFAULT_POLICY, RunView, compile_policy, evaluate
 
-from .conftest import ISSUE_POLICY
+from .policytest import ISSUE_POLICY
 from .policytest import assert_cases, disagreements, format_table
 
 
