@@ -17,14 +17,37 @@ EXAMPLE_SCENARIO = {
 }
 
 
+def _json_object(text: str, what: str) -> dict[str, Any]:
+    """The console's JSON fields pass the same strict boundary as the API's bodies."""
+    from approvals.policy import PolicyError, parse_json_strict
+
+    try:
+        value = parse_json_strict(text)
+    except PolicyError as exc:
+        raise forms.ValidationError(f"Not valid JSON: {exc.message}") from None
+    if not isinstance(value, dict):
+        raise forms.ValidationError(f"The {what} must be a JSON object.")
+    return value
+
+
 class RunCreateForm(forms.Form):
+    driver = forms.ChoiceField(
+        choices=[("scripted", "Scripted (replays the scenario)"), ("claude-code", "Claude Code"), ("codex", "Codex")],
+        initial="scripted",
+        help_text="Claude Code and Codex run the real CLI on the prompt (see the README for model accounts).",
+    )
+    policy = forms.ChoiceField(
+        required=False,
+        help_text="The rule policy the run is decided by; empty = the default policy.",
+    )
     prompt = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="What the run is for; shown on the run page.",
     )
     scenario = forms.CharField(
-        label="Scenario (JSON)",
+        label="Scenario (JSON, scripted driver only)",
+        required=False,
         widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false", "class": "mono"}),
         initial=json.dumps(EXAMPLE_SCENARIO, indent=2),
         help_text="The steps the scripted driver replays in the run's workspace: tool, message, question or plan.",
@@ -41,27 +64,27 @@ class RunCreateForm(forms.Form):
         help_text="An existing directory; empty = a fresh directory under var/workspaces/.",
     )
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from approvals.models import Policy
+
+        super().__init__(*args, **kwargs)
+        self.fields["policy"].choices = [("", "Default policy")] + [
+            (name, name) for name in Policy.objects.order_by("name").values_list("name", flat=True)
+        ]
+
     def clean_scenario(self) -> Any:
-        text = self.cleaned_data["scenario"]
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).") from None
-        if not isinstance(value, dict):
-            raise forms.ValidationError('The scenario must be a JSON object such as {"steps": [...]}.')
-        return value
+        text = self.cleaned_data["scenario"].strip()
+        # Only the scripted driver replays a scenario; the agents work from the prompt.
+        if not text or self.cleaned_data.get("driver", "scripted") != "scripted":
+            return None
+        return _json_object(text, 'scenario (such as {"steps": [...]})')
 
     def clean_run_policy(self) -> Any:
         text = self.cleaned_data["run_policy"].strip()
         if not text:
             return None
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).") from None
-        if not isinstance(value, dict):
-            raise forms.ValidationError("The run policy must be a JSON object.")
-        return value
+        return _json_object(text, "run policy")
+
 
     def add_service_error(self, field: str | None, message: str) -> None:
         """Show a service refusal on the field it names (`scenario.steps[0].tool` -> scenario)."""

@@ -88,7 +88,8 @@ def run_new(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             run = run_create(
-                driver="scripted",
+                driver=form.cleaned_data["driver"],
+                policy_name=form.cleaned_data["policy"],
                 prompt=form.cleaned_data["prompt"],
                 scenario=form.cleaned_data["scenario"],
                 workspace=form.cleaned_data["workspace"],

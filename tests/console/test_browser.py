@@ -173,7 +173,7 @@ def test_newcomer_tour(server: Server, browser: Any) -> None:
         other = context.new_page()
         other.goto(origin + "/runs/new/")
         other.get_by_label("Prompt").fill("Started in another tab")
-        other.get_by_label("Scenario (JSON)").fill(
+        other.get_by_label("Scenario (JSON, scripted driver only)").fill(
             '{"steps": [{"tool": "bash", "input": {"command": "echo live > live.txt"}}]}'
         )
         other.get_by_role("button", name="Start run").click()

@@ -305,7 +305,7 @@ def test_new_run_form_starts_a_scripted_run(csrf_client: Callable[[Any], Client]
     client = csrf_client(alice)
     scenario = '{"steps": [{"tool": "bash", "input": {"command": "echo hi"}}]}'
 
-    response = client.post("/runs/new/", {"prompt": "from the form", "scenario": scenario, "csrfmiddlewaretoken": client.csrf_token})
+    response = client.post("/runs/new/", {"driver": "scripted", "prompt": "from the form", "scenario": scenario, "csrfmiddlewaretoken": client.csrf_token})
 
     run = Run.objects.get(prompt="from the form")
     assert response.status_code == HTTPStatus.FOUND and response["Location"] == f"/runs/{run.pk}/"
@@ -318,12 +318,14 @@ def test_new_run_form_starts_a_scripted_run(csrf_client: Callable[[Any], Client]
         ("{not json", "Not valid JSON"),
         ("[1, 2]", "must be a JSON object"),
         ('{"steps": [{"tool": "bash"}], "extra": 1}', "scenario"),
+        ('{"steps": [], "steps": [{"message": "x"}]}', "appears more than once"),
+        ("", "needs a scenario"),
     ],
 )
 def test_new_run_form_shows_field_errors(csrf_client: Callable[[Any], Client], alice: Any, scenario: str, message: str) -> None:
     client = csrf_client(alice)
 
-    response = client.post("/runs/new/", {"scenario": scenario, "csrfmiddlewaretoken": client.csrf_token})
+    response = client.post("/runs/new/", {"driver": "scripted", "scenario": scenario, "csrfmiddlewaretoken": client.csrf_token})
 
     assert response.status_code == HTTPStatus.OK
     assert 'class="field-error"' in response.content.decode()
@@ -395,6 +397,7 @@ def test_new_run_form_refuses_a_bad_run_policy_on_its_field(csrf_client: Callabl
     response = client.post(
         "/runs/new/",
         {
+            "driver": "scripted",
             "scenario": '{"steps": [{"message": "hi"}]}',
             "run_policy": '{"approvals": {"question": "sometimes"}}',
             "csrfmiddlewaretoken": client.csrf_token,
@@ -457,3 +460,30 @@ def test_a_viewer_may_not_change_session_modes(csrf_client: Callable[[Any], Clie
     assert response.status_code == HTTPStatus.FORBIDDEN
     run.session.refresh_from_db()
     assert run.session.runtime_mode == "approval-required"
+
+
+def test_new_run_form_starts_an_agent_run_under_a_named_policy(csrf_client: Callable[[Any], Client], alice: Any) -> None:
+    from approvals.models import Policy
+    from approvals.services import policy_save
+
+    policy_save(policy=Policy(name="strict", document={"default": "ask"}))
+    client = csrf_client(alice)
+    response = client.post(
+        "/runs/new/",
+        {"driver": "claude-code", "policy": "strict", "prompt": "fix the tests", "scenario": "ignored for agents",
+         "csrfmiddlewaretoken": client.csrf_token},
+    )
+    run = Run.objects.get(prompt="fix the tests")
+    assert response.status_code == HTTPStatus.FOUND
+    assert (run.driver, run.policy.name, run.scenario) == ("claude-code", "strict", None)
+
+
+def test_new_run_form_refuses_what_the_driver_does_not_model(csrf_client: Callable[[Any], Client], alice: Any) -> None:
+    client = csrf_client(alice)
+    response = client.post(
+        "/runs/new/",
+        {"driver": "claude-code", "prompt": "x", "run_policy": '{"sandbox": "read-only"}', "csrfmiddlewaretoken": client.csrf_token},
+    )
+    assert response.status_code == HTTPStatus.OK
+    assert "read-only" in response.content.decode()
+    assert not Run.objects.exists()
