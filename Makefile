@@ -21,7 +21,7 @@ $(VENV)/.installed: pyproject.toml
 setup: $(VENV)/.installed
 
 run: setup
-	$(PY) manage.py migrate --noinput
+	$(PY) manage.py migrate --noinput -v 0
 	$(PY) manage.py serve --host $(HOST) --port $(PORT)
 
 $(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION):
