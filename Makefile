@@ -10,7 +10,7 @@ CLAUDE_CODE_VERSION := 2.1.197
 CODEX_VERSION := 0.171.0
 AGENTS := .agents
 
-.PHONY: run test setup agents chromium bench check clean
+.PHONY: run test lint setup agents chromium bench check clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,7 +39,10 @@ chromium:
 		else echo "install Debian's chromium (apt-get install chromium) for the browser tests"; fi; \
 	fi
 
-test: setup agents chromium
+lint: setup
+	$(VENV)/bin/ruff check .
+
+test: setup agents chromium lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: setup

@@ -9,9 +9,10 @@ the driver is told, applying the run policy's fallbacks.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, Q

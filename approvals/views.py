@@ -7,7 +7,8 @@ partial: the decided card ("Approved by alice") on success, the card with the re
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import permission_required

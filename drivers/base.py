@@ -9,9 +9,10 @@ into the native reply.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping, Protocol
+from typing import Any, Literal, Protocol
 
 Kind = Literal["permission", "plan_review", "question"]
 Outcome = Literal["allow", "deny", "abort", "answer"]

@@ -21,8 +21,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from drivers.base import Decision, Descriptor, RunContext, RunResult, ToolRequest
 
@@ -271,7 +272,7 @@ class ScriptedDriver:
 
         try:
             await asyncio.wait_for(asyncio.gather(drain(), proc.wait()), timeout)
-        except (asyncio.TimeoutError, asyncio.CancelledError) as exc:
+        except (TimeoutError, asyncio.CancelledError) as exc:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:

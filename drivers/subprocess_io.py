@@ -29,8 +29,9 @@ import contextlib
 import json
 import os
 import signal
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 __all__ = ["JsonLinesProcess", "ProtocolError", "ProcessExitedError", "ProcessStartError"]
 
@@ -130,7 +131,7 @@ class JsonLinesProcess:
         if self._stderr_task is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(self._stderr_task), 1.0)
-            except (asyncio.TimeoutError, Exception):
+            except (TimeoutError, Exception):
                 self._stderr_task.cancel()
                 with contextlib.suppress(BaseException):
                     await self._stderr_task
@@ -208,7 +209,7 @@ class JsonLinesProcess:
         try:
             await asyncio.wait_for(proc.wait(), max(timeout, 0.01))
             return True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
 
     @staticmethod

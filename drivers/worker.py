@@ -12,8 +12,9 @@ import logging
 import os
 import socket
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from channels.consumer import AsyncConsumer
 from channels.db import database_sync_to_async
@@ -159,7 +160,7 @@ class WorkerRunContext:
                     timeout = min(timeout, deadline)
                 try:
                     await asyncio.wait_for(self._wake.wait(), timeout=max(timeout, 0.01))
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
         return Decision(
             outcome=outcome.outcome,

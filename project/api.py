@@ -6,7 +6,8 @@ that says what happened (400 bad input, 404 unknown, 409 conflict, 410 expired).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from rest_framework import exceptions, serializers
 from rest_framework.parsers import BaseParser

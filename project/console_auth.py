@@ -6,8 +6,9 @@ browser is told to navigate instead (HX-Redirect), back to the page it was on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import wraps
-from typing import Any, Callable
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login

@@ -15,7 +15,6 @@ from approvals.models import Approval
 from approvals.selectors import grants_active
 from runs.models import Activity, Run
 
-
 GRANT_EVENTS = {"grant.created", "grant.revoked"}
 
 

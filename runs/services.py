@@ -4,9 +4,10 @@ activity, and schedules the doorbell and the console push after commit."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction

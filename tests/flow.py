@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from http import HTTPStatus
 import asyncio
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from http import HTTPStatus
+from typing import Any
 
 from asgiref.sync import sync_to_async
 

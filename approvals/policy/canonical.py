@@ -24,7 +24,7 @@ class JSONInt(int):
 
     literal: str
 
-    def __new__(cls, literal: str) -> "JSONInt":
+    def __new__(cls, literal: str) -> JSONInt:
         obj = super().__new__(cls, int(literal))
         obj.literal = literal
         return obj
@@ -44,7 +44,7 @@ class JSONFloat(float):
 
     literal: str
 
-    def __new__(cls, literal: str) -> "JSONFloat":
+    def __new__(cls, literal: str) -> JSONFloat:
         obj = super().__new__(cls, float(literal))
         obj.literal = literal
         return obj

@@ -46,8 +46,7 @@ simple command of its own, classified on its own; the wrapper itself is read-onl
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Callable
+from collections.abc import Callable, Mapping
 
 READ_ONLY = "read-only"
 LOCAL = "local-mutation"

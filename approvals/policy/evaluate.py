@@ -35,7 +35,7 @@ class Segment:
     reason: str = ""
 
     @classmethod
-    def _make(cls, command, words, side_effect_class, decision, rule, writes_file, reason) -> "Segment":
+    def _make(cls, command, words, side_effect_class, decision, rule, writes_file, reason) -> Segment:
         # The frozen dataclass __init__ sets fields one by one; evaluate's hot path fills
         # the instance dict at once (same fields, same immutability afterwards).
         obj = object.__new__(cls)
@@ -65,7 +65,7 @@ class Verdict:
     grant: Mapping | None = None  # the grant that turned ask into allow
 
     @classmethod
-    def _make(cls, decision, reason, rule, segments=(), side_effect_class=None, grant=None) -> "Verdict":
+    def _make(cls, decision, reason, rule, segments=(), side_effect_class=None, grant=None) -> Verdict:
         obj = object.__new__(cls)
         obj.__dict__.update(decision=decision, reason=reason, rule=rule, segments=segments,
                             side_effect_class=side_effect_class, grant=grant)

@@ -84,7 +84,7 @@ def _covers(grant: Mapping, req: Mapping, segments, script) -> bool:
             return False
         if any(c.writes_file or c.dynamic_name for c in script.commands):
             return False
-        for cmd, seg in zip(script.commands, segments):
+        for cmd, seg in zip(script.commands, segments, strict=True):
             if seg.decision != "allow" and not _covers_words(grant, cmd.words):
                 return False
         return True

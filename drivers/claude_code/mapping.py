@@ -9,8 +9,9 @@ import difflib
 import json
 import re
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from drivers.base import Decision, ToolRequest
 

@@ -56,7 +56,8 @@ from __future__ import annotations
 
 from drivers.base import Descriptor
 
-from .driver import APPROVAL_POLICY, CodexDriver as _CodexDriver
+from .driver import APPROVAL_POLICY
+from .driver import CodexDriver as _CodexDriver
 
 __all__ = ["DESCRIPTOR", "CodexDriver", "APPROVAL_POLICY"]
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 # Run-policy sandbox value -> `thread/start` `sandbox` (SandboxMode of app-server 0.171.0).
 SANDBOX_MODES = {

@@ -6,8 +6,9 @@ import asyncio
 import contextlib
 import itertools
 import logging
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from drivers.base import Decision, Descriptor, DriverError, RunAborted, RunResult, ToolRequest
 from drivers.subprocess_io import JsonLinesProcess, ProcessExitedError, ProcessStartError, ProtocolError

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals.models import Approval, Grant
+from approvals.models import Approval
 from runs.models import Activity, Step
 from tests.flow import decide, eventually, finished, messages, pending_approval, start_run
 

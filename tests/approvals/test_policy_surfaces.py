@@ -17,7 +17,6 @@ from tests.approvals.policy.policytest import ISSUE_POLICY as POLICY
 from tests.processes import ROOT
 
 
-
 def policy_check(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "manage.py", "policy_check", *args], cwd=ROOT, capture_output=True, text=True, timeout=60

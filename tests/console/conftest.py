@@ -3,7 +3,8 @@ created through the real gate (no worker needed: the gate is a service)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.test import Client

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -264,7 +265,7 @@ def test_run_page_shows_request_and_decision(csrf_client: Callable[[Any], Client
 
     html = client.get(f"/runs/{approval.run_id}/").content.decode()
 
-    assert 'ws-connect="/ws/runs/%d/"' % approval.run_id in html
+    assert f'ws-connect="/ws/runs/{approval.run_id}/"' in html
     assert "git push origin main" in html
     assert "denied</span>" in html and "by <strong>alice</strong>" in html
     assert "Reason: no pushes" in html

@@ -14,22 +14,22 @@ from __future__ import annotations
 import json
 import os
 import signal
+from collections.abc import Iterator
 from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
 
 from approvals.models import Approval
 from runs.models import Run, Step
-from tests.flow import eventually
 from tests.drivers.test_claude_code import CLAUDE_BIN, QUESTIONS, processes_in
 from tests.drivers.test_codex import _codex_bin
 from tests.fakes import anthropic_server as anthropic
 from tests.fakes import responses_server as responses
-from tests.flow import decide, pending_approval
+from tests.flow import decide, eventually, pending_approval
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.agents]
 

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from drivers.base import Decision, RunAborted, RunResult, ToolRequest
-from drivers.codex import DESCRIPTOR, CodexDriver
-from drivers.codex import translate
+from drivers.codex import DESCRIPTOR, CodexDriver, translate
 from tests.drivers.fake_context import FakeRunContext
 from tests.fakes.responses_server import (
     FakeResponsesServer,

@@ -30,13 +30,14 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterable, Sequence
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Callable, Iterable, Sequence, Union
+from typing import Any
 
 from tests.fakes.http import BackgroundHTTPServer
 
 Block = dict[str, Any]
-Turn = Union[Sequence[Block], Callable[[dict[str, Any]], Sequence[Block]]]
+Turn = Sequence[Block] | Callable[[dict[str, Any]], Sequence[Block]]
 
 __all__ = ["FakeAnthropicServer", "text", "tool_use", "tool_results_of"]
 

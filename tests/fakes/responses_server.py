@@ -29,13 +29,14 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Callable, Iterable, Mapping, Sequence, Union
+from typing import Any
 
 from tests.fakes.http import BackgroundHTTPServer
 
 Item = dict[str, Any]
-Turn = Union[Sequence[Item], Callable[[dict[str, Any]], Sequence[Item]]]
+Turn = Sequence[Item] | Callable[[dict[str, Any]], Sequence[Item]]
 
 _ids = itertools.count(1)
 

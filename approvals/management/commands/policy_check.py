@@ -6,7 +6,6 @@ Prints one JSON object {"decision", "reason", "rule", "segments"} per request an
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 

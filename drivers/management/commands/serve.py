@@ -100,11 +100,10 @@ class Command(BaseCommand):
         return user, True
 
     def _demo_runs(self, user: Any) -> None:
-        from runs.models import Run
-        from runs.services import run_create
-
         from approvals.models import Policy
         from approvals.services import policy_save
+        from runs.models import Run
+        from runs.services import run_create
 
         if Run.objects.exists():
             return

@@ -38,7 +38,7 @@ def disagreements(policy: Mapping, cases: Sequence) -> list[tuple[str, str, str,
 def format_table(rows) -> str:
     header = ("tool", "input", "expected", "got")
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(4)]
-    line = " | ".join("{:<%d}" % w for w in widths)
+    line = " | ".join(f"{{:<{w}}}" for w in widths)
     out = [line.format(*header), "-+-".join("-" * w for w in widths)]
     out += [line.format(*row) for row in rows]
     return "\n".join(out)

@@ -2,11 +2,18 @@
 
 import pytest
 
-from approvals.policy import (DEFAULT_POLICY, PolicyError, compile_policy, evaluate, grant_covers,
-                              policy_version, suggest_grant, validate_grant)
+from approvals.policy import (
+    DEFAULT_POLICY,
+    PolicyError,
+    compile_policy,
+    evaluate,
+    grant_covers,
+    policy_version,
+    suggest_grant,
+    validate_grant,
+)
 
-from .policytest import ISSUE_POLICY
-from .policytest import assert_cases
+from .policytest import ISSUE_POLICY, assert_cases
 
 
 @pytest.mark.parametrize("document, field, value", [

@@ -5,8 +5,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from approvals.policy import (DEFAULT_POLICY, canonical_json, classify, compile_policy, evaluate,
-                              parse_json_strict)
+from approvals.policy import DEFAULT_POLICY, canonical_json, classify, compile_policy, evaluate, parse_json_strict
 
 from .policytest import ISSUE_POLICY
 

@@ -2,8 +2,17 @@
 
 import pytest
 
-from approvals.policy import (DEFAULT_POLICY, PolicyError, answers_of, apply_runtime_mode, compile_policy,
-                              describe_answers, evaluate, is_complete, validate_questions)
+from approvals.policy import (
+    DEFAULT_POLICY,
+    PolicyError,
+    answers_of,
+    apply_runtime_mode,
+    compile_policy,
+    describe_answers,
+    evaluate,
+    is_complete,
+    validate_questions,
+)
 
 QUESTIONS = [
     {"id": "color", "header": "Color", "question": "Which colour?",

@@ -4,8 +4,7 @@ import pytest
 
 from approvals.policy import DEFAULT_POLICY, RunView, compile_policy, evaluate
 
-from .policytest import ISSUE_POLICY
-from .policytest import assert_cases, disagreements, format_table
+from .policytest import ISSUE_POLICY, assert_cases, disagreements, format_table
 
 
 def bash(command):

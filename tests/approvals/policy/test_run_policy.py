@@ -4,8 +4,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from approvals.policy import (PolicyError, RunPolicy, check_capabilities, materialise, parse_run_policy,
-                              resolve_run_policy)
+from approvals.policy import PolicyError, RunPolicy, check_capabilities, materialise, parse_run_policy, resolve_run_policy
 
 
 def test_a_full_run_policy_parses_and_round_trips():
