@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from .errors import PolicyError
 
@@ -21,7 +21,21 @@ QUESTION_ROUTING = (INHERIT, "ask", "auto-deny")  # a question is never auto-app
 FALLBACK = (INHERIT, "abort", "continue", "retry")
 KINDS = ("permission", "plan_review", "question")
 
-DEFAULTS = {
+
+
+class _Defaults(TypedDict):
+    permission: str
+    plan_review: str
+    question: str
+    timeout_s: float
+    on_timeout: str
+    on_reject: str
+    max_retries: int
+
+
+_RoutingKey = Literal["permission", "plan_review", "question", "on_timeout", "on_reject"]
+
+DEFAULTS: _Defaults = {
     "permission": "ask",
     "plan_review": "ask",
     "question": "auto-deny",
@@ -147,7 +161,7 @@ def materialise(policy: RunPolicy) -> dict[str, Any]:
     if retries is None or retries == 0:
         retries = DEFAULTS["max_retries"]
 
-    def pick(value: str, key: str) -> str:
+    def pick(value: str, key: _RoutingKey) -> str:
         return DEFAULTS[key] if value in (INHERIT, "", None) else value
 
     return {

@@ -101,7 +101,8 @@ def file_change_requests(
     reason = params.get("reason")
     requests = []
     for change in changes:
-        kind = change.get("kind") if isinstance(change.get("kind"), Mapping) else {}
+        raw_kind = change.get("kind")
+        kind: Mapping[str, Any] = raw_kind if isinstance(raw_kind, Mapping) else {}
         kind_type = str(kind.get("type") or "update")
         path = relative_path(str(change.get("path") or ""), workspace)
         diff = str(change.get("diff") or "")
