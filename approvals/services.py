@@ -29,13 +29,13 @@ from runs.services import activity_record, run_mark_running, run_mark_waiting
 logger = logging.getLogger(__name__)
 
 # The verbs each kind accepts: an answer is never a decision and a decision never an answer.
-VERBS_BY_KIND = {
+VERBS_BY_KIND: dict[str, set[str]] = {
     Approval.Kind.PERMISSION: {"approve", "deny"},
     Approval.Kind.PLAN_REVIEW: {"approve", "deny"},
     Approval.Kind.INTERRUPTED_SIDE_EFFECT: {"approve", "deny"},
     Approval.Kind.QUESTION: {"answer"},
 }
-ACTIVITY_KIND = {Approval.Kind.QUESTION: "user-input"}
+ACTIVITY_KIND: dict[str, str] = {Approval.Kind.QUESTION: "user-input"}
 
 
 class ApprovalError(Exception):
@@ -348,6 +348,7 @@ def approval_decide(
         _resolve(approval, status=status, user=user, via=via, reason=reason, scope=scope, plan_mode=mode)
         grant = None
         if scope == "session":
+            assert approval.suggested_grant is not None  # refused above when there is none
             grant = grant_create(
                 session_id=approval.run.session_id,
                 rule=approval.suggested_grant,
@@ -452,6 +453,7 @@ def gate_resolution(*, approval_id: int, retry_supported: bool) -> GateOutcome |
         run, step = approval.run, approval.step
         if approval.status == Approval.Status.PENDING:
             return None
+        assert step is not None  # every approval is created for a step (_approval_create)
         if approval.status == Approval.Status.APPROVED and approval.kind == Approval.Kind.INTERRUPTED_SIDE_EFFECT:
             outcome = recheck_after_interruption(approval=approval)
             if outcome.outcome == "allow":
@@ -574,6 +576,7 @@ def recheck_after_interruption(*, approval: Approval) -> GateOutcome:
     still asks for exactly the request a person already approved (same hash); anything
     else pauses the run on a new approval."""
     run, step = approval.run, approval.step
+    assert step is not None  # every approval is created for a step (_approval_create)
     grants = list(grants_active(session_id=run.session_id))
     verdict = core.evaluate(
         core.compile_policy(run.policy_document), step.request, run_view=core.RunView(), grants=[g.rule for g in grants]

@@ -45,7 +45,7 @@ class WorkerRunContext:
         self.runtime_mode: str = run.session.runtime_mode
         self.interaction_mode: str = run.session.interaction_mode
         self.run_policy: Mapping[str, Any] = run.run_policy
-        self.settings = driver_settings(run.driver)
+        self.settings: Mapping[str, Any] = driver_settings(run.driver)
         self.descriptor = registry.descriptor(run.driver)
         self._supervisor = supervisor
         self._cancel = asyncio.Event()

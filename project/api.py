@@ -87,7 +87,7 @@ def exception_handler(exc: Exception, context: Any) -> Response | None:
         return Response(exc.to_dict(), status=400)
     if isinstance(exc, exceptions.ValidationError):
         field, message = _first_field_error(exc.detail)
-        body = {"code": "invalid", "message": f"{field}: {message}" if field else message, "field": field or None}
+        body: dict[str, Any] = {"code": "invalid", "message": f"{field}: {message}" if field else message, "field": field or None}
         body["errors"] = exc.detail
         return Response({k: v for k, v in body.items() if v is not None}, status=400)
     response = drf_exception_handler(exc, context)

@@ -49,7 +49,10 @@ def user_for_token(token: str) -> Any:
         raise LoginLinkError("This login link is not valid.") from None
     if not isinstance(data, dict):
         raise LoginLinkError("This login link is not valid.")
-    user = get_user_model()._default_manager.filter(pk=data.get("u")).first()
+    user_pk = data.get("u")
+    if user_pk is None:  # filter(pk=None) would match no user either
+        raise LoginLinkError("This login link is not valid.")
+    user = get_user_model()._default_manager.filter(pk=user_pk).first()
     if user is None or not user.is_active:
         raise LoginLinkError("This login link is not valid.")
     if not constant_time_compare(str(data.get("f", "")), _fingerprint(user)):

@@ -106,7 +106,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "gatehouse.sqlite3",
+            "NAME": str(VAR_DIR / "gatehouse.sqlite3"),
             "OPTIONS": dict(_SQLITE_OPTIONS),
             # A file, not memory: tests that start a worker process share it.
             # One per test process, so parallel test runs never share a file.

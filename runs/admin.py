@@ -27,8 +27,7 @@ class AgentSessionAdmin(ReadOnlyAdmin):
 
 class StepInline(admin.TabularInline):
     model = Step
-    fields = ["seq", "tool", "verdict", "rule", "status", "decided_by", "exit_code"]
-    readonly_fields = fields
+    fields = readonly_fields = ("seq", "tool", "verdict", "rule", "status", "decided_by", "exit_code")
     extra = 0
     can_delete = False
 

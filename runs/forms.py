@@ -68,7 +68,9 @@ class RunCreateForm(forms.Form):
         from approvals.models import Policy
 
         super().__init__(*args, **kwargs)
-        self.fields["policy"].choices = [("", "Default policy")] + [
+        policy_field = self.fields["policy"]
+        assert isinstance(policy_field, forms.ChoiceField)  # declared as one above
+        policy_field.choices = [("", "Default policy")] + [
             (name, name) for name in Policy.objects.order_by("name").values_list("name", flat=True)
         ]
 

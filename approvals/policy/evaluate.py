@@ -126,7 +126,7 @@ def _segment(policy: CompiledPolicy, cmd: SimpleCommand) -> Segment:
     what = f"`{cmd.text}`"
     ruleset = policy.commands
     hit = ruleset.match(words_subject(cmd.words)) if ruleset is not None else None
-    if hit is not None:
+    if ruleset is not None and hit is not None:
         decision, index = hit
         rule = f"commands.{decision}[{index}]"
         reason = _rule_reason(ruleset, decision, index, what)
@@ -168,7 +168,7 @@ def _edit(policy: CompiledPolicy, req: Mapping) -> Verdict:
     ruleset = policy.edits
     hit = ruleset.match(path_candidates(path, req.get("cwd"))) if ruleset is not None else None
     cls = classify_tool(req["tool"])
-    if hit is not None:
+    if ruleset is not None and hit is not None:
         decision, index = hit
         return Verdict(decision, _rule_reason(ruleset, decision, index, what), f"edits.{decision}[{index}]",
                        (), cls)

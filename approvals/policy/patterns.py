@@ -44,6 +44,7 @@ class CommandMatcher:
 
     def __init__(self, patterns: list[str]) -> None:
         self.size = len(patterns)
+        self._regex: re.Pattern[str] | None
         if patterns:
             alternatives = "|".join(f"(?P<r{i}>{command_regex(p)})" for i, p in enumerate(patterns))
             self._regex = re.compile(alternatives, re.DOTALL)
@@ -57,7 +58,9 @@ class CommandMatcher:
         m = self._regex.match(subject)
         if m is None:
             return None
-        return int(m.lastgroup[1:])
+        group = m.lastgroup
+        assert group is not None  # the only capturing groups are the named alternatives
+        return int(group[1:])
 
 
 def words_subject(words) -> str:

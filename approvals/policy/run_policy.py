@@ -22,7 +22,6 @@ FALLBACK = (INHERIT, "abort", "continue", "retry")
 KINDS = ("permission", "plan_review", "question")
 
 
-
 class _Defaults(TypedDict):
     permission: str
     plan_review: str

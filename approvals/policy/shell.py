@@ -20,7 +20,7 @@ import threading
 from typing import NamedTuple
 
 import tree_sitter_bash
-from tree_sitter import Language, Parser
+from tree_sitter import Language, Node, Parser
 
 BASH = Language(tree_sitter_bash.language())
 _local = threading.local()
@@ -222,7 +222,7 @@ def _parse(script: str, level: int) -> Script:
     parsed = not root.has_error
     out: list[SimpleCommand] = []
     # (node, inherited "writes to a file" from an enclosing redirected_statement)
-    stack = [(root, False, None)]
+    stack: list[tuple[Node, bool, str | None]] = [(root, False, None)]
     while stack:
         node, writes, shown = stack.pop()
         ntype = node.type
@@ -261,8 +261,8 @@ def _parse(script: str, level: int) -> Script:
                         stack.append((parts[k], body_writes if k == len(parts) - 1 else writes, None))
                 else:
                     # a lone command shows with its redirections (`echo hi > out`)
-                    text = _text(node) if child.type == "command" else None
-                    stack.append((child, body_writes, text))
+                    lone_text = _text(node) if child.type == "command" else None
+                    stack.append((child, body_writes, lone_text))
             continue
         # Substitutions start a fresh command: an outer redirection does not apply inside.
         inherit = False if ntype in ("command_substitution", "process_substitution") else writes
@@ -333,6 +333,7 @@ def _inner_commands(cmd: SimpleCommand, out: list[SimpleCommand], level: int) ->
     words = cmd.words
     name = words[0]
     if name in _SHELLS or name == "eval":
+        source: str | None
         if name == "eval":
             source = " ".join(words[1:])
         else:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
 import os
@@ -368,7 +369,7 @@ class _ClaudeRun:
             self._pending_native[request_id] = request
             task = asyncio.create_task(self._decide(request_id, request))
             self._pending[request_id] = task
-            task.add_done_callback(lambda t, rid=request_id: self._handler_done(rid, t))
+            task.add_done_callback(functools.partial(self._handler_done, request_id))
         else:
             # The CLI waits for an answer to every control request: never leave one hanging.
             await self._notice("warning", f"Claude Code asked for {subtype!r}, which Gatehouse does not support; refused.")
@@ -419,7 +420,8 @@ class _ClaudeRun:
 
     async def _decide(self, request_id: str, request: dict[str, Any]) -> None:
         native = str(request.get("tool_name") or "")
-        tool_input = request.get("input") if isinstance(request.get("input"), dict) else {}
+        raw_input = request.get("input")
+        tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         tool_use_id = str(request.get("tool_use_id") or "")
         if tool_use_id and tool_use_id in self._decided:
             await self._reply(request_id, self._decided[tool_use_id][2])
@@ -638,7 +640,9 @@ class _ClaudeRun:
         self._stopping = True
         for task in list(self._pending.values()):
             task.cancel()
-        tasks = [t for t in (self._read_task, self._cancel_task, *self._pending.values()) if t is not None]
+        tasks: list[asyncio.Task[Any]] = [
+            t for t in (self._read_task, self._cancel_task, *self._pending.values()) if t is not None
+        ]
         for task in tasks:
             task.cancel()
         for task in tasks:

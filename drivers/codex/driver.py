@@ -191,7 +191,8 @@ class _Session:
         status = turn.get("status")
         if status == "completed":
             return RunResult(status="completed", text=self.last_text, usage=self.usage)
-        error = turn.get("error") if isinstance(turn.get("error"), Mapping) else {}
+        raw_error = turn.get("error")
+        error: Mapping[str, Any] = raw_error if isinstance(raw_error, Mapping) else {}
         message = str(error.get("message") or f"turn ended {status}")
         reason = "agent_error" if status == "failed" else "agent_interrupted"
         await self._emit("notice", {"level": "error", "text": f"Codex turn {status}: {message}", "reason": reason})

@@ -8,13 +8,19 @@ a local admin account (no password: it signs in through a one-time link) and two
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, TypedDict
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-DEMO_RUNS = [
+
+class _DemoRun(TypedDict):
+    prompt: str
+    scenario: dict[str, Any]
+
+
+DEMO_RUNS: list[_DemoRun] = [
     {
         "prompt": "Demo: say hello from the shell",
         "scenario": {
