@@ -311,8 +311,13 @@ class Supervisor:
             self._starting.discard(run_id)
 
     async def reconcile(self) -> None:
-        from runs.services import runs_claimable
+        from runs.services import run_release, runs_claimable, runs_leased
 
+        # A worker of this machine that is gone (the embedded server restarted) frees its
+        # runs at once instead of after the lease TTL.
+        for run_id, owner in await _db(runs_leased)():
+            if owner != self.owner and _dead_local_owner(owner):
+                await _db(run_release)(run_id=run_id, owner=owner)
         for run_id in await _db(runs_claimable)():
             await self.start_run(run_id)
 
@@ -397,6 +402,21 @@ def _cancel_requested(run_id: int) -> bool:
     from runs.models import Run
 
     return Run.objects.filter(pk=run_id, cancel_requested=True).exists()
+
+
+def _dead_local_owner(owner: str) -> bool:
+    """True when `owner` ("host:pid:nonce") names a process of this host that has exited."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
 
 
 _supervisor: Supervisor | None = None

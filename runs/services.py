@@ -166,6 +166,11 @@ def runs_claimable() -> list[int]:
     )
 
 
+def runs_leased() -> list[tuple[int, str]]:
+    """Unfinished runs that some worker holds: (run id, owner)."""
+    return list(Run.objects.exclude(status__in=Run.FINISHED).exclude(owner="").values_list("id", "owner"))
+
+
 def run_heartbeat(*, run_id: int, owner: str) -> tuple[bool, bool]:
     """Renew the lease; returns (still owned, cancel requested)."""
     owned = Run.objects.filter(pk=run_id, owner=owner).update(heartbeat_at=timezone.now()) == 1

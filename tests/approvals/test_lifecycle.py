@@ -410,3 +410,31 @@ async def test_an_approved_interruption_pauses_again_when_the_policy_now_asks(ap
     assert (await finished(run["id"])).status == "completed"
     assert (Path(run["workspace"]) / "made.txt").exists()
     await asyncio.gather(*sup.tasks.values(), return_exceptions=True)
+
+
+async def test_a_restarted_embedded_server_takes_over_at_once_from_its_dead_predecessor(api: Any, settings: Any) -> None:
+    """The lease TTL is long here; a dead local owner (its pid is gone) frees the run anyway."""
+    import asyncio
+    import socket
+    import subprocess
+
+    from drivers.worker import Supervisor
+    from runs.models import Run
+
+    settings.GATEHOUSE_LEASE_TTL_S = 3600
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    run = await start_run(api, {"steps": [{"message": "hi"}]})
+    await sync_to_async(Run.objects.filter(pk=run["id"]).update)(owner=f"{socket.gethostname()}:{gone.pid}:dead")
+    alive = await sync_to_async(Run.objects.create)(
+        session_id=run["session"], driver="scripted", scenario={"steps": [{"message": "x"}]}, workspace=run["workspace"],
+        owner=f"{socket.gethostname()}:{__import__('os').getpid()}:alive",
+    )
+    from django.utils import timezone
+
+    await sync_to_async(Run.objects.filter(pk=alive.pk).update)(heartbeat_at=timezone.now())
+    sup = Supervisor()
+    await sup.reconcile()
+    assert (await finished(run["id"])).status == "completed"
+    assert alive.pk not in sup.tasks  # a live owner keeps its lease
+    await asyncio.gather(*sup.tasks.values(), return_exceptions=True)
