@@ -187,6 +187,9 @@ USE_TZ = True
 
 # --- Gatehouse ------------------------------------------------------------------------------
 GATEHOUSE_WORKSPACES_DIR = Path(env_str("GATEHOUSE_WORKSPACES_DIR", str(VAR_DIR / "workspaces"))).resolve()
+# Where a run may name its workspace: empty = any existing directory the server can reach
+# (the embedded default, one trusted operator); set it when several people start runs.
+GATEHOUSE_WORKSPACE_ROOTS = [Path(p).resolve() for p in env_list("GATEHOUSE_WORKSPACE_ROOTS", [])]
 GATEHOUSE_RUNTIME_DIR = Path(env_str("GATEHOUSE_RUNTIME_DIR", str(VAR_DIR / "runtime"))).resolve()
 # How often a waiting run re-reads its approval row when no doorbell rings (seconds).
 GATEHOUSE_WAIT_POLL_S = env_float("GATEHOUSE_WAIT_POLL_S", 1.0)

@@ -56,6 +56,10 @@ def _prepare_workspace(run_id: int, workspace: str) -> str:
         path = Path(workspace).expanduser().resolve()
         if not path.is_dir():
             raise RunError("invalid_workspace", f"workspace {workspace!r} is not a directory", field="workspace")
+        roots = settings.GATEHOUSE_WORKSPACE_ROOTS
+        if roots and not any(path == root or root in path.parents for root in roots):
+            allowed = ", ".join(str(root) for root in roots)
+            raise RunError("invalid_workspace", f"workspace {workspace!r} is outside the allowed roots ({allowed})", field="workspace")
         return str(path)
     path = settings.GATEHOUSE_WORKSPACES_DIR / f"run-{run_id}"
     path.mkdir(parents=True, exist_ok=True)

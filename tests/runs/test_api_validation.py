@@ -113,3 +113,18 @@ def test_activities_are_append_only(reviewer: Any) -> None:
     activity.payload = {"rewritten": True}
     with pytest.raises(ValueError, match="append-only"):
         activity.save()
+
+
+def test_a_workspace_outside_the_allowed_roots_is_refused(api: Any, settings: Any, tmp_path: Any) -> None:
+    allowed = tmp_path / "allowed"
+    (allowed / "project").mkdir(parents=True)
+    settings.GATEHOUSE_WORKSPACE_ROOTS = [allowed.resolve()]
+    body = {"driver": "scripted", "scenario": {"steps": [{"message": "hi"}]}}
+    outside = api.post("/api/v1/runs/", {**body, "workspace": str(tmp_path)}, format="json")
+    assert outside.status_code == HTTPStatus.BAD_REQUEST
+    assert (outside.json()["code"], outside.json()["field"]) == ("invalid_workspace", "workspace")
+    # `..` cannot climb out: the path is resolved first.
+    climbing = api.post("/api/v1/runs/", {**body, "workspace": str(allowed / "project" / ".." / "..")}, format="json")
+    assert climbing.status_code == HTTPStatus.BAD_REQUEST
+    inside = api.post("/api/v1/runs/", {**body, "workspace": str(allowed / "project")}, format="json")
+    assert inside.status_code == HTTPStatus.CREATED
