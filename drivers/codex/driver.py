@@ -523,6 +523,10 @@ class _Session:
                 # There is no "cancel" answer to a question: interrupt the turn instead.
                 await self._stop_turn(interrupt=True)
                 raise _Aborted(decision.reason or "aborted")
+            if decision.outcome != "answer":
+                # An empty answers map is all Codex can carry; say in words that no person
+                # answered, so the model never takes the silence for a choice.
+                await self._steer_refusal(decision.reason or "No human answer to the questions.")
             await self._send({"id": request_id, "result": translate.answers_reply(decision, request)})
         else:
             await self._emit(

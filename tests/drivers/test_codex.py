@@ -300,6 +300,7 @@ async def test_declined_command_does_not_run_and_model_is_told(tmp_path, codex_b
     assert result.status == "completed"
     assert not (ctx.workspace / "forbidden.txt").exists()
     assert "rejected by user" in model_server.tool_output("call_no")
+    assert "Gatehouse refused that request: not today" in json.dumps(model_server.input_items(-1))
     assert ctx.finished == {}
     completed = [p for k, p in ctx.activities if k == "tool" and p["event"] == "completed"]
     assert completed and completed[-1]["status"] == "declined"
@@ -435,6 +436,8 @@ async def test_declined_question_gives_the_model_no_answer(tmp_path, codex_bin, 
 
     assert result.status == "completed"
     assert json.loads(model_server.tool_output("call_ask")) == {"answers": {}}
+    # ...and is told in words that no person answered, with the reason.
+    assert "Gatehouse refused that request: skip" in json.dumps(model_server.input_items(-1))
 
 
 @pytest.mark.agents
