@@ -50,6 +50,7 @@ class WorkerRunContext:
         self._supervisor = supervisor
         self._cancel = asyncio.Event()
         self._wake = asyncio.Event()
+        self.lease_lost = False
         self._channel = ""
         self._listener: asyncio.Task[None] | None = None
         # Steps recorded before this worker took the run, replayed in order on resume.
@@ -335,7 +336,12 @@ class Supervisor:
                         continue
                     owned, cancel = await _db(run_heartbeat)(run_id=run_id, owner=self.owner)
                     context = self.contexts.get(run_id)
-                    if context and (cancel or not owned):
+                    if context and not owned:
+                        # Another worker took the run over (this one stalled past the TTL):
+                        # stop here and leave the run's status to its new owner.
+                        context.lease_lost = True
+                        context.request_cancel()
+                    elif context and cancel:
                         context.request_cancel()
             except Exception:
                 logger.exception("worker maintenance failed; retrying")
@@ -375,6 +381,9 @@ class Supervisor:
             self.contexts.pop(run_id, None)
             if context is not None:
                 await context.close()
+        if context is not None and context.lease_lost:
+            logger.warning("run %s: lease lost to another worker; leaving it to the new owner", run_id)
+            return
         if context is not None and context.cancelled() and result.status != "completed":
             result = RunResult(status="cancelled", text=result.text, usage=result.usage)
         if result.status == "failed" and result.failure_reason == "cancelled":

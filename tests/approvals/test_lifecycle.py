@@ -438,3 +438,23 @@ async def test_a_restarted_embedded_server_takes_over_at_once_from_its_dead_pred
     assert (await finished(run["id"])).status == "completed"
     assert alive.pk not in sup.tasks  # a live owner keeps its lease
     await asyncio.gather(*sup.tasks.values(), return_exceptions=True)
+
+
+async def test_a_worker_that_lost_its_lease_stops_and_leaves_the_run_to_the_new_owner(api: Any, settings: Any) -> None:
+    import asyncio
+
+    from drivers.worker import Supervisor
+    from runs.models import Run
+
+    run = await start_run(api, WRITE_OUT)
+    stale = Supervisor()
+    assert await stale.start_run(run["id"])
+    await pending_approval(api, run["id"])
+    # Another worker took the lease while this one stalled.
+    await sync_to_async(Run.objects.filter(pk=run["id"]).update)(owner="elsewhere:1:new")
+    stale.ensure_background()
+    await asyncio.wait_for(asyncio.gather(*stale.tasks.values(), return_exceptions=True), timeout=10)
+    row = await sync_to_async(Run.objects.get)(pk=run["id"])
+    assert (row.status, row.owner) == ("waiting", "elsewhere:1:new")
+    assert await sync_to_async(Approval.objects.filter(run_id=run["id"], status="pending").count)() == 1
+    stale._background.cancel()  # type: ignore[union-attr]
