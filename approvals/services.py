@@ -16,12 +16,11 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, Q
-from django.utils import timezone
 
 from approvals import policy as core
 from approvals.models import Approval, Grant
 from approvals.selectors import grants_active
-from project import broadcast
+from project import broadcast, clock
 from runs import fragments
 from runs.models import Run, Step
 from runs.services import activity_record, run_mark_running, run_mark_waiting
@@ -87,7 +86,7 @@ def _deadline(run: Run) -> Any:
     timeout = run.run_policy.get("approvals", {}).get("timeout_s")
     if timeout is None:
         return None
-    return timezone.now() + timedelta(seconds=float(timeout))
+    return clock.now() + timedelta(seconds=float(timeout))
 
 
 def _routing(run: Run, kind: str) -> str:
@@ -294,8 +293,9 @@ def _load_for_decision(approval_id: int, verb: str, hash: str) -> Approval:
     _refuse_unless_pending(approval)
     if hash and hash != approval.hash:
         raise ApprovalError("stale", "The request changed since it was shown; reload and decide again.")
-    if approval.deadline is not None and approval.deadline <= timezone.now():
-        approval_expire(approval_id=approval.pk)
+    if approval.deadline is not None and approval.deadline <= clock.now():
+        # The deadline passed between the caller's expiry check and now; the worker
+        # records the expiry (this transaction is about to roll back).
         raise ApprovalError("expired", "This request expired before a decision was made.")
     return approval
 
@@ -303,7 +303,7 @@ def _load_for_decision(approval_id: int, verb: str, hash: str) -> Approval:
 def _resolve(approval: Approval, *, status: str, user: Any, via: str, **fields: Any) -> None:
     """Compare-and-set pending → status; the loser learns what happened instead."""
     changed = Approval.objects.filter(pk=approval.pk, status=Approval.Status.PENDING).update(
-        status=status, decided_by=user if getattr(user, "pk", None) else None, decided_via=via, decided_at=timezone.now(), **fields
+        status=status, decided_by=user if getattr(user, "pk", None) else None, decided_via=via, decided_at=clock.now(), **fields
     )
     if changed != 1:
         approval.refresh_from_db()
@@ -334,6 +334,7 @@ def approval_decide(
 ) -> Approval:
     """Approve or deny once. `scope="session"` also stores the suggested grant."""
     verb = "approve" if approve else "deny"
+    approval_expire(approval_id=approval_id)  # a late decision finds the request expired, recorded
     if scope not in ("once", "session"):
         raise ApprovalError("invalid_decision", f"scope must be 'once' or 'session', not {scope!r}")
     if mode not in ("", "default", "accept-edits"):
@@ -377,6 +378,7 @@ def approval_answer(
     *, approval_id: int, user: Any, answers: Mapping[str, Any] | None, hash: str = "", decline: bool = False, via: str = "api"
 ) -> Approval:
     """Answer a question (or decline it: the agent then gets a typed "no human answer")."""
+    approval_expire(approval_id=approval_id)
     with transaction.atomic():
         approval = _load_for_decision(approval_id, "answer", hash)
         questions = approval.presentation.get("questions", [])
@@ -409,8 +411,8 @@ def approval_expire(*, approval_id: int) -> bool:
     """Mark a pending approval whose deadline passed as expired (once)."""
     with transaction.atomic():
         changed = Approval.objects.filter(
-            pk=approval_id, status=Approval.Status.PENDING, deadline__lte=timezone.now()
-        ).update(status=Approval.Status.EXPIRED, decided_via=Approval.Via.TIMEOUT, decided_at=timezone.now())
+            pk=approval_id, status=Approval.Status.PENDING, deadline__lte=clock.now()
+        ).update(status=Approval.Status.EXPIRED, decided_via=Approval.Via.TIMEOUT, decided_at=clock.now())
         if changed:
             approval = Approval.objects.get(pk=approval_id)
             _after_resolution(approval, event_payload={"approval": approval_id, "decision": "expired", "via": "timeout"})
@@ -425,7 +427,7 @@ def approvals_detach_for_run(*, run_id: int, cancelled: bool = False) -> None:
         return
     status = Approval.Status.EXPIRED if cancelled else Approval.Status.CANCELLED
     Approval.objects.filter(pk__in=ids, status=Approval.Status.PENDING).update(
-        status=status, decided_via=Approval.Via.SYSTEM, decided_at=timezone.now()
+        status=status, decided_via=Approval.Via.SYSTEM, decided_at=clock.now()
     )
     for approval_id in ids:
         broadcast.fragment_on_commit(
@@ -539,7 +541,7 @@ def grant_create(
 
 def grant_revoke(*, grant: Grant, user: Any = None) -> Grant:
     with transaction.atomic():
-        changed = Grant.objects.filter(pk=grant.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        changed = Grant.objects.filter(pk=grant.pk, revoked_at__isnull=True).update(revoked_at=clock.now())
         if changed:
             for run_id in Run.objects.filter(session_id=grant.session_id).exclude(status__in=Run.FINISHED).values_list("id", flat=True):
                 activity_record(

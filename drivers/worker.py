@@ -241,14 +241,13 @@ def _interrupted_side_effect(run_id: int, step_id: int) -> Any:
 
 
 def _deadline_in(approval_id: int) -> float | None:
-    from django.utils import timezone
-
     from approvals.models import Approval
+    from project import clock
 
     deadline = Approval.objects.filter(pk=approval_id).values_list("deadline", flat=True).first()
     if deadline is None:
         return None
-    return (deadline - timezone.now()).total_seconds()
+    return (deadline - clock.now()).total_seconds()
 
 
 def driver_settings(driver: str) -> dict[str, Any]:

@@ -94,3 +94,13 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> Any:
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                     "WHERE datname = current_database() AND pid <> pg_backend_pid()"
                 )
+
+
+@pytest.fixture
+def clock() -> Any:
+    """The deadline clock, to move forward instead of sleeping (reset after the test)."""
+    from project import clock as deadline_clock
+
+    deadline_clock.reset()
+    yield deadline_clock
+    deadline_clock.reset()

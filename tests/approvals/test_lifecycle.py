@@ -28,27 +28,42 @@ def approvals_of(run_id: int) -> list[Approval]:
 # --- Timeouts and their fallbacks -----------------------------------------------------------
 
 
-async def test_timeout_with_abort_fails_the_run(api: Any, worker: Any) -> None:
-    run = await start_run(api, PUSH, run_policy={"approvals": {"timeout_s": 0.3, "on_timeout": "abort"}})
+async def test_timeout_with_abort_fails_the_run(api: Any, worker: Any, clock: Any) -> None:
+    run = await start_run(api, PUSH, run_policy={"approvals": {"timeout_s": 300, "on_timeout": "abort"}})
+    await pending_approval(api, run["id"])
+    clock.advance(301)
     done = await finished(run["id"])
     assert (done.status, done.failure_reason) == ("failed", "approval_timeout")
     (approval,) = await sync_to_async(approvals_of)(run["id"])
     assert (approval.status, approval.decided_via) == ("expired", "timeout")
 
 
-async def test_timeout_with_continue_hands_the_agent_a_typed_refusal(api: Any, worker: Any) -> None:
-    run = await start_run(api, PUSH, run_policy={"approvals": {"timeout_s": 0.3, "on_timeout": "continue"}})
+async def test_before_the_deadline_nothing_expires(api: Any, worker: Any, clock: Any) -> None:
+    run = await start_run(api, PUSH, run_policy={"approvals": {"timeout_s": 300, "on_timeout": "abort"}})
+    approval = await pending_approval(api, run["id"])
+    clock.advance(299)
+    assert (await decide(api, approval, "approve")).status_code == HTTPStatus.OK
+    assert (await finished(run["id"])).status == "completed"
+
+
+async def test_timeout_with_continue_hands_the_agent_a_typed_refusal(api: Any, worker: Any, clock: Any) -> None:
+    run = await start_run(api, PUSH, run_policy={"approvals": {"timeout_s": 300, "on_timeout": "continue"}})
+    await pending_approval(api, run["id"])
+    clock.advance(301)
     done = await finished(run["id"])
     assert done.status == "completed"
     said = await sync_to_async(messages)(run["id"])
-    assert said[0] == "The request was refused: No reviewer answered within 0.3 s."
+    assert said[0] == "The request was refused: No reviewer answered within 300 s."
     step = await sync_to_async(Step.objects.get)(run_id=run["id"])
     assert step.status == "denied"
 
 
-async def test_timeout_with_retry_renews_the_request_then_aborts(api: Any, worker: Any) -> None:
-    policy = {"approvals": {"timeout_s": 0.3, "on_timeout": "retry", "max_retries": 2}}
+async def test_timeout_with_retry_renews_the_request_then_aborts(api: Any, worker: Any, clock: Any) -> None:
+    policy = {"approvals": {"timeout_s": 300, "on_timeout": "retry", "max_retries": 2}}
     run = await start_run(api, PUSH, run_policy=policy)
+    for attempt in (1, 2, 3):
+        await eventually(lambda attempt=attempt: Approval.objects.filter(run_id=run["id"], status="pending", attempt=attempt).exists())
+        clock.advance(301)
     done = await finished(run["id"])
     assert (done.status, done.failure_reason) == ("failed", "approval_timeout")
     rows = await sync_to_async(approvals_of)(run["id"])
@@ -90,12 +105,15 @@ async def test_retry_on_a_driver_without_retry_warns_once_and_aborts(api: Any, w
     assert len(await sync_to_async(approvals_of)(run["id"])) == 1
 
 
-async def test_a_decision_after_the_deadline_is_refused_as_expired(api: Any, worker: Any) -> None:
-    run = await start_run(api, PUSH, run_policy={"approvals": {"timeout_s": 0.3, "on_timeout": "abort"}})
+async def test_a_decision_after_the_deadline_is_refused_as_expired(api: Any, worker: Any, clock: Any) -> None:
+    run = await start_run(api, PUSH, run_policy={"approvals": {"timeout_s": 300, "on_timeout": "abort"}})
     approval = await pending_approval(api, run["id"])
-    await finished(run["id"])
+    clock.advance(301)
     response = await decide(api, approval, "approve")
     assert (response.status_code, response.json()["code"]) == (HTTPStatus.GONE, "expired")
+    assert (await finished(run["id"])).failure_reason == "approval_timeout"
+    row = await sync_to_async(Approval.objects.get)(pk=approval["id"])
+    assert (row.status, row.decided_via, row.decided_by_id) == ("expired", "timeout", None)
 
 
 # --- Verbs, kinds and routing ----------------------------------------------------------------------

@@ -9,103 +9,18 @@ final status. Screenshots land in var/screenshots/ for a human to look at.
 
 from __future__ import annotations
 
-import os
-import queue
 import re
-import socket
-import subprocess
-import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.console.browser import Server, launch_chromium
+from tests.console.browser import card as _card
+from tests.console.browser import shot as _shot
+
 pytestmark = pytest.mark.browser
-
-ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "var" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Server:
-    """`manage.py serve` as a subprocess; its output is kept for failure messages."""
-
-    def __init__(self, var_dir: Path) -> None:
-        self.env = {**os.environ, "GATEHOUSE_VAR_DIR": str(var_dir), "PYTHONUNBUFFERED": "1"}
-        self.env.pop("DJANGO_SETTINGS_MODULE", None)
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.output: list[str] = []
-        self.port = _free_port()
-        self.proc: subprocess.Popen[str] | None = None
-
-    def manage(self, *args: str) -> None:
-        subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, check=True, capture_output=True, timeout=120)
-
-    def start(self) -> str:
-        """Start serving; return the login link URL it prints."""
-        self.manage("migrate", "--noinput")
-        self.proc = subprocess.Popen(
-            [sys.executable, "manage.py", "serve", "--host", "127.0.0.1", "--port", str(self.port)],
-            cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )
-        threading.Thread(target=self._pump, daemon=True).start()
-        deadline = time.monotonic() + 60
-        link = ""
-        while time.monotonic() < deadline and not link:
-            try:
-                line = self.lines.get(timeout=0.5)
-            except queue.Empty:
-                if self.proc.poll() is not None:
-                    break
-                continue
-            match = re.match(r"Login link: (http://\S+)", line.strip())
-            if match:
-                link = match.group(1)
-        if not link:
-            raise AssertionError("serve printed no login link:\n" + self.log())
-        self._wait_listening(deadline)
-        return link
-
-    def _wait_listening(self, deadline: float) -> None:
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise AssertionError("serve is not listening:\n" + self.log())
-
-    def _pump(self) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.output.append(line)
-            self.lines.put(line)
-
-    def log(self) -> str:
-        return "".join(self.output[-200:])
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
 
 
 @pytest.fixture
@@ -119,24 +34,8 @@ def server(tmp_path: Path) -> Iterator[Server]:
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed")
-    with sync_api.sync_playwright() as pw:
-        instance = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield instance
-        finally:
-            instance.close()
-
-
-def _card(page: Any, text: str) -> Any:
-    return page.locator("#approvals .approval-pending", has_text=text)
-
-
-def _shot(page: Any, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    with launch_chromium() as instance:
+        yield instance
 
 
 def test_newcomer_tour(server: Server, browser: Any) -> None:

@@ -1,0 +1,398 @@
+"""Every kind of human decision, made in a real browser against the real one-process server.
+
+One `manage.py serve` per module (a fresh SQLite database, its demo runs included); runs are
+started over the API with a token, as an integration would, and decided on their run page
+in headless Chromium: questions answered with the keyboard (single, multi and free-text
+"Other"; an incomplete answer refused; declining), plan review (Markdown rendered, agent
+HTML inert; approve with accept-edits; send back with feedback), "always allow" grants
+(used by a second run of the session, revoked so a third run asks again), and a denial
+whose reason is sent with Enter. Screenshots of each card land in var/screenshots/.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.console.browser import Server, card, launch_chromium, running_server, shot
+
+pytestmark = pytest.mark.browser
+
+# Questions are asked (the default declines them) and a refusal lets the run go on, so the
+# agent's next message shows what it was told.
+ASK_AND_CONTINUE = {"approvals": {"question": "ask", "timeout_s": 600, "on_reject": "continue"}}
+TERMINAL = {"completed", "failed", "cancelled"}
+
+
+@dataclass
+class Console:
+    server: Server
+    context: Any
+    token: str
+    dialogs: list[str] = field(default_factory=list)
+
+    def api(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+        """Call the API with the admin's token (no browser cookies involved)."""
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            self.server.origin + path, data=data, method=method,
+            headers={"Authorization": f"Token {self.token}", "Content-Type": "application/json", "Accept": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                raw = response.read()
+                return response.status, json.loads(raw) if raw else None
+        except urllib.error.HTTPError as exc:
+            raw = exc.read()
+            return exc.code, json.loads(raw) if raw else None
+
+    def start_run(self, prompt: str, steps: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+        body = {"driver": "scripted", "prompt": prompt, "scenario": {"steps": steps}, "run_policy": ASK_AND_CONTINUE, **extra}
+        status, run = self.api("POST", "/api/v1/runs/", body)
+        assert status == 201, (status, run)
+        return run
+
+    def wait_run(self, run_id: int, timeout: float = 30) -> dict[str, Any]:
+        """Poll the API until the run has ended; return it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            status, run = self.api("GET", f"/api/v1/runs/{run_id}/")
+            assert status == 200, (status, run)
+            if run["status"] in TERMINAL:
+                return run
+            if time.monotonic() > deadline:
+                raise AssertionError(f"run {run_id} is still {run['status']} after {timeout:g} s:\n{self.server.log()}")
+            time.sleep(0.2)
+
+    def pending(self, run_id: int) -> list[dict[str, Any]]:
+        status, body = self.api("GET", f"/api/v1/approvals/?status=pending&run={run_id}")
+        assert status == 200, (status, body)
+        return body["results"] if isinstance(body, dict) and "results" in body else body
+
+    def open_run(self, run_id: int) -> Any:
+        """A new tab on the run page, connected live; it records dialogs and page errors."""
+        from playwright.sync_api import expect
+
+        page = self.context.new_page()
+        page.errors = []  # type: ignore[attr-defined]
+        page.on("pageerror", lambda exc: page.errors.append(str(exc)))  # type: ignore[attr-defined]
+
+        def on_dialog(dialog: Any) -> None:
+            self.dialogs.append(f"{dialog.type}: {dialog.message}")
+            dialog.dismiss()
+
+        page.on("dialog", on_dialog)
+        page.goto(f"{self.server.origin}/runs/{run_id}/")
+        expect(page.get_by_role("heading", name=re.compile(rf"Run #{run_id}\b"))).to_be_visible()
+        expect(page.locator("[data-live-status=live]").first).to_be_attached()
+        return page
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+    with running_server(tmp_path_factory.mktemp("decisions") / "var") as server:
+        link = server.start()
+        token = server.manage("create_api_token", "admin").strip()
+        assert re.fullmatch(r"[0-9a-f]{20,}", token), token
+        with launch_chromium() as browser:
+            context = browser.new_context(viewport={"width": 1200, "height": 900})
+            context.set_default_timeout(30_000)
+            try:
+                login = context.new_page()
+                login.goto(link)  # the one-time link signs the whole context in
+                assert login.url.rstrip("/").endswith(f":{server.port}"), login.url
+                login.close()
+                yield Console(server=server, context=context, token=token)
+            finally:
+                context.close()
+
+
+@contextmanager
+def diagnosed(console: Console, page: Any, name: str) -> Iterator[None]:
+    """On failure: a screenshot and the server's output; always: the tab is closed."""
+    try:
+        yield
+        assert not page.errors, page.errors
+    except BaseException:
+        try:
+            shot(page, f"decisions-failure-{name}")
+        finally:
+            print(console.server.log())
+        raise
+    finally:
+        page.close()
+
+
+def _run_row_decision(page: Any, text: str) -> Any:
+    return page.locator("#timeline li.event", has_text=text)
+
+
+# --- 1. Questions ------------------------------------------------------------------------
+
+QUESTIONS = [
+    {"id": "color", "header": "Color", "question": "Which colour should the badge be?",
+     "options": [{"label": "Red", "description": "loud"}, {"label": "Green", "description": "calm"},
+                 {"label": "Blue", "description": ""}], "multi_select": False, "allow_other": False},
+    {"id": "scope", "header": "Scope", "question": "Which areas does it touch?",
+     "options": [{"label": "Auth", "description": ""}, {"label": "Export", "description": ""},
+                 {"label": "Billing", "description": ""}], "multi_select": True, "allow_other": False},
+    {"id": "name", "header": "Branch", "question": "What should the branch be called?",
+     "options": [], "multi_select": False, "allow_other": True},
+]
+DECLINED_QUESTION = [
+    {"id": "deploy", "header": "Deploy", "question": "Deploy to production now?",
+     "options": [{"label": "Yes", "description": ""}, {"label": "No", "description": ""}],
+     "multi_select": False, "allow_other": False},
+]
+
+
+def test_questions_answered_with_the_keyboard_refused_when_incomplete_and_declined(console: Console) -> None:
+    from playwright.sync_api import expect
+
+    run = console.start_run(
+        "Ask me things",
+        [{"question": {"questions": QUESTIONS}}, {"question": {"questions": DECLINED_QUESTION}}, {"message": "Done asking."}],
+    )
+    page = console.open_run(run["id"])
+    with diagnosed(console, page, "questions"):
+        question = card(page, "Which colour should the badge be?")
+        expect(question).to_be_visible()
+        card_id = question.get_attribute("id")
+        # Every question is a labelled group; single choice is radios, multi choice checkboxes.
+        expect(question.get_by_role("group", name=re.compile("Which colour"))).to_be_visible()
+        expect(question.get_by_role("radio", name=re.compile("^Green"))).to_be_visible()
+        expect(question.get_by_role("checkbox", name=re.compile("^Export"))).to_be_visible()
+        expect(question.get_by_role("textbox")).to_have_count(1)  # only the free-text question has "Other"
+        shot(page, "decisions-1-question-card", question)
+
+        # An incomplete answer (no scope chosen) is refused: a clear error, the card stays,
+        # and what the reviewer already gave is still there.
+        question.get_by_role("radio", name=re.compile("^Red")).focus()
+        page.keyboard.press("Space")
+        page.keyboard.press("ArrowDown")  # arrows move the choice within a radio group
+        expect(question.get_by_role("radio", name=re.compile("^Green"))).to_be_checked()
+        question.get_by_role("textbox").focus()
+        page.keyboard.type("feature/green-badge")
+        page.keyboard.press("Enter")
+        question = page.locator(f"#{card_id}")
+        alert = question.get_by_role("alert")
+        expect(alert).to_contain_text("Not accepted.")
+        expect(alert).to_contain_text("Every question needs an answer")
+        expect(question).to_have_class(re.compile(r"\bapproval-pending\b"))
+        expect(question.get_by_role("radio", name=re.compile("^Green"))).to_be_checked()
+        expect(question.get_by_role("textbox")).to_have_value("feature/green-badge")
+        assert console.pending(run["id"]), "the refused answer resolved the question"
+        shot(page, "decisions-1-question-refused", question)
+
+        # Complete it with the keyboard: Space ticks the checkboxes, Enter in the text sends.
+        question.get_by_role("checkbox", name=re.compile("^Auth")).focus()
+        page.keyboard.press("Space")
+        page.keyboard.press("Tab")
+        page.keyboard.press("Space")  # Export
+        expect(question.get_by_role("checkbox", name=re.compile("^Export"))).to_be_checked()
+        expect(question.get_by_role("checkbox", name=re.compile("^Billing"))).not_to_be_checked()
+        page.keyboard.press("Tab")
+        page.keyboard.press("Tab")  # past Billing, to the free text
+        expect(question.get_by_role("textbox")).to_be_focused()
+        page.keyboard.press("ControlOrMeta+A")
+        page.keyboard.type("feature/green-badge")
+        page.keyboard.press("Enter")
+        done = page.locator(f"#{card_id}-done")
+        expect(done).to_contain_text("Answered by admin")
+
+        # The second question is declined (keyboard: focus the button, Enter).
+        declined = card(page, "Deploy to production now?")
+        expect(declined).to_be_visible()
+        declined_id = declined.get_attribute("id")
+        declined.get_by_role("button", name="Decline to answer").focus()
+        page.keyboard.press("Enter")
+        expect(page.locator(f"#{declined_id}-done")).to_contain_text("Declined by admin")
+
+        ended = console.wait_run(run["id"])
+        assert ended["status"] == "completed", ended
+        page.reload()
+        timeline = page.locator("#timeline")
+        expect(page.locator(".run-header .status")).to_have_text("Completed")
+        expect(timeline).to_contain_text("Answered: Color = Green; Scope = Auth, Export; Branch = feature/green-badge")
+        expect(timeline).to_contain_text("Thanks, I got the answers")
+        expect(timeline).to_contain_text("declined by admin")
+        expect(timeline).to_contain_text("The request was refused: No human answer: the reviewer declined the question.")
+        expect(timeline).to_contain_text("Done asking.")
+        assert not console.dialogs, console.dialogs
+
+
+# --- 2. Plan review ----------------------------------------------------------------------
+
+HOSTILE_PLAN = """# Release plan
+
+1. Bump the version
+2. Tag the release
+
+- keep the changelog short
+- **no** force pushes
+
+<script>window.__planScript = 1; alert("script from the plan")</script>
+
+<img src="x" onerror="window.__planImg = 1; alert('img from the plan')">
+
+[a link](javascript:alert('link from the plan'))
+"""
+
+
+def test_plan_review_renders_markdown_inertly_approves_with_accept_edits_and_sends_back(console: Console) -> None:
+    from playwright.sync_api import expect
+
+    run = console.start_run(
+        "Plan the release",
+        [{"plan": HOSTILE_PLAN}, {"plan": "# Second plan\n\n- delete the tests"}, {"message": "Plan phase over."}],
+    )
+    page = console.open_run(run["id"])
+    with diagnosed(console, page, "plan"):
+        plan_card = card(page, "Bump the version")
+        expect(plan_card).to_be_visible()
+        card_id = plan_card.get_attribute("id")
+        plan = plan_card.locator(".plan")
+        # The Markdown renders...
+        expect(plan.get_by_role("heading", name="Release plan")).to_be_visible()
+        expect(plan.locator("ol > li")).to_have_count(2)
+        expect(plan.locator("ul > li")).to_have_count(2)
+        expect(plan.locator("strong")).to_have_text("no")
+        # ...and the agent's HTML is shown as text, never run.
+        expect(plan).to_contain_text('<script>window.__planScript = 1; alert("script from the plan")</script>')
+        expect(plan).to_contain_text("onerror=")
+        assert plan.locator("script, img, iframe, [onerror]").count() == 0
+        assert page.locator("script", has_text="__planScript").count() == 0
+        assert page.locator("img[onerror]").count() == 0
+        assert plan.locator("a[href^='javascript']").count() == 0
+        assert page.evaluate("[window.__planScript, window.__planImg]") == [None, None]
+        assert not console.dialogs, console.dialogs
+        shot(page, "decisions-2-plan-card", plan_card)
+
+        plan_card.get_by_role("button", name="Approve and accept edits").click()
+        expect(page.locator(f"#{card_id}-done")).to_contain_text("Approved by admin")
+        expect(page.locator(f"#{card_id}-done")).to_contain_text("accept-edits")
+        timeline = page.locator("#timeline")
+        expect(_run_row_decision(page, "mode accept-edits")).to_contain_text("approved by admin")
+        expect(timeline).to_contain_text("The plan was approved; continuing in accept-edits mode.")
+
+        # The second plan goes back with feedback (Ctrl+Enter sends the multi-line field).
+        second = card(page, "delete the tests")
+        expect(second).to_be_visible()
+        second_id = second.get_attribute("id")
+        feedback = second.get_by_label("Feedback for the agent")
+        feedback.fill("Keep the tests.")
+        feedback.press("Shift+Enter")  # a new line, not a send
+        feedback.press_sequentially("Delete nothing.")
+        expect(page.locator(f"#{second_id}")).to_be_visible()
+        feedback.press("ControlOrMeta+Enter")
+        expect(page.locator(f"#{second_id}-done")).to_contain_text("Denied by admin: Keep the tests.")
+
+        ended = console.wait_run(run["id"])
+        assert ended["status"] == "completed", ended
+        expect(timeline).to_contain_text("The request was refused: Keep the tests.")
+        expect(timeline).to_contain_text("Delete nothing.")
+        expect(timeline).to_contain_text("Plan phase over.")
+        assert page.evaluate("[window.__planScript, window.__planImg]") == [None, None]
+        assert not console.dialogs, console.dialogs
+
+
+# --- 3. Always allow: a grant, used, revoked ---------------------------------------------
+
+# Under the demo policy a local mutation asks; `mkdir` is a safe prefix to grant.
+GRANTED_STEP = {"tool": "bash", "input": {"command": "mkdir -p build"}}
+
+
+def test_always_allow_grants_the_session_until_revoked(console: Console) -> None:
+    from playwright.sync_api import expect
+
+    first = console.start_run("Make a build dir", [GRANTED_STEP], policy="demo")
+    session = first["session"]
+    page = console.open_run(first["id"])
+    with diagnosed(console, page, "grant"):
+        grants = page.locator("#grants")
+        expect(grants).to_contain_text("Nothing yet.")
+        request = card(page, "mkdir -p build")
+        expect(request).to_be_visible()
+        card_id = request.get_attribute("id")
+        always = request.get_by_role("button", name="Always allow mkdir in this session")
+        expect(always).to_be_visible()
+        shot(page, "decisions-3-permission-card", request)
+        always.click()
+        expect(page.locator(f"#{card_id}-done")).to_contain_text("Approved by admin for the session")
+
+        # The grant shows under the session's grants, pushed without a reload.
+        grant_row = grants.locator("li", has_text="mkdir")
+        expect(grant_row).to_have_count(1)
+        expect(grant_row).to_contain_text("by admin")
+        expect(grant_row.get_by_role("button", name="Revoke")).to_be_visible()
+        assert console.wait_run(first["id"])["status"] == "completed"
+        expect(page.locator("#timeline")).to_contain_text("always allowed for this session")
+        shot(page, "decisions-3-grant-listed", grants)
+
+        # A second run in the same session runs the command without asking.
+        second = console.start_run("Again", [GRANTED_STEP], policy="demo", session=session)
+        assert second["session"] == session
+        assert console.wait_run(second["id"])["status"] == "completed"
+        second_page = console.open_run(second["id"])
+        with diagnosed(console, second_page, "grant-used"):
+            expect(second_page.locator("#approvals .approval")).to_have_count(0)
+            expect(second_page.locator("#timeline")).to_contain_text(re.compile(r"Decision: allow by grant \(grant #\d+\)"))
+            expect(second_page.locator("#grants li", has_text="mkdir")).to_have_count(1)
+
+        # Revoked in the console: a third run asks again.
+        grant_row.get_by_role("button", name="Revoke").click()
+        expect(grants.locator("li", has_text="mkdir")).to_have_count(0)
+        expect(grants).to_contain_text("Nothing yet.")
+        status, active = console.api("GET", f"/api/v1/sessions/{session}/grants/")
+        assert status == 200 and not (active.get("results", active) if isinstance(active, dict) else active), active
+
+        third = console.start_run("Once more", [GRANTED_STEP], policy="demo", session=session)
+        third_page = console.open_run(third["id"])
+        with diagnosed(console, third_page, "grant-revoked"):
+            asked = card(third_page, "mkdir -p build")
+            expect(asked).to_be_visible()
+            asked.get_by_role("button", name="Approve", exact=True).click()
+            assert console.wait_run(third["id"])["status"] == "completed"
+        assert not console.dialogs, console.dialogs
+
+
+# --- 4. Deny with a reason, sent with Enter ----------------------------------------------
+
+
+def test_deny_with_a_reason_sent_with_enter(console: Console) -> None:
+    from playwright.sync_api import expect
+
+    run = console.start_run(
+        "Make a scratch dir", [{"tool": "bash", "input": {"command": "mkdir -p scratch"}}, {"message": "Moving on."}],
+        policy="demo",
+    )
+    page = console.open_run(run["id"])
+    with diagnosed(console, page, "deny"):
+        request = card(page, "mkdir -p scratch")
+        expect(request).to_be_visible()
+        card_id = request.get_attribute("id")
+        reason = request.get_by_label("Reason for denying")
+        reason.fill("Use the existing tmp/ directory")
+        reason.press("Enter")
+        expect(page.locator(f"#{card_id}-done")).to_contain_text("Denied by admin: Use the existing tmp/ directory")
+        shot(page, "decisions-4-denied-card", page.locator(f"#{card_id}-done"))
+
+        ended = console.wait_run(run["id"])
+        assert ended["status"] == "completed", ended  # on_reject: continue
+        timeline = page.locator("#timeline")
+        expect(timeline).to_contain_text("Reason: Use the existing tmp/ directory")
+        expect(timeline).to_contain_text("The request was refused: Use the existing tmp/ directory")
+        expect(timeline).to_contain_text("Moving on.")
+        workspace = Path(ended["workspace"])
+        assert not (workspace / "scratch").exists()
+        assert not console.dialogs, console.dialogs
