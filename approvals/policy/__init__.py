@@ -6,7 +6,7 @@ and the approval hash bind a decision to exactly what a reviewer saw.
 """
 
 from .canonical import JSONFloat, JSONInt, approval_hash, canonical_json, parse_json_strict, policy_version
-from .classes import CLASSES, classify_tool, classify_words
+from .classes import CLASSES, DESTRUCTIVE, LOCAL, READ_ONLY, REMOTE, classify_tool, classify_words
 from .errors import PolicyError
 from .evaluate import RunView, Segment, Verdict, classify, evaluate
 from .grants import grant_covers, suggest_grant, validate_grant
@@ -19,6 +19,10 @@ from .shell import parse_script
 
 __all__ = [
     "CLASSES",
+    "DESTRUCTIVE",
+    "LOCAL",
+    "READ_ONLY",
+    "REMOTE",
     "DEFAULT_POLICY",
     "RUNTIME_MODES",
     "CompiledPolicy",

@@ -8,7 +8,6 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -56,34 +55,22 @@ PLAN_MODE_READ_ONLY = frozenset(
     }
 )
 
-# A deliberately small allow-list for shell commands in plan mode: one simple command,
-# no redirection, chaining or substitution, and a program that only reads.
-_READ_ONLY_PROGRAMS = frozenset(
-    {"ls", "cat", "head", "tail", "pwd", "wc", "grep", "rg", "tree", "stat", "file", "du", "df", "which", "echo", "find"}
-)
-_READ_ONLY_GIT = frozenset({"status", "log", "diff", "show", "branch", "rev-parse", "ls-files", "blame", "grep"})
-_SHELL_META = re.compile(r"[;&|<>`\n]|\$\(")
-_FIND_WRITES = frozenset({"-exec", "-execdir", "-delete", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"})
-
 MAX_DIFF_SOURCE_BYTES = 1024 * 1024
 MAX_PRESENTATION_CHARS = 64 * 1024
 
 
 def is_read_only_shell(command: str) -> bool:
-    if not command or _SHELL_META.search(command):
+    """In plan mode a command passes only when the policy core's side-effect catalogue reads
+    every simple command in it as read-only (one meaning of "read-only" in the house): the
+    script parses, no command writes a file or has a computed name, none is unknown."""
+    from approvals.policy import READ_ONLY, classify_words, parse_script
+
+    script = parse_script(command)
+    if not script.parsed or not script.commands:
         return False
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    if not words:
-        return False
-    program = words[0].rsplit("/", 1)[-1]
-    if program == "git":
-        return len(words) > 1 and words[1] in _READ_ONLY_GIT
-    if program == "find":
-        return not any(w in _FIND_WRITES for w in words[1:])
-    return program in _READ_ONLY_PROGRAMS
+    return all(
+        not c.writes_file and not c.dynamic_name and classify_words(c.words) == READ_ONLY for c in script.commands
+    )
 
 
 def canonical_tool(native: str) -> tuple[str, str]:

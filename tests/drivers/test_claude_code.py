@@ -623,3 +623,23 @@ async def test_full_access_still_goes_through_the_gate(tmp_path: Path, model: Fa
     assert result.status == "completed", ctx.activities
     assert [p["permission_mode"] for p in kinds(ctx, "turn") if p["phase"] == "start"] == ["bypassPermissions"]
     assert len(ctx.requests) == 1 and not (ctx.workspace / "denied.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "read_only"),
+    [
+        ("ls -la", True),
+        ("git status && git diff", True),
+        ("cat README.md | grep -n Gatehouse", True),
+        ("echo hi > out.txt", False),  # writes a file
+        ("ls; touch x", False),  # one command changes the workspace
+        ("ls $(rm -rf /)", False),  # the substitution is a command of its own
+        ("python3 -c 'print(1)'", False),  # unknown: not known to be read-only
+        ("$CMD", False),  # computed name
+        ("ls 'unterminated", False),  # does not parse
+    ],
+)
+def test_plan_mode_lets_through_only_what_the_policy_core_reads_as_read_only(command: str, read_only: bool) -> None:
+    from drivers.claude_code.mapping import is_read_only_shell
+
+    assert is_read_only_shell(command) is read_only
