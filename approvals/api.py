@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
-from rest_framework import permissions, serializers
-from rest_framework.pagination import LimitOffsetPagination
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, permissions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -16,14 +15,14 @@ from approvals import policy as core
 from approvals.models import Approval, Grant, Policy
 from approvals.selectors import grants_active
 from approvals.services import ApprovalError, approval_answer, approval_decide, grant_revoke
-from project.api import StrictCharField, StrictSerializer
+from project.api import StrictCharField, StrictSerializer, query_int
 from runs.models import AgentSession
 
 
 class ApprovalOutput(serializers.ModelSerializer):
     run = serializers.IntegerField(source="run_id")
-    step = serializers.IntegerField(source="step.seq", default=None)
-    decided_by = serializers.CharField(source="decided_by.username", default=None)
+    step = serializers.IntegerField(source="step.seq", default=None, allow_null=True)
+    decided_by = serializers.CharField(source="decided_by.username", default=None, allow_null=True)
 
     class Meta:
         model = Approval
@@ -36,7 +35,7 @@ class ApprovalOutput(serializers.ModelSerializer):
 
 class GrantOutput(serializers.ModelSerializer):
     session = serializers.IntegerField(source="session_id")
-    created_by = serializers.CharField(source="created_by.username", default=None)
+    created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
 
     class Meta:
         model = Grant
@@ -50,23 +49,29 @@ class CanDecide(permissions.BasePermission):
         return bool(request.user and request.user.has_perm("approvals.change_approval"))
 
 
-class ApprovalListApi(APIView):
-    @extend_schema(responses=ApprovalOutput(many=True))
-    def get(self, request: Request) -> Response:
+class ApprovalListApi(generics.ListAPIView):
+    serializer_class = ApprovalOutput
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("status", str, enum=Approval.Status.values),
+            OpenApiParameter("run", int, description="Only this run's approvals."),
+        ]
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> Any:
         approvals = Approval.objects.select_related("step", "decided_by").order_by("created_at", "id")
-        status = request.query_params.get("status")
+        status = self.request.query_params.get("status")
         if status:
             if status not in Approval.Status.values:
                 raise serializers.ValidationError({"status": [f"Unknown status {status!r}."]})
             approvals = approvals.filter(status=status)
-        run = request.query_params.get("run")
-        if run:
-            if not run.isdigit():
-                raise serializers.ValidationError({"run": [f"Must be an integer, not {run!r}."]})
-            approvals = approvals.filter(run_id=int(run))
-        paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(approvals, request, view=self)
-        return paginator.get_paginated_response(ApprovalOutput(page, many=True).data)
+        run = query_int(self.request, "run")
+        if run is not None:
+            approvals = approvals.filter(run_id=run)
+        return approvals
 
 
 class ApprovalDetailApi(APIView):

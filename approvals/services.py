@@ -378,6 +378,8 @@ def approval_answer(
     *, approval_id: int, user: Any, answers: Mapping[str, Any] | None, hash: str = "", decline: bool = False, via: str = "api"
 ) -> Approval:
     """Answer a question (or decline it: the agent then gets a typed "no human answer")."""
+    if decline and answers:
+        raise ApprovalError("invalid_decision", "Decline the questions or answer them, not both.")
     approval_expire(approval_id=approval_id)
     with transaction.atomic():
         approval = _load_for_decision(approval_id, "answer", hash)

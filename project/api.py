@@ -33,6 +33,52 @@ class StrictJSONParser(BaseParser):
             raise exceptions.ParseError(f"invalid JSON: {exc.message}") from None
 
 
+MAX_ID = 2**63 - 1
+
+
+def query_int(request: Any, name: str, default: int | None = None) -> int | None:
+    """An integer query parameter (ASCII digits, within the database's range) or a 400."""
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_ID:
+        raise serializers.ValidationError({name: [f"Must be a non-negative integer, not {raw!r}."]})
+    return int(raw)
+
+
+class ErrorOutput(serializers.Serializer):
+    """Every refusal: a stable code, a sentence, and the field it concerns when there is one."""
+
+    code = serializers.CharField()
+    message = serializers.CharField()
+    field = serializers.CharField(required=False)
+
+
+def document_errors(result: dict[str, Any], generator: Any, request: Any, public: Any) -> dict[str, Any]:
+    """drf-spectacular postprocessing: every operation may answer with the error body."""
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    schemas["Error"] = {
+        "type": "object",
+        "properties": {"code": {"type": "string"}, "message": {"type": "string"}, "field": {"type": "string"}},
+        "required": ["code", "message"],
+    }
+    error = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    statuses = {
+        "400": "Invalid input (the field is named).",
+        "401": "Not authenticated.",
+        "403": "Not allowed.",
+        "404": "Unknown, or no longer available.",
+        "409": "Conflict: already decided, stale request, or run already finished.",
+        "410": "Expired.",
+    }
+    for path in result.get("paths", {}).values():
+        for operation in path.values():
+            responses = operation.setdefault("responses", {})
+            for status, description in statuses.items():
+                responses.setdefault(status, {"description": description, **error})
+    return result
+
+
 class StrictCharField(serializers.CharField):
     """A string, and only a string: DRF would otherwise turn 5 into "5"."""
 

@@ -6,20 +6,19 @@ from typing import Any
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import permissions, serializers, status
-from rest_framework.pagination import LimitOffsetPagination
+from rest_framework import generics, permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from project.api import StrictCharField, StrictSerializer
+from project.api import StrictCharField, StrictSerializer, query_int
 from runs.models import Activity, AgentSession, Run
 from runs.services import run_cancel, run_create, session_set_modes
 
 
 class RunOutput(serializers.ModelSerializer):
     session = serializers.IntegerField(source="session_id")
-    policy = serializers.CharField(source="policy.name", default=None)
+    policy = serializers.CharField(source="policy.name", default=None, allow_null=True)
 
     class Meta:
         model = Run
@@ -43,8 +42,9 @@ class CanCreateRuns(permissions.BasePermission):
         return request.method != "POST" or bool(request.user and request.user.has_perm("runs.add_run"))
 
 
-class RunListApi(APIView):
+class RunListApi(generics.ListAPIView):
     permission_classes = [permissions.IsAuthenticated, CanCreateRuns]
+    serializer_class = RunOutput
 
     class RunListInput(StrictSerializer):
         driver = StrictCharField()
@@ -55,15 +55,18 @@ class RunListApi(APIView):
         policy = StrictCharField(required=False, allow_blank=True, default="")
         session = serializers.IntegerField(required=False, default=None)
 
-    @extend_schema(responses=RunOutput(many=True))
-    def get(self, request: Request) -> Response:
+    @extend_schema(parameters=[OpenApiParameter("status", str, enum=Run.Status.values)])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> Any:
         runs = Run.objects.select_related("policy").order_by("-created_at", "-id")
-        status_filter = request.query_params.get("status")
+        status_filter = self.request.query_params.get("status")
         if status_filter:
+            if status_filter not in Run.Status.values:
+                raise serializers.ValidationError({"status": [f"Unknown status {status_filter!r}."]})
             runs = runs.filter(status=status_filter)
-        paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(runs, request, view=self)
-        return paginator.get_paginated_response(RunOutput(page, many=True).data)
+        return runs
 
     @extend_schema(request=RunListInput, responses={201: RunOutput})
     def post(self, request: Request) -> Response:
@@ -105,22 +108,17 @@ class RunCancelApi(APIView):
         return Response(RunOutput(run_cancel(run=run, user=request.user)).data)
 
 
-class RunActivitiesApi(APIView):
-    @extend_schema(
-        parameters=[OpenApiParameter("after", int, description="Only activities with a larger seq.")],
-        responses=ActivityOutput(many=True),
-    )
-    def get(self, request: Request, run_id: int) -> Response:
-        run = get_object_or_404(Run, pk=run_id)
-        raw_after = request.query_params.get("after", "0")
-        try:
-            after = int(raw_after)
-        except ValueError:
-            raise serializers.ValidationError({"after": [f"Must be an integer, not {raw_after!r}."]}) from None
-        activities = Activity.objects.filter(run=run, seq__gt=after).order_by("seq")
-        paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(activities, request, view=self)
-        return paginator.get_paginated_response(ActivityOutput(page, many=True).data)
+class RunActivitiesApi(generics.ListAPIView):
+    serializer_class = ActivityOutput
+
+    @extend_schema(parameters=[OpenApiParameter("after", int, description="Only activities with a larger seq.")])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> Any:
+        run = get_object_or_404(Run, pk=self.kwargs["run_id"])
+        after = query_int(self.request, "after", 0)
+        return Activity.objects.filter(run=run, seq__gt=after).order_by("seq")
 
 
 class SessionOutput(serializers.ModelSerializer):

@@ -53,8 +53,12 @@ def activity_record(*, run_id: int, kind: str, event: str, payload: Mapping[str,
 
 def _prepare_workspace(run_id: int, workspace: str) -> str:
     if workspace:
-        path = Path(workspace).expanduser().resolve()
-        if not path.is_dir():
+        try:
+            path = Path(workspace).expanduser().resolve()
+            is_dir = path.is_dir()
+        except (OSError, RuntimeError, ValueError) as exc:  # unknown ~user, name too long, NUL byte
+            raise RunError("invalid_workspace", f"workspace {workspace!r} cannot be used: {exc}", field="workspace") from None
+        if not is_dir:
             raise RunError("invalid_workspace", f"workspace {workspace!r} is not a directory", field="workspace")
         roots = settings.GATEHOUSE_WORKSPACE_ROOTS
         if roots and not any(path == root or root in path.parents for root in roots):

@@ -48,3 +48,19 @@ def test_openapi_schema_is_served(api: Any) -> None:
     response = api.get("/api/v1/schema/")
     assert response.status_code == HTTPStatus.OK
     assert b"/api/v1/approvals/{approval_id}/approve/" in response.content
+
+
+def test_openapi_schema_is_valid_and_documents_pagination_and_errors(tmp_path: Any) -> None:
+    result = subprocess.run(
+        [sys.executable, "manage.py", "spectacular", "--validate", "--fail-on-warn", "--format", "openapi-json",
+         "--file", str(tmp_path / "schema.json")],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, "GATEHOUSE_VAR_DIR": str(tmp_path)},
+    )
+    assert result.returncode == 0, result.stderr
+    import json
+
+    schema = json.loads((tmp_path / "schema.json").read_text())
+    runs = schema["paths"]["/api/v1/runs/"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert runs["$ref"].endswith("PaginatedRunOutputList")
+    approve = schema["paths"]["/api/v1/approvals/{approval_id}/approve/"]["post"]["responses"]
+    assert {"400", "404", "409", "410"} <= set(approve)

@@ -18,6 +18,25 @@ ERROR_CODES = frozenset(
 )
 
 
+def json_type(value: Any) -> str:
+    """The JSON name of a value's type, for messages (never a Python class name)."""
+    from collections.abc import Mapping
+
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__
+
+
 class PolicyError(ValueError):
     """A refused input. `code` is stable (the API answers 400 with it), `field` is a path
     such as ``commands.deny[1]`` or ``approvals.question``, `value` the offending value,

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .classes import DESTRUCTIVE, EDIT_TOOLS, REMOTE, classify_words
-from .errors import PolicyError
+from .errors import PolicyError, json_type
 from .patterns import command_regex, glob_regex, path_candidates, words_subject
 from .request import edit_path, read_path, validate_request
 from .shell import parse_script
@@ -34,7 +34,7 @@ def validate_grant(grant: Mapping) -> dict:
     """`{"tool": str, "match"?: str}`; `match` is a command pattern for bash, a glob for the
     edit tools and read, and not allowed for other tools."""
     if not isinstance(grant, Mapping):
-        raise _invalid("a grant must be an object", "", type(grant).__name__)
+        raise _invalid("a grant must be an object", "", json_type(grant))
     for key in grant:
         if key not in ("tool", "match"):
             raise _invalid(f"unknown grant field {key!r}", key, grant[key])

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .classes import EDIT_TOOLS
-from .errors import PolicyError
+from .errors import PolicyError, json_type
 
 REQUEST_KEYS = frozenset({"tool", "input", "cwd"})
 
@@ -22,7 +22,7 @@ def validate_request(request: Mapping) -> dict:
     `input.notebook_path` (a non-empty string).
     """
     if type(request) is not dict and not isinstance(request, Mapping):
-        raise _refuse("a request must be a JSON object", "", type(request).__name__)
+        raise _refuse("a request must be a JSON object", "", json_type(request))
     for key in request:
         if key not in REQUEST_KEYS:
             raise _refuse(f"unknown request field {key!r}", key, request[key])

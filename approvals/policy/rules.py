@@ -11,7 +11,7 @@ from typing import Any
 
 from .canonical import canonical_json, policy_version
 from .classes import CLASSES
-from .errors import PolicyError
+from .errors import PolicyError, json_type
 from .patterns import CommandMatcher, PathMatcher, command_regex, glob_regex
 
 DECISIONS = ("allow", "ask", "deny", "abort")
@@ -182,7 +182,7 @@ def compile_policy(document: Mapping) -> CompiledPolicy:
     Refuses with `invalid_policy` naming the field path (`commands.deny[1]`) and value.
     """
     if not isinstance(document, Mapping):
-        raise _invalid("the policy must be a JSON object", "", type(document).__name__)
+        raise _invalid("the policy must be a JSON object", "", json_type(document))
     try:
         version = policy_version(document)
     except PolicyError as exc:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
-from .errors import PolicyError
+from .errors import PolicyError, json_type
 
 INHERIT = "inherit"
 SANDBOX = (INHERIT, "read-only", "workspace-write", "unrestricted")
@@ -99,12 +99,16 @@ def _unknown(section: Mapping, allowed: tuple[str, ...], prefix: str) -> None:
             raise _invalid(f"unknown field {field!r} (expected one of {', '.join(allowed)})", field, section[key])
 
 
+MAX_TIMEOUT_S = 10 * 365 * 24 * 3600  # ten years
+MAX_RETRIES = 100
+
+
 def parse_run_policy(document: Mapping | None) -> RunPolicy:
     """Validate the JSON shape; errors name the field (`approvals.question`) and value."""
     if document is None:
         return RunPolicy()
     if not isinstance(document, Mapping):
-        raise _invalid("a run policy must be an object", "", type(document).__name__)
+        raise _invalid("a run policy must be an object", "", json_type(document))
     _unknown(document, _TOP, "")
     approvals = document.get("approvals", {})
     if approvals is None:
@@ -114,14 +118,21 @@ def parse_run_policy(document: Mapping | None) -> RunPolicy:
     _unknown(approvals, _APPROVALS, "approvals.")
     timeout = approvals.get("timeout_s")
     if timeout is not None:
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or math.isnan(timeout) \
-                or math.isinf(timeout):
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or (
+            isinstance(timeout, float) and (math.isnan(timeout) or math.isinf(timeout))
+        ):
             raise _invalid("approvals.timeout_s must be a number of seconds", "approvals.timeout_s", timeout)
+        if timeout < 0:
+            timeout = -1.0  # any negative value: no deadline
+        elif timeout > MAX_TIMEOUT_S:
+            # A deadline must be a date the database can store.
+            raise _invalid(f"approvals.timeout_s must be at most {MAX_TIMEOUT_S} s (a negative value means no deadline)",
+                           "approvals.timeout_s", timeout)
         timeout = float(timeout)
     retries = approvals.get("max_retries")
     if retries is not None:
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise _invalid("approvals.max_retries must be a whole number, 0 or more",
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0 or retries > MAX_RETRIES:
+            raise _invalid(f"approvals.max_retries must be a whole number from 0 to {MAX_RETRIES}",
                            "approvals.max_retries", retries)
         retries = int(retries)
     return RunPolicy(
