@@ -56,9 +56,10 @@ class Server:
     def manage(self, *args: str) -> str:
         """Run a management command with the server's environment; return its stdout."""
         done = subprocess.run(
-            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, check=True, capture_output=True, text=True,
-            timeout=120,
+            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=120,
         )
+        if done.returncode != 0:
+            raise AssertionError(f"manage.py {' '.join(args)} exited {done.returncode}:\n{done.stdout}{done.stderr[-4000:]}")
         return done.stdout
 
     def start(self) -> str:

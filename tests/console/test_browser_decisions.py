@@ -32,6 +32,7 @@ pytestmark = pytest.mark.browser
 # agent's next message shows what it was told.
 ASK_AND_CONTINUE = {"approvals": {"question": "ask", "timeout_s": 600, "on_reject": "continue"}}
 TERMINAL = {"completed", "failed", "cancelled"}
+CATCH_UP_PARTIALS = 4  # run header, pending cards, timeline, grants
 
 
 @dataclass
@@ -92,9 +93,19 @@ class Console:
             dialog.dismiss()
 
         page.on("dialog", on_dialog)
+        # When the socket opens, the header, cards, timeline and grants re-fetch themselves
+        # (a catch-up). Deciding while a catch-up is in flight races it (see the report), so
+        # a reviewer here acts, as a person would, once the page has caught up.
+        caught_up: list[str] = []
+        page.on("requestfinished", lambda r: caught_up.append(r.url) if r.method == "GET" and r.headers.get("hx-request") else None)
         page.goto(f"{self.server.origin}/runs/{run_id}/")
         expect(page.get_by_role("heading", name=re.compile(rf"Run #{run_id}\b"))).to_be_visible()
         expect(page.locator("[data-live-status=live]").first).to_be_attached()
+        deadline = time.monotonic() + 30
+        while len(caught_up) < CATCH_UP_PARTIALS:
+            assert time.monotonic() < deadline, f"the run page re-fetched only {caught_up}"
+            page.wait_for_timeout(50)
+        page.evaluate("() => new Promise(resolve => setTimeout(resolve, 100))")  # htmx settles swaps after 20 ms
         return page
 
 
@@ -228,6 +239,7 @@ def test_questions_answered_with_the_keyboard_refused_when_incomplete_and_declin
         expect(timeline).to_contain_text("declined by admin")
         expect(timeline).to_contain_text("The request was refused: No human answer: the reviewer declined the question.")
         expect(timeline).to_contain_text("Done asking.")
+        shot(page, "decisions-1-run-answered")
         assert not console.dialogs, console.dialogs
 
 
@@ -302,6 +314,7 @@ def test_plan_review_renders_markdown_inertly_approves_with_accept_edits_and_sen
         expect(timeline).to_contain_text("The request was refused: Keep the tests.")
         expect(timeline).to_contain_text("Delete nothing.")
         expect(timeline).to_contain_text("Plan phase over.")
+        shot(page, "decisions-2-run-plans")
         assert page.evaluate("[window.__planScript, window.__planImg]") == [None, None]
         assert not console.dialogs, console.dialogs
 
@@ -335,9 +348,11 @@ def test_always_allow_grants_the_session_until_revoked(console: Console) -> None
         expect(grant_row).to_have_count(1)
         expect(grant_row).to_contain_text("by admin")
         expect(grant_row.get_by_role("button", name="Revoke")).to_be_visible()
+        grant_text = grant_row.inner_text()
         assert console.wait_run(first["id"])["status"] == "completed"
         expect(page.locator("#timeline")).to_contain_text("always allowed for this session")
         shot(page, "decisions-3-grant-listed", grants)
+        shot(page, "decisions-3-run-granted")
 
         # A second run in the same session runs the command without asking.
         second = console.start_run("Again", [GRANTED_STEP], policy="demo", session=session)
@@ -364,6 +379,12 @@ def test_always_allow_grants_the_session_until_revoked(console: Console) -> None
             asked.get_by_role("button", name="Approve", exact=True).click()
             assert console.wait_run(third["id"])["status"] == "completed"
         assert not console.dialogs, console.dialogs
+
+        # The grant is named as the button names it: once, the command as code, no raw Markdown.
+        assert "`" not in grant_text, f"the grants list shows raw Markdown: {grant_text!r}"
+        granted = page.locator("#timeline li.event", has_text="granted for this session")
+        expect(granted).to_have_count(1)
+        assert not re.search(r"Always allow\W+Always allow|`", granted.inner_text()), granted.inner_text()
 
 
 # --- 4. Deny with a reason, sent with Enter ----------------------------------------------
@@ -395,4 +416,41 @@ def test_deny_with_a_reason_sent_with_enter(console: Console) -> None:
         expect(timeline).to_contain_text("Moving on.")
         workspace = Path(ended["workspace"])
         assert not (workspace / "scratch").exists()
+        assert not console.dialogs, console.dialogs
+
+
+# --- 5. Runtime modes ----------------------------------------------------------------------
+
+
+def test_runtime_mode_set_in_the_console_applies_to_the_next_run_of_the_session(console: Console) -> None:
+    from playwright.sync_api import expect
+
+    step = {"tool": "bash", "input": {"command": "mkdir -p modes"}}
+    first = console.start_run("Before the mode change", [step], policy="demo")
+    page = console.open_run(first["id"])
+    with diagnosed(console, page, "modes"):
+        asked = card(page, "mkdir -p modes")
+        expect(asked).to_be_visible()  # approval-required: the policy's ask reaches a person
+        asked.get_by_role("button", name="Approve", exact=True).click()
+        assert console.wait_run(first["id"])["status"] == "completed"
+
+        modes = page.locator("#session-modes")
+        runtime = modes.get_by_label("Runtime mode")
+        expect(runtime).to_have_value("approval-required")
+        runtime.select_option(label="Full access")
+        modes.get_by_role("button", name="Save").press("Enter")
+        expect(modes.get_by_role("status")).to_have_text("Saved.")
+        expect(modes.get_by_label("Runtime mode")).to_have_value("full-access")
+        status, session = console.api("GET", f"/api/v1/sessions/{first['session']}/")
+        assert status == 200 and session["runtime_mode"] == "full-access", session
+        shot(page, "decisions-5-session-modes", modes)
+
+        second = console.start_run("After the mode change", [step], policy="demo", session=first["session"])
+        assert console.wait_run(second["id"])["status"] == "completed"
+        second_page = console.open_run(second["id"])
+        with diagnosed(console, second_page, "modes-applied"):
+            expect(second_page.locator("#approvals .approval")).to_have_count(0)
+            requested = second_page.locator("#timeline li.event", has_text="The agent asks to use")
+            expect(requested).to_contain_text(re.compile(r"Decision: allow by \S*mode"))
+            expect(second_page.locator("#session-modes").get_by_label("Runtime mode")).to_have_value("full-access")
         assert not console.dialogs, console.dialogs
