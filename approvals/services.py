@@ -392,7 +392,8 @@ def approval_answer(
             except core.PolicyError as exc:
                 raise ApprovalError("invalid_decision", exc.message) from None
             if not core.is_complete(questions, record):
-                raise ApprovalError("invalid_decision", "Every question needs an answer.")
+                missing = [str(q.get("header") or q.get("id")) for q in questions if not core.is_complete([q], record)]
+                raise ApprovalError("invalid_decision", f"Every question needs an answer; unanswered: {', '.join(missing)}.")
         _resolve(approval, status=Approval.Status.ANSWERED, user=user, via=via, answers=record)
         approval.refresh_from_db()
         _after_resolution(

@@ -137,4 +137,5 @@ def approval_answer_view(request: HtmxHttpRequest, approval_id: int) -> HttpResp
 
     # A refused answer re-renders the form with the choices the reviewer made.
     chosen = {key[2:]: request.POST.getlist(key) for key in request.POST if key.startswith("q:") and not key.endswith(":other")}
-    return _decided(request, approval_id, answer, answers_given=chosen)
+    typed = {key[2:-6]: request.POST[key] for key in request.POST if key.startswith("q:") and key.endswith(":other")}
+    return _decided(request, approval_id, answer, answers_given=chosen, others_given=typed)

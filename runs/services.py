@@ -303,9 +303,15 @@ def step_finish(*, run_id: int, step_id: int, output: str = "", exit_code: int |
 
 
 def session_set_modes(
-    *, session: AgentSession, runtime_mode: str | None = None, interaction_mode: str | None = None, user: Any = None
+    *,
+    session: AgentSession,
+    runtime_mode: str | None = None,
+    interaction_mode: str | None = None,
+    user: Any = None,
+    seen_from_run: int | None = None,
 ) -> AgentSession:
-    """Change a session's durable modes; recorded on its open runs, applied from the next turn."""
+    """Change a session's durable modes; applied from the next turn, recorded on the
+    session's open runs and on the run it was changed from (so it is never untraced)."""
     from runs.models import InteractionMode, RuntimeMode
 
     if runtime_mode is not None and runtime_mode not in RuntimeMode.values:
@@ -321,7 +327,10 @@ def session_set_modes(
         if not changes:
             return session
         AgentSession.objects.filter(pk=session.pk).update(**changes)
-        for run_id in Run.objects.filter(session=session).exclude(status__in=Run.FINISHED).values_list("id", flat=True):
+        run_ids = set(Run.objects.filter(session=session).exclude(status__in=Run.FINISHED).values_list("id", flat=True))
+        if seen_from_run is not None and Run.objects.filter(pk=seen_from_run, session=session).exists():
+            run_ids.add(seen_from_run)
+        for run_id in sorted(run_ids):
             activity_record(
                 run_id=run_id, kind="notice", event="session.modes_changed",
                 payload={**changes, "by": getattr(user, "username", "") or "", "applies": "from the next turn"},

@@ -140,6 +140,10 @@ def grant_revoke_view(request: HtmxHttpRequest, grant_id: int) -> HttpResponse:
     return render(request, "runs/run_detail.html#grants", _run_context(run))
 
 
+def query_run_id(raw: str | None) -> int | None:
+    return int(raw) if raw and raw.isascii() and raw.isdigit() and len(raw) < 19 else None
+
+
 @console_login_required
 @permission_required("runs.change_agentsession", raise_exception=True)
 @require_POST
@@ -152,6 +156,7 @@ def session_modes_view(request: HtmxHttpRequest, session_id: int) -> HttpRespons
             runtime_mode=request.POST.get("runtime_mode") or None,
             interaction_mode=request.POST.get("interaction_mode") or None,
             user=request.user,
+            seen_from_run=query_run_id(request.POST.get("run")),
         )
     except RunError as exc:
         error = exc.message

@@ -21,6 +21,32 @@
     });
   });
 
+  // 3. The cards' catch-up re-fetch (when the socket opens or reopens) merges instead of
+  //    replacing: a card decided here keeps its outcome, a card whose decision is in flight
+  //    is left alone, and a pending card whose decided version is on the page stays decided.
+  function cardKey(card) { return card.id ? card.id.replace(/-done$/, "") : ""; }
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var detail = event.detail;
+    var target = detail.target;
+    if (!target || target.id !== "approvals" || detail.requestConfig.verb !== "get" || !detail.xhr ||
+        detail.xhr.status !== 200) return;
+    var keep = {};
+    Array.prototype.slice.call(target.children).forEach(function (card) {
+      if (card.classList.contains("approval-done") || card.querySelector(".htmx-request")) keep[cardKey(card)] = card;
+    });
+    var incoming = document.createElement("div");
+    incoming.innerHTML = detail.serverResponse;
+    var merged = [];
+    Array.prototype.slice.call(incoming.children).forEach(function (card) {
+      var key = cardKey(card);
+      if (keep[key]) { merged.push(keep[key]); delete keep[key]; } else { merged.push(card); }
+    });
+    Object.keys(keep).forEach(function (key) { merged.push(keep[key]); });
+    detail.shouldSwap = false;
+    target.replaceChildren.apply(target, merged);
+    if (window.htmx) window.htmx.process(target);
+  });
+
   // Live indicator: the dot next to a heading says whether pushes are arriving.
   function setLive(state) {
     document.querySelectorAll("[data-live-status]").forEach(function (el) {

@@ -32,7 +32,12 @@ _ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "th": {"align"},
 @register.filter
 def agent_markdown(text: Any) -> SafeString:
     """Render the agent's Markdown (a plan) as sanitised HTML; links open nothing on their own."""
-    html = _markdown.render(str(text or ""))
+    tokens = _markdown.parse(str(text or ""))
+    for token in tokens:
+        # The page has its own h1/h2: the plan's headings start at h3.
+        if token.type in ("heading_open", "heading_close"):
+            token.tag = f"h{min(int(token.tag[1]) + 2, 6)}"
+    html = _markdown.renderer.render(tokens, _markdown.options, {})
     clean = nh3.clean(
         html,
         tags=_ALLOWED_TAGS,

@@ -382,7 +382,7 @@ def test_always_allow_grants_the_session_until_revoked(console: Console) -> None
 
         # The grant is named as the button names it: once, the command as code, no raw Markdown.
         assert "`" not in grant_text, f"the grants list shows raw Markdown: {grant_text!r}"
-        granted = page.locator("#timeline li.event", has_text="granted for this session")
+        granted = page.locator("#timeline li.event", has_text="granted by")
         expect(granted).to_have_count(1)
         assert not re.search(r"Always allow\W+Always allow|`", granted.inner_text()), granted.inner_text()
 
@@ -454,3 +454,44 @@ def test_runtime_mode_set_in_the_console_applies_to_the_next_run_of_the_session(
             expect(requested).to_contain_text(re.compile(r"Decision: allow by \S*mode"))
             expect(second_page.locator("#session-modes").get_by_label("Runtime mode")).to_have_value("full-access")
         assert not console.dialogs, console.dialogs
+
+
+# --- 6. A catch-up fetch that answers after a decision ----------------------------------------
+
+
+def test_a_late_catch_up_never_brings_a_decided_card_back(console: Console) -> None:
+    """The page re-fetches its cards when the socket (re)opens. If that answer was rendered
+    before the reviewer's decision and arrives after it, the decided card keeps its outcome
+    and no pending copy comes back."""
+    from playwright.sync_api import expect
+
+    run = console.start_run("Race the catch-up", [{"tool": "bash", "input": {"command": "mkdir -p raced"}}], policy="demo")
+    page = console.open_run(run["id"])
+    with diagnosed(console, page, "catch-up-race"):
+        request = card(page, "mkdir -p raced")
+        expect(request).to_be_visible()
+        card_id = request.get_attribute("id")
+        held: list[Any] = []
+
+        def hold_the_catch_up(route: Any) -> None:
+            if route.request.headers.get("hx-target") == "approvals" and not held:
+                held.append((route, route.fetch()))  # rendered now: the card still pending
+            else:
+                route.continue_()
+
+        page.route(f"**/runs/{run['id']}/", hold_the_catch_up)
+        page.evaluate("htmx.trigger(document.body, 'htmx:wsOpen')")
+        deadline = time.monotonic() + 10
+        while not held and time.monotonic() < deadline:
+            page.wait_for_timeout(50)
+        assert held, "the catch-up request was not made"
+
+        request.get_by_role("button", name="Approve", exact=True).click()
+        expect(page.locator(f"#{card_id}-done")).to_contain_text("Approved by admin")
+
+        route, stale = held[0]
+        route.fulfill(response=stale)
+        page.wait_for_timeout(300)  # let htmx swap the late answer in
+        expect(page.locator(f"#{card_id}-done")).to_contain_text("Approved by admin")
+        expect(page.locator(f"#{card_id}")).to_have_count(0)
+        assert console.wait_run(run["id"])["status"] == "completed"

@@ -182,7 +182,7 @@ def test_plan_markdown_is_sanitised(client: Client, alice: Any, make_approval: C
     )
     client.force_login(alice)
     html = client.get("/").content.decode()
-    assert "<h1>Plan</h1>" in html and "<strong>Refactor</strong>" in html
+    assert "<h3>Plan</h3>" in html and "<strong>Refactor</strong>" in html
     assert "<script>alert" not in html
     assert "href=\"javascript" not in html
     assert "<img" not in html
@@ -230,7 +230,7 @@ def test_incomplete_answer_keeps_the_form(csrf_client: Callable[[Any], Client], 
     )
 
     html = response.content.decode()
-    assert "Every question needs an answer." in html
+    assert "Every question needs an answer; unanswered:" in html
     assert f'id="approval-{approval.pk}"' in html and "Send answers" in html
     approval.refresh_from_db()
     assert approval.status == Approval.Status.PENDING
@@ -488,3 +488,17 @@ def test_new_run_form_refuses_what_the_driver_does_not_model(csrf_client: Callab
     assert response.status_code == HTTPStatus.OK
     assert "read-only" in response.content.decode()
     assert not Run.objects.exists()
+
+
+def test_a_mode_change_from_a_finished_run_is_recorded_on_it(csrf_client: Callable[[Any], Client], alice: Any) -> None:
+    from runs.models import Activity
+    from runs.services import run_create, run_finish
+
+    run = run_create(driver="scripted", scenario={"steps": [{"message": "hi"}]})
+    run_finish(run_id=run.pk, status="cancelled")
+    client = csrf_client(alice)
+    client.post(f"/sessions/{run.session_id}/modes/", {"runtime_mode": "auto", "run": run.pk}, headers=htmx_headers(client))
+    changed = Activity.objects.get(run=run, event="session.modes_changed")
+    assert changed.payload["runtime_mode"] == "auto"
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "Session modes changed: runtime <code>auto</code>" in page
