@@ -69,35 +69,19 @@ def _back(request: HttpRequest) -> str:
 @console_login_required
 @permission_required("approvals.change_approval", raise_exception=True)
 @require_POST
-def approval_approve(request: HtmxHttpRequest, approval_id: int) -> HttpResponse:
+def approval_decide_view(request: HtmxHttpRequest, approval_id: int, approve: bool) -> HttpResponse:
+    """Approve (optionally for the session, or a plan with a mode) or deny with a reason."""
     return _decided(
         request,
         approval_id,
         lambda: approval_decide(
             approval_id=approval_id,
             user=request.user,
-            approve=True,
+            approve=approve,
             hash=request.POST.get("hash", ""),
-            scope=request.POST.get("scope", "once") or "once",
-            mode=request.POST.get("mode", ""),
-            via="console",
-        ),
-    )
-
-
-@console_login_required
-@permission_required("approvals.change_approval", raise_exception=True)
-@require_POST
-def approval_deny(request: HtmxHttpRequest, approval_id: int) -> HttpResponse:
-    return _decided(
-        request,
-        approval_id,
-        lambda: approval_decide(
-            approval_id=approval_id,
-            user=request.user,
-            approve=False,
-            hash=request.POST.get("hash", ""),
-            reason=request.POST.get("reason", "").strip(),
+            scope=(request.POST.get("scope", "once") or "once") if approve else "once",
+            mode=request.POST.get("mode", "") if approve else "",
+            reason="" if approve else request.POST.get("reason", "").strip(),
             via="console",
         ),
     )

@@ -11,8 +11,8 @@ from runs import views as run_views
 
 urlpatterns = [
     path("", approval_views.inbox, name="inbox"),
-    path("approvals/<int:approval_id>/approve/", approval_views.approval_approve, name="approval-approve"),
-    path("approvals/<int:approval_id>/deny/", approval_views.approval_deny, name="approval-deny"),
+    path("approvals/<int:approval_id>/approve/", approval_views.approval_decide_view, {"approve": True}, name="approval-approve"),
+    path("approvals/<int:approval_id>/deny/", approval_views.approval_decide_view, {"approve": False}, name="approval-deny"),
     path("approvals/<int:approval_id>/answer/", approval_views.approval_answer_view, name="approval-answer"),
     path("runs/", run_views.run_list, name="run-list"),
     path("runs/new/", run_views.run_new, name="run-new"),

@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from runs.models import AgentSession, Run
+from tests.approvals.policy.policytest import ISSUE_POLICY
 
 pytestmark = pytest.mark.django_db
 
@@ -56,19 +57,7 @@ QUESTIONS = [
         "allow_other": False,
     },
 ]
-POLICY_DOCUMENT = {
-    "commands": {
-        "allow": ["ls", "cat", "git status", "npm run test:*"],
-        "ask": ["git commit"],
-        "deny": [{"match": "git push", "reason": "The application publishes the changes."}, "rm -rf"],
-        "default": "ask",
-    },
-    "edits": {"allow": ["src/**"], "ask": [], "deny": [".env*"], "default": "ask"},
-    "tools": {"webSearch": "allow", "deployPreview": "ask", "dropDatabase": {"decision": "deny", "reason": "Never."}},
-    "classes": {"read-only": "allow", "local-mutation": "allow", "remote-mutation": "ask", "destructive": "deny"},
-    "limits": {"max_tool_calls": 200, "max_denials": 20},
-    "default": "ask",
-}
+POLICY_DOCUMENT = ISSUE_POLICY
 
 
 # --- Strategies ---------------------------------------------------------------------------------
