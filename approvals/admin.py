@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django import forms
@@ -56,6 +55,3 @@ class ApprovalAdmin(ReadOnlyAdmin):
 @admin.register(Grant)
 class GrantAdmin(ReadOnlyAdmin):
     list_display = ["id", "session", "label", "created_by", "created_at", "revoked_at"]
-
-    def rule_json(self, obj: Grant) -> str:
-        return json.dumps(obj.rule)

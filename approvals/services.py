@@ -93,10 +93,13 @@ def _routing(run: Run, kind: str) -> str:
     approvals = run.run_policy.get("approvals", {})
     if kind == Approval.Kind.INTERRUPTED_SIDE_EFFECT:
         return "ask"
-    return str(approvals.get(kind, "ask"))
+    routing = str(approvals.get(kind, "ask"))
+    if kind == Approval.Kind.QUESTION and routing != "ask":
+        return "auto-deny"  # there is no answer to invent: a question is asked or declined
+    return routing
 
 
-def _capability(run: Run, step_seq: int, request: Mapping[str, Any], kind: str, subtype: str, attempt: int) -> dict[str, Any]:
+def _capability(run: Run, step_seq: int, request: Mapping[str, Any], subtype: str, attempt: int) -> dict[str, Any]:
     # The run, step and attempt make a retried or repeated request a different approval,
     # so a decision made for an earlier one is refused as stale.
     return {
@@ -119,7 +122,7 @@ def _approval_create(
     attempt: int = 1,
     verdict: core.Verdict | None = None,
 ) -> Approval:
-    capability = _capability(run, step.seq, request, kind, subtype, attempt)
+    capability = _capability(run, step.seq, request, subtype, attempt)
     if kind == Approval.Kind.INTERRUPTED_SIDE_EFFECT:
         capability = {"tool": request.get("tool"), "args": request.get("input"), "run": run.pk, "step": step.seq, "attempt": attempt}
     suggestion = core.suggest_grant(request, verdict) if kind == Approval.Kind.PERMISSION else None
@@ -259,9 +262,6 @@ def gate_request(
                 verdict=verdict,
             )
             return GateOutcome(step_id=step.pk, outcome="wait", approval_id=approval.pk)
-        if kind == "question" and decision == "allow":
-            # A question cannot be auto-approved: there is no answer to invent.
-            decision = "deny"
         reason = verdict.reason
         if kind == "question" and decision == "deny":
             reason = "No human answer: questions are declined by the run policy."
@@ -592,7 +592,7 @@ def recheck_after_interruption(*, approval: Approval) -> GateOutcome:
         for earlier in Approval.objects.filter(step=step, kind=Approval.Kind.PERMISSION, status=Approval.Status.APPROVED):
             fresh = core.approval_hash(
                 kind=earlier.kind,
-                capability=_capability(run, step.seq, step.request, earlier.kind, step.subtype, earlier.attempt),
+                capability=_capability(run, step.seq, step.request, step.subtype, earlier.attempt),
                 presentation=step.presentation,
                 request=step.request,
             )

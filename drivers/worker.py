@@ -383,11 +383,13 @@ class Supervisor:
         if context is not None and context.lease_lost:
             logger.warning("run %s: lease lost to another worker; leaving it to the new owner", run_id)
             return
-        if context is not None and context.cancelled() and result.status != "completed":
-            result = RunResult(status="cancelled", text=result.text, usage=result.usage)
-        if result.status == "failed" and result.failure_reason == "cancelled":
-            result = RunResult(status="cancelled", text=result.text, usage=result.usage)
-        if result.status == "failed" and result.failure_reason not in ("", None) and await _db(_cancel_requested)(run_id):
+        # A run that did not complete because someone cancelled it ends `cancelled`, however
+        # the driver noticed (the cancel flag, an abort saying so, or the row).
+        if result.status == "failed" and (
+            (context is not None and context.cancelled())
+            or result.failure_reason == "cancelled"
+            or await _db(_cancel_requested)(run_id)
+        ):
             result = RunResult(status="cancelled", text=result.text, usage=result.usage)
         await _db(run_finish)(
             run_id=run_id,

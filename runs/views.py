@@ -125,23 +125,28 @@ def run_cancel_view(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
     return render(request, "runs/run_detail.html#run-header", {"run": run, "error": error})
 
 
+def query_run_id(raw: str | None) -> int | None:
+    return int(raw) if raw and raw.isascii() and raw.isdigit() and len(raw) < 19 else None
+
+
+def _posted_from_run(request: HttpRequest, session_id: int) -> Run | None:
+    """The run page a session form was posted from (`run` field), else the session's latest."""
+    runs = Run.objects.filter(session_id=session_id).select_related("session")
+    run_id = query_run_id(request.POST.get("run"))
+    return (runs.filter(pk=run_id).first() if run_id is not None else None) or runs.first()
+
+
 @console_login_required
 @permission_required("approvals.change_grant", raise_exception=True)
 @require_POST
 def grant_revoke_view(request: HtmxHttpRequest, grant_id: int) -> HttpResponse:
     grant = get_object_or_404(Grant, pk=grant_id)
     grant_revoke(grant=grant, user=request.user)
-    run = Run.objects.filter(pk=request.POST.get("run") or 0, session_id=grant.session_id).first()
-    if run is None:
-        run = Run.objects.filter(session_id=grant.session_id).first()
+    run = _posted_from_run(request, grant.session_id)
     if not request.htmx or run is None:
         messages.success(request, f"Grant “{grant.label or grant.rule}” revoked.")
         return redirect("run-detail", run_id=run.pk) if run else redirect("inbox")
     return render(request, "runs/run_detail.html#grants", _run_context(run))
-
-
-def query_run_id(raw: str | None) -> int | None:
-    return int(raw) if raw and raw.isascii() and raw.isdigit() and len(raw) < 19 else None
 
 
 @console_login_required
@@ -160,9 +165,7 @@ def session_modes_view(request: HtmxHttpRequest, session_id: int) -> HttpRespons
         )
     except RunError as exc:
         error = exc.message
-    run = Run.objects.filter(pk=request.POST.get("run") or 0, session_id=session_id).select_related("session").first()
-    if run is None:
-        run = Run.objects.filter(session_id=session_id).select_related("session").first()
+    run = _posted_from_run(request, session_id)
     if not request.htmx or run is None:
         if error:
             messages.error(request, error)

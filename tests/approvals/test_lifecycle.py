@@ -476,3 +476,19 @@ async def test_a_worker_that_lost_its_lease_stops_and_leaves_the_run_to_the_new_
     assert (row.status, row.owner) == ("waiting", "elsewhere:1:new")
     assert await sync_to_async(Approval.objects.filter(run_id=run["id"], status="pending").count)() == 1
     stale._background.cancel()  # type: ignore[union-attr]
+
+
+def test_a_question_is_never_auto_approved_even_if_the_stored_policy_says_so(reviewer: Any) -> None:
+    """parse_run_policy refuses question auto-approve; the gate holds the line too, so a
+    hand-edited row cannot make the agent read an invented answer."""
+    from approvals.services import gate_request
+    from runs.models import Run
+    from runs.services import run_create
+
+    run = run_create(driver="scripted", scenario={"steps": [{"question": QUESTION}]}, user=reviewer)
+    policy = dict(run.run_policy)
+    policy["approvals"] = {**policy["approvals"], "question": "auto-approve"}
+    Run.objects.filter(pk=run.pk).update(run_policy=policy)
+    outcome = gate_request(run_id=run.pk, tool="AskUserQuestion", input=QUESTION, cwd=run.workspace, kind="question", subtype="question")
+    assert (outcome.outcome, outcome.answers) == ("deny", None)
+    assert outcome.reason.startswith("No human answer")

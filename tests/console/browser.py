@@ -131,6 +131,8 @@ def launch_chromium() -> Iterator[Any]:
     """Headless Debian Chromium through Playwright; skips the test when either is missing."""
     sync_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
+        if os.environ.get("GATEHOUSE_REQUIRE_BROWSER") == "1":  # CI: a missing browser fails
+            pytest.fail(f"{CHROMIUM} is not installed; GATEHOUSE_REQUIRE_BROWSER=1 requires it")
         pytest.skip(f"{CHROMIUM} is not installed")
     with sync_api.sync_playwright() as pw:
         instance = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)

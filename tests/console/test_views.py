@@ -502,3 +502,15 @@ def test_a_mode_change_from_a_finished_run_is_recorded_on_it(csrf_client: Callab
     assert changed.payload["runtime_mode"] == "auto"
     page = client.get(f"/runs/{run.pk}/").content.decode()
     assert "Session modes changed: runtime <code>auto</code>" in page
+
+
+def test_a_malformed_run_field_on_a_session_form_is_ignored(csrf_client: Callable[[Any], Client], alice: Any, make_approval: Callable[..., Any]) -> None:
+    from approvals.services import grant_create
+
+    run = make_approval().run
+    grant = grant_create(session_id=run.session_id, rule={"tool": "bash", "match": "npm run build"})
+    client = csrf_client(alice)
+    response = client.post(f"/grants/{grant.pk}/revoke/", {"run": "abc"}, headers=htmx_headers(client))
+    assert response.status_code == HTTPStatus.OK
+    grant.refresh_from_db()
+    assert grant.revoked_at is not None
