@@ -122,6 +122,11 @@ def parse_run_policy(document: Mapping | None) -> RunPolicy:
             isinstance(timeout, float) and (math.isnan(timeout) or math.isinf(timeout))
         ):
             raise _invalid("approvals.timeout_s must be a number of seconds", "approvals.timeout_s", timeout)
+        if timeout == 0:
+            # Zero means zero: a request that expires the moment it is asked helps no one.
+            raise _invalid("approvals.timeout_s must not be 0 (it would expire at once); "
+                           "give a number of seconds, or a negative value for no deadline",
+                           "approvals.timeout_s", timeout)
         if timeout < 0:
             timeout = -1.0  # any negative value: no deadline
         elif timeout > MAX_TIMEOUT_S:
@@ -158,17 +163,19 @@ def resolve_run_policy(*layers: RunPolicy | None) -> RunPolicy:
 
 
 def materialise(policy: RunPolicy) -> dict[str, Any]:
-    """Concrete values: inherit/zero -> the defaults; a negative timeout -> None (no deadline).
+    """Concrete values: inherit -> the defaults; a negative timeout -> None (no deadline).
+
+    `max_retries: 0` means no retry (zero is a value, not "inherit").
 
     sandbox, web_search and browser stay "inherit" (the driver's own default applies).
     """
     timeout = policy.timeout_s
-    if timeout is None or timeout == 0:
+    if timeout is None:
         timeout = DEFAULTS["timeout_s"]
     elif timeout < 0:
         timeout = None
     retries = policy.max_retries
-    if retries is None or retries == 0:
+    if retries is None:
         retries = DEFAULTS["max_retries"]
 
     def pick(value: str, key: _RoutingKey) -> str:

@@ -27,6 +27,8 @@ def test_a_full_run_policy_parses_and_round_trips():
     ({"approvals": {"on_reject": "ask"}}, "approvals.on_reject", "ask"),
     ({"approvals": {"timeout_s": "30"}}, "approvals.timeout_s", "30"),
     ({"approvals": {"timeout_s": True}}, "approvals.timeout_s", True),
+    ({"approvals": {"timeout_s": 0}}, "approvals.timeout_s", 0),
+    ({"approvals": {"timeout_s": 0.0}}, "approvals.timeout_s", 0.0),
     ({"approvals": {"max_retries": -1}}, "approvals.max_retries", -1),
     ({"approvals": {"max_retries": 1.5}}, "approvals.max_retries", 1.5),
     ({"approvals": {"retries": 1}}, "approvals.retries", 1),
@@ -39,12 +41,16 @@ def test_an_invalid_run_policy_names_the_field_and_value(doc, field, value):
     assert (info.value.code, info.value.field, info.value.value) == ("invalid_policy", field, value)
 
 
-def test_zero_and_inherit_values_materialise_to_the_defaults():
+def test_inherit_values_materialise_to_the_defaults():
     assert materialise(RunPolicy()) == {
         "sandbox": "inherit", "web_search": "inherit", "browser": "inherit", "permission": "ask",
         "plan_review": "ask", "question": "auto-deny", "timeout_s": 30.0, "on_timeout": "abort",
         "on_reject": "abort", "max_retries": 3}
-    assert materialise(parse_run_policy({"approvals": {"timeout_s": 0, "max_retries": 0}}))["timeout_s"] == 30.0
+
+
+def test_zero_retries_means_no_retry_not_the_default():
+    assert materialise(parse_run_policy({"approvals": {"max_retries": 0}}))["max_retries"] == 0
+    assert materialise(parse_run_policy({"approvals": {}}))["max_retries"] == 3  # absent: inherit
 
 
 def test_a_negative_timeout_means_no_deadline_and_explicit_values_are_kept():
