@@ -70,9 +70,11 @@ class Decision:
     scope: str = "once"  # "session" when a person granted "always allow"
     timed_out: bool = False
     step_id: int | None = None
-    # A resumed run replays its requests: this one already ran before the worker
-    # changed hands, so the driver must not execute it again.
+    # A resumed run replays its requests: this one already ran before the worker changed
+    # hands. The outcome is then "deny" (so no driver can execute it again), `reason` tells
+    # the agent plainly that it already ran, and `recorded_output` is what it printed.
     already_done: bool = False
+    recorded_output: str = ""
 
     @property
     def allowed(self) -> bool:
@@ -120,6 +122,19 @@ class RunContext(Protocol):
     interaction_mode: str  # default | plan
     run_policy: Mapping[str, Any]  # materialised run policy (sandbox, approvals, ...)
     settings: Mapping[str, Any]  # driver settings (binary paths, model endpoint)
+    # True when this worker continues a run an earlier worker (or process) started.
+    resuming: bool
+    # What the driver saved with `save_agent_state` (e.g. the agent's session id); {} at first.
+    agent_state: Mapping[str, Any]
+
+    async def save_agent_state(self, state: Mapping[str, Any]) -> None:
+        """Persist what the driver needs to resume the agent's own conversation later."""
+
+    async def resumed_conversation(self) -> None:
+        """Tell the gate that the agent's own conversation was resumed (it remembers what it
+        did): only the step that was pending is matched against the record, and a request
+        identical to an earlier finished step is a new step. Without this call a resuming
+        run is replayed in order from the start: finished steps are answered from the record."""
 
     async def gate(self, request: ToolRequest) -> Decision:
         """Record the request, decide it (policy, grants, person) and return the decision."""

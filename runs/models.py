@@ -81,6 +81,9 @@ class Run(models.Model):
     owner = models.CharField(max_length=128, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     last_seq = models.PositiveIntegerField(default=0)
+    # What the driver needs to resume the agent's own conversation after a restart
+    # (Claude Code's session id, Codex's thread id). Written by the driver through its context.
+    agent_state = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -90,6 +93,9 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        permissions = [
+            ("override_policy", "Can loosen the administrator's policy for a run or session"),
+        ]
         indexes = [
             # The worker's reconcile query: unfinished runs and their leases.
             models.Index(fields=["status", "heartbeat_at"], name="run_status_lease_idx"),
@@ -107,11 +113,15 @@ class Step(models.Model):
     """One tool request of a run, the policy's answer, and what happened next."""
 
     class Status(models.TextChoices):
+        # The lifecycle and its allowed moves live in `approvals.gate.lifecycle`.
+        REQUESTED = "requested"  # recorded, not yet decided
         WAITING = "waiting"  # a person must decide
-        ALLOWED = "allowed"  # may execute; execution not yet reported finished
-        FINISHED = "finished"
+        ALLOWED = "allowed"  # decided allow; not yet handed to the agent to execute
+        EXECUTING = "executing"  # handed to the agent: the side effect may be happening
+        FINISHED = "finished"  # executed; its result is recorded and it never runs again
         DENIED = "denied"
         ABORTED = "aborted"
+        ANSWERED = "answered"  # a question answered or a plan reviewed; answers recorded
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
     seq = models.PositiveIntegerField()
@@ -131,12 +141,16 @@ class Step(models.Model):
         "approvals.Grant", null=True, blank=True, on_delete=models.SET_NULL, related_name="steps"
     )
     # The final outcome after any human decision, and who made it.
-    status = models.CharField(max_length=16, choices=Status.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.REQUESTED)
     decided_by = models.CharField(max_length=32, blank=True)
+    # Questions and plan reviews: what the person answered (kept for resume and the log).
+    answers = models.JSONField(null=True, blank=True)
+    plan_mode = models.CharField(max_length=16, blank=True)
     output = models.TextField(blank=True)
     exit_code = models.IntegerField(null=True, blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
