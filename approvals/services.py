@@ -1,31 +1,32 @@
-"""The gate and human decisions: every tool request is recorded and decided here.
+"""Human decisions, grants and policies: the writes people make.
 
-`gate_request` records a step with the policy's verdict (and an approval when a person
-must decide) in one transaction. `approval_decide` / `approval_answer` resolve an approval
-exactly once by compare-and-set. `gate_resolution` turns a resolved approval into what
-the driver is told, applying the run policy's fallbacks.
+`approval_decide` / `approval_answer` resolve an approval exactly once by compare-and-set;
+the run's worker then applies it (`approvals.gate.gate_resolution`). The gate itself —
+recording and deciding each tool request, the step lifecycle, resume — is `approvals.gate`.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Q
 
 from approvals import policy as core
+from approvals.errors import ApprovalError
+from approvals.gate.asking import activity_kind
+from approvals.gate.lifecycle import OPEN, step_move
+from approvals.gate.status import run_status_sync
 from approvals.models import Approval, Grant
-from approvals.selectors import grants_active
 from project import broadcast, clock
 from runs import fragments
 from runs.models import Run, Step
-from runs.services import activity_record, run_mark_running, run_mark_waiting
+from runs.services import activity_record
 
 logger = logging.getLogger(__name__)
+
+__all__ = ["ApprovalError", "approval_answer", "approval_decide", "approval_expire", "grant_create", "grant_revoke", "policy_save"]
 
 # The verbs each kind accepts: an answer is never a decision and a decision never an answer.
 VERBS_BY_KIND: dict[str, set[str]] = {
@@ -34,240 +35,6 @@ VERBS_BY_KIND: dict[str, set[str]] = {
     Approval.Kind.INTERRUPTED_SIDE_EFFECT: {"approve", "deny"},
     Approval.Kind.QUESTION: {"answer"},
 }
-ACTIVITY_KIND: dict[str, str] = {Approval.Kind.QUESTION: "user-input"}
-
-
-class ApprovalError(Exception):
-    """A refused decision. `code` is stable; `status` is the HTTP status the API answers."""
-
-    STATUS = {
-        "already_resolved": 409,
-        "stale": 409,
-        "expired": 410,
-        "kind_mismatch": 400,
-        "invalid_decision": 400,
-        "unavailable": 404,
-    }
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.status = self.STATUS.get(code, 400)
-
-
-@dataclass(frozen=True)
-class GateOutcome:
-    """What the worker does next for one request: answer the driver, or wait on an approval."""
-
-    step_id: int
-    outcome: str  # allow | deny | abort | answer | wait
-    reason: str = ""
-    decided_by: str = "policy"
-    approval_id: int | None = None
-    answers: Mapping[str, Any] | None = None
-    plan_mode: str = ""
-    scope: str = "once"
-    timed_out: bool = False
-
-
-def _activity_kind(kind: str) -> str:
-    return ACTIVITY_KIND.get(kind, "approval")
-
-
-def _run_view(run_id: int) -> core.RunView:
-    counts = Step.objects.filter(run_id=run_id).aggregate(
-        calls=Count("id"), denials=Count("id", filter=Q(status=Step.Status.DENIED))
-    )
-    return core.RunView(tool_calls=counts["calls"] or 0, denials=counts["denials"] or 0)
-
-
-def _deadline(run: Run) -> Any:
-    timeout = run.run_policy.get("approvals", {}).get("timeout_s")
-    if timeout is None:
-        return None
-    return clock.now() + timedelta(seconds=float(timeout))
-
-
-def _routing(run: Run, kind: str) -> str:
-    approvals = run.run_policy.get("approvals", {})
-    if kind == Approval.Kind.INTERRUPTED_SIDE_EFFECT:
-        return "ask"
-    routing = str(approvals.get(kind, "ask"))
-    if kind == Approval.Kind.QUESTION and routing != "ask":
-        return "auto-deny"  # there is no answer to invent: a question is asked or declined
-    return routing
-
-
-def _capability(run: Run, step_seq: int, request: Mapping[str, Any], subtype: str, attempt: int) -> dict[str, Any]:
-    # The run, step and attempt make a retried or repeated request a different approval,
-    # so a decision made for an earlier one is refused as stale.
-    return {
-        "tool": request.get("tool"),
-        "subtype": subtype,
-        "run": run.pk,
-        "step": step_seq,
-        "attempt": attempt,
-    }
-
-
-def _approval_create(
-    *,
-    run: Run,
-    step: Step,
-    kind: str,
-    subtype: str,
-    request: Mapping[str, Any],
-    presentation: Mapping[str, Any],
-    attempt: int = 1,
-    verdict: core.Verdict | None = None,
-) -> Approval:
-    capability = _capability(run, step.seq, request, subtype, attempt)
-    if kind == Approval.Kind.INTERRUPTED_SIDE_EFFECT:
-        capability = {"tool": request.get("tool"), "args": request.get("input"), "run": run.pk, "step": step.seq, "attempt": attempt}
-    suggestion = core.suggest_grant(request, verdict) if kind == Approval.Kind.PERMISSION else None
-    approval = Approval.objects.create(
-        run=run,
-        step=step,
-        kind=kind,
-        subtype=subtype,
-        capability=capability,
-        presentation=dict(presentation),
-        request=dict(request),
-        hash=core.approval_hash(kind=kind, capability=capability, presentation=presentation, request=request),
-        suggested_grant=suggestion[0] if suggestion else None,
-        suggested_grant_label=suggestion[1] if suggestion else "",
-        deadline=_deadline(run),
-        attempt=attempt,
-    )
-    event = "user-input.requested" if kind == Approval.Kind.QUESTION else "approval.requested"
-    activity_record(
-        run_id=run.pk,
-        kind=_activity_kind(kind),
-        event=event,
-        payload={
-            "approval": approval.pk,
-            "step": step.seq,
-            "kind": kind,
-            "subtype": subtype,
-            "attempt": attempt,
-            "deadline": approval.deadline.isoformat() if approval.deadline else None,
-        },
-    )
-    run_mark_waiting(run_id=run.pk)
-    approval_id = approval.pk
-    broadcast.fragment_on_commit(
-        [broadcast.INBOX_GROUP, broadcast.run_console_group(run.pk)], lambda: fragments.approval_added(approval_id)
-    )
-    return approval
-
-
-def gate_request(
-    *,
-    run_id: int,
-    tool: str,
-    input: Mapping[str, Any],
-    cwd: str,
-    kind: str = "permission",
-    subtype: str = "tool",
-    presentation: Mapping[str, Any] | None = None,
-    runtime_mode: str = "",
-) -> GateOutcome:
-    """Record one tool request and decide it, in one transaction.
-
-    1. Validate the canonical request at the boundary (a bad one is denied, not stored half).
-    2. Evaluate the run's rule policy with the session's grants and the run so far.
-    3. Let the session's runtime mode approve an `ask` it covers.
-    4. Route what is still `ask` per the run policy: a pending approval, or auto-approve /
-       auto-deny recorded as decided by the policy.
-    """
-    presentation = dict(presentation or {})
-    with transaction.atomic():
-        run = Run.objects.select_related("session").get(pk=run_id)
-        try:
-            request = core.validate_request({"tool": tool, "input": dict(input), "cwd": cwd})
-        except core.PolicyError as exc:
-            request = {"tool": str(tool)[:128], "input": {}, "cwd": cwd}
-            verdict = core.Verdict(decision="deny", reason=f"Malformed request: {exc.message}", rule="request")
-        else:
-            if kind == "permission":
-                grants = list(grants_active(session_id=run.session_id))
-                verdict = core.evaluate(
-                    core.compile_policy(run.policy_document),
-                    request,
-                    run_view=_run_view(run_id),
-                    grants=[g.rule for g in grants],
-                )
-            else:
-                verdict = core.Verdict(decision="ask", reason=f"A {kind.replace('_', ' ')} needs a person.", rule=f"approvals.{kind}")
-        decision, decided_by = verdict.decision, "policy"
-        grant_row = None
-        if verdict.grant is not None:
-            decided_by = "grant"
-            grant_row = next((g for g in grants if g.rule == verdict.grant), None)
-        if decision == "ask" and kind == "permission":
-            decision, decided_by = core.apply_runtime_mode(
-                verdict, mode=runtime_mode or run.session.runtime_mode, request=request, workspace=run.workspace
-            )
-        routing = _routing(run, kind) if decision == "ask" else ""
-        if routing == "auto-approve":
-            decision, decided_by = "allow", "policy"
-        elif routing == "auto-deny":
-            decision, decided_by = "deny", "policy"
-        status = {
-            "allow": Step.Status.ALLOWED,
-            "deny": Step.Status.DENIED,
-            "abort": Step.Status.ABORTED,
-            "ask": Step.Status.WAITING,
-        }[decision]
-        seq = (Step.objects.filter(run_id=run_id).order_by("-seq").values_list("seq", flat=True).first() or 0) + 1
-        step = Step.objects.create(
-            run=run,
-            seq=seq,
-            tool=request["tool"],
-            kind=kind,
-            subtype=subtype,
-            request=request,
-            presentation=presentation,
-            verdict=verdict.decision,
-            rule=verdict.rule,
-            reason=verdict.reason,
-            segments=[s.to_dict() for s in verdict.segments],
-            side_effect_class=verdict.side_effect_class or "",
-            policy_version=run.policy_version,
-            grant=grant_row,
-            status=status,
-            decided_by="" if decision == "ask" else decided_by,
-        )
-        activity_record(
-            run_id=run_id,
-            kind="tool",
-            event="tool.requested",
-            payload={
-                "step": seq,
-                "tool": request["tool"],
-                "kind": kind,
-                "input": request["input"],
-                "verdict": verdict.decision,
-                "decision": decision,
-                "decided_by": decided_by if decision != "ask" else "",
-                "rule": verdict.rule,
-                "reason": verdict.reason,
-                "grant": grant_row.pk if grant_row else None,
-            },
-        )
-        if decision == "ask":
-            approval = _approval_create(
-                run=run, step=step, kind=kind, subtype=subtype, request=request, presentation=presentation,
-                verdict=verdict,
-            )
-            return GateOutcome(step_id=step.pk, outcome="wait", approval_id=approval.pk)
-        reason = verdict.reason
-        if kind == "question" and decision == "deny":
-            reason = "No human answer: questions are declined by the run policy."
-        if decision == "abort":
-            reason = "policy_abort"  # the sentence is on the step; the run fails with the code
-        return GateOutcome(step_id=step.pk, outcome=decision, reason=reason, decided_by=decided_by)
 
 
 # --- Deciding ------------------------------------------------------------------------------
@@ -313,7 +80,8 @@ def _resolve(approval: Approval, *, status: str, user: Any, via: str, **fields: 
 
 def _after_resolution(approval: Approval, *, event_payload: Mapping[str, Any]) -> None:
     event = "user-input.resolved" if approval.kind == Approval.Kind.QUESTION else "approval.resolved"
-    activity_record(run_id=approval.run_id, kind=_activity_kind(approval.kind), event=event, payload=event_payload)
+    activity_record(run_id=approval.run_id, kind=activity_kind(approval.kind), event=event, payload=event_payload)
+    run_status_sync(run_id=approval.run_id)
     approval_id, run_id = approval.pk, approval.run_id
     broadcast.send_on_commit(broadcast.run_group(run_id), {"type": "approval.resolved", "approval_id": approval_id})
     broadcast.fragment_on_commit(
@@ -410,9 +178,16 @@ def approval_answer(
     return approval
 
 
-def approval_expire(*, approval_id: int) -> bool:
-    """Mark a pending approval whose deadline passed as expired (once)."""
+def approval_expire(*, approval_id: int, owner: str | None = None) -> bool:
+    """Mark a pending approval whose deadline passed as expired (once). The run's worker
+    names its lease `owner` (fenced); a reviewer's late decision calls it unfenced."""
+    from runs.leases import fence
+
     with transaction.atomic():
+        if owner is not None:
+            run_id = Approval.objects.filter(pk=approval_id).values_list("run_id", flat=True).first()
+            if run_id is not None:
+                fence(run_id, owner)
         changed = Approval.objects.filter(
             pk=approval_id, status=Approval.Status.PENDING, deadline__lte=clock.now()
         ).update(status=Approval.Status.EXPIRED, decided_via=Approval.Via.TIMEOUT, decided_at=clock.now())
@@ -424,7 +199,10 @@ def approval_expire(*, approval_id: int) -> bool:
 
 def approvals_detach_for_run(*, run_id: int, cancelled: bool = False) -> None:
     """A finished run's pending approvals can no longer be decided: a cancelled run's
-    expire (a late reviewer hears "expired"), any other's are detached ("unavailable")."""
+    expire (a late reviewer hears "expired"), any other's are detached ("unavailable").
+    Its steps still open end `aborted`: nothing will ever answer or finish them."""
+    for step_id in Step.objects.filter(run_id=run_id, status__in=OPEN).values_list("id", flat=True):
+        step_move(step_id, Step.Status.ABORTED, decided_by="system", told="The run ended before this step was answered.")
     ids = list(Approval.objects.filter(run_id=run_id, status=Approval.Status.PENDING).values_list("id", flat=True))
     if not ids:
         return
@@ -436,89 +214,6 @@ def approvals_detach_for_run(*, run_id: int, cancelled: bool = False) -> None:
         broadcast.fragment_on_commit(
             [broadcast.INBOX_GROUP, broadcast.run_console_group(run_id)],
             lambda approval_id=approval_id: fragments.approval_removed(approval_id),
-        )
-
-
-# --- After a resolution: what the driver is told -------------------------------------------------
-
-
-def _fallback(run: Run, approval: Approval, which: str) -> str:
-    return str(run.run_policy.get("approvals", {}).get(which, "abort"))
-
-
-def gate_resolution(*, approval_id: int, retry_supported: bool) -> GateOutcome | None:
-    """Turn a resolved approval into the driver's answer; None while it is pending.
-
-    Denials follow `on_reject`, timeouts `on_timeout`: abort ends the run, continue hands
-    the driver a typed refusal, retry asks again (new approval, attempt + 1) up to
-    `max_retries` when the driver can re-ask, and aborts otherwise.
-    """
-    with transaction.atomic():
-        approval = Approval.objects.select_related("run", "step").get(pk=approval_id)
-        run, step = approval.run, approval.step
-        if approval.status == Approval.Status.PENDING:
-            return None
-        assert step is not None  # every approval is created for a step (_approval_create)
-        if approval.status == Approval.Status.APPROVED and approval.kind == Approval.Kind.INTERRUPTED_SIDE_EFFECT:
-            outcome = recheck_after_interruption(approval=approval)
-            if outcome.outcome == "allow":
-                Step.objects.filter(pk=step.pk).update(status=Step.Status.ALLOWED, decided_by=outcome.decided_by)
-                run_mark_running(run_id=run.pk)
-            return outcome
-        if approval.status in (Approval.Status.APPROVED, Approval.Status.ANSWERED):
-            Step.objects.filter(pk=step.pk).update(status=Step.Status.ALLOWED, decided_by=approval.decided_via)
-            run_mark_running(run_id=run.pk)
-            if approval.kind == Approval.Kind.QUESTION:
-                if approval.answers is None:
-                    return GateOutcome(
-                        step_id=step.pk, outcome="deny", reason="No human answer: the reviewer declined the question.",
-                        decided_by=approval.decided_via, approval_id=approval.pk,
-                    )
-                return GateOutcome(
-                    step_id=step.pk, outcome="answer", answers=approval.answers, decided_by=approval.decided_via,
-                    approval_id=approval.pk,
-                )
-            return GateOutcome(
-                step_id=step.pk, outcome="allow", reason=approval.reason, decided_by=approval.decided_via,
-                approval_id=approval.pk, plan_mode=approval.plan_mode, scope=approval.scope,
-            )
-        if approval.status == Approval.Status.CANCELLED:
-            Step.objects.filter(pk=step.pk).update(status=Step.Status.ABORTED, decided_by="system")
-            return GateOutcome(step_id=step.pk, outcome="abort", reason="cancelled", decided_by="system", approval_id=approval.pk)
-        timed_out = approval.status == Approval.Status.EXPIRED
-        fallback = _fallback(run, approval, "on_timeout" if timed_out else "on_reject")
-        failure = "approval_timeout" if timed_out else "approval_denied"
-        timeout = run.run_policy.get("approvals", {}).get("timeout_s")
-        refusal = (
-            f"No reviewer answered within {timeout:g} s." if timed_out and timeout is not None else approval.reason or "Denied by the reviewer."
-        )
-        if fallback == "retry":
-            max_retries = int(run.run_policy.get("approvals", {}).get("max_retries", 3))
-            if not retry_supported:
-                activity_record(
-                    run_id=run.pk, kind="notice", event="notice",
-                    payload={"warning": "human_decision_retry_unsupported", "driver": run.driver},
-                )
-                fallback = "abort"
-            elif approval.attempt <= max_retries:
-                renewed = _approval_create(
-                    run=run, step=step, kind=approval.kind, subtype=approval.subtype, request=approval.request,
-                    presentation=approval.presentation, attempt=approval.attempt + 1,
-                )
-                return GateOutcome(step_id=step.pk, outcome="wait", approval_id=renewed.pk)
-            else:
-                fallback = "abort"
-        if fallback == "continue":
-            Step.objects.filter(pk=step.pk).update(status=Step.Status.DENIED, decided_by=approval.decided_via)
-            run_mark_running(run_id=run.pk)
-            return GateOutcome(
-                step_id=step.pk, outcome="deny", reason=refusal, decided_by=approval.decided_via,
-                approval_id=approval.pk, timed_out=timed_out,
-            )
-        Step.objects.filter(pk=step.pk).update(status=Step.Status.ABORTED, decided_by=approval.decided_via)
-        return GateOutcome(
-            step_id=step.pk, outcome="abort", reason=failure, decided_by=approval.decided_via,
-            approval_id=approval.pk, timed_out=timed_out,
         )
 
 
@@ -553,61 +248,6 @@ def grant_revoke(*, grant: Grant, user: Any = None) -> Grant:
                 )
     grant.refresh_from_db()
     return grant
-
-
-# --- Resume after a crash --------------------------------------------------------------------
-
-
-def interrupted_side_effect_request(*, run_id: int, step_id: int) -> GateOutcome:
-    """A step was allowed but never reported finished: ask a person before running it again."""
-    with transaction.atomic():
-        step = Step.objects.select_related("run").get(pk=step_id, run_id=run_id)
-        pending = Approval.objects.filter(step=step, status=Approval.Status.PENDING).order_by("-id").first()
-        if pending is None:
-            presentation = {
-                **step.presentation,
-                "title": f"Interrupted: {step.presentation.get('title') or step.tool}",
-                "note": "The worker stopped while this may have been running. Run it again?",
-            }
-            pending = _approval_create(
-                run=step.run, step=step, kind=Approval.Kind.INTERRUPTED_SIDE_EFFECT, subtype=step.subtype,
-                request=step.request, presentation=presentation,
-            )
-        return GateOutcome(step_id=step.pk, outcome="wait", approval_id=pending.pk)
-
-
-def recheck_after_interruption(*, approval: Approval) -> GateOutcome:
-    """An approved interrupted side effect runs again only if the policy still allows it, or
-    still asks for exactly the request a person already approved (same hash); anything
-    else pauses the run on a new approval."""
-    run, step = approval.run, approval.step
-    assert step is not None  # every approval is created for a step (_approval_create)
-    grants = list(grants_active(session_id=run.session_id))
-    verdict = core.evaluate(
-        core.compile_policy(run.policy_document), step.request, run_view=core.RunView(), grants=[g.rule for g in grants]
-    )
-    if verdict.decision == "allow":
-        return GateOutcome(step_id=step.pk, outcome="allow", decided_by="grant" if verdict.grant else "policy", approval_id=approval.pk)
-    if verdict.decision == "ask":
-        for earlier in Approval.objects.filter(step=step, kind=Approval.Kind.PERMISSION, status=Approval.Status.APPROVED):
-            fresh = core.approval_hash(
-                kind=earlier.kind,
-                capability=_capability(run, step.seq, step.request, step.subtype, earlier.attempt),
-                presentation=step.presentation,
-                request=step.request,
-            )
-            if fresh == earlier.hash:
-                return GateOutcome(step_id=step.pk, outcome="allow", decided_by="person", approval_id=approval.pk)
-        renewed = _approval_create(
-            run=run, step=step, kind=Approval.Kind.PERMISSION, subtype=step.subtype, request=step.request,
-            presentation=step.presentation, attempt=approval.attempt + 1,
-        )
-        return GateOutcome(step_id=step.pk, outcome="wait", approval_id=renewed.pk)
-    Step.objects.filter(pk=step.pk).update(status=Step.Status.DENIED if verdict.decision == "deny" else Step.Status.ABORTED)
-    return GateOutcome(
-        step_id=step.pk, outcome="deny" if verdict.decision == "deny" else "abort",
-        reason=verdict.reason if verdict.decision == "deny" else "policy_abort", approval_id=approval.pk,
-    )
 
 
 # --- Policies ----------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
-from approvals.services import approval_decide, gate_request  # noqa: E402
+from approvals.gate import gate_request  # noqa: E402
+from approvals.services import approval_decide  # noqa: E402
 from runs.services import run_create  # noqa: E402
 
 ROUNDS = 300

@@ -200,6 +200,8 @@ class ScriptedDriver:
 
     async def _apply(self, ctx: RunContext, step: Mapping[str, Any], decision: Decision, said: list[str]) -> None:
         """What the agent does with the decision: refusals are read and the run goes on."""
+        if decision.already_done:
+            return  # replayed after a restart: it ran before and is not run again
         if decision.outcome == "deny":
             note = f"The request was refused: {decision.reason}" if decision.reason else "The request was refused."
             said.append(note)

@@ -146,6 +146,9 @@ class Step(models.Model):
     # Questions and plan reviews: what the person answered (kept for resume and the log).
     answers = models.JSONField(null=True, blank=True)
     plan_mode = models.CharField(max_length=16, blank=True)
+    # What the agent was told when the step was not allowed (a refusal's reason), so a
+    # replay after a restart tells it the same thing.
+    told = models.TextField(blank=True)
     output = models.TextField(blank=True)
     exit_code = models.IntegerField(null=True, blank=True)
     error = models.TextField(blank=True)

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from project import broadcast
 from runs import fragments
-from runs.models import Activity, AgentSession, Run, Step
+from runs.leases import LeaseLost, fence
+from runs.models import Activity, AgentSession, Run
 
 logger = logging.getLogger(__name__)
 
@@ -34,14 +34,21 @@ class RunError(Exception):
         self.fields = fields
 
 
-def activity_record(*, run_id: int, kind: str, event: str, payload: Mapping[str, Any] | None = None) -> Activity:
+def activity_record(
+    *, run_id: int, kind: str, event: str, payload: Mapping[str, Any] | None = None, owner: str | None = None
+) -> Activity:
     """Append one activity to the run's log with the next sequence number.
 
     The UPDATE on the run row allocates the number and, on PostgreSQL, holds the row lock
-    until commit, so concurrent appends to one run queue instead of colliding.
+    until commit, so concurrent appends to one run queue instead of colliding. A worker's
+    append names its `owner` and is refused (`LeaseLost`) when it no longer owns the run.
     """
     with transaction.atomic():
-        Run.objects.filter(pk=run_id).update(last_seq=F("last_seq") + 1)
+        rows = Run.objects.filter(pk=run_id)
+        if owner is not None:
+            rows = rows.filter(owner=owner).exclude(status__in=Run.FINISHED)
+        if rows.update(last_seq=F("last_seq") + 1) != 1 and owner is not None:
+            raise LeaseLost(run_id, owner)
         seq = Run.objects.values_list("last_seq", flat=True).get(pk=run_id)
         activity = Activity.objects.create(run_id=run_id, seq=seq, kind=kind, event=event, payload=dict(payload or {}))
         activity_id = activity.pk
@@ -147,54 +154,13 @@ def run_create(
     return run
 
 
-# --- Lease -------------------------------------------------------------------------------
-
-
-def _lease_free(now: Any) -> Q:
-    return Q(owner="") | Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=now - timedelta(seconds=settings.GATEHOUSE_LEASE_TTL_S))
-
-
-def run_claim(*, run_id: int, owner: str) -> bool:
-    """Take the run's lease if it is free (compare-and-set); True when this worker owns it."""
-    now = timezone.now()
-    claimed = (
-        Run.objects.filter(pk=run_id)
-        .exclude(status__in=Run.FINISHED)
-        .filter(_lease_free(now) | Q(owner=owner))
-        .update(owner=owner, heartbeat_at=now)
-    )
-    return claimed == 1
-
-
-def runs_claimable() -> list[int]:
-    """Unfinished runs whose lease is free: never started, or their worker is gone."""
-    now = timezone.now()
-    return list(
-        Run.objects.exclude(status__in=Run.FINISHED).filter(_lease_free(now)).order_by("id").values_list("id", flat=True)
-    )
-
-
-def runs_leased() -> list[tuple[int, str]]:
-    """Unfinished runs that some worker holds: (run id, owner)."""
-    return list(Run.objects.exclude(status__in=Run.FINISHED).exclude(owner="").values_list("id", "owner"))
-
-
-def run_heartbeat(*, run_id: int, owner: str) -> tuple[bool, bool]:
-    """Renew the lease; returns (still owned, cancel requested)."""
-    owned = Run.objects.filter(pk=run_id, owner=owner).update(heartbeat_at=timezone.now()) == 1
-    cancel = Run.objects.filter(pk=run_id, cancel_requested=True).exists()
-    return owned, cancel
-
-
-def run_release(*, run_id: int, owner: str) -> None:
-    Run.objects.filter(pk=run_id, owner=owner).update(owner="", heartbeat_at=None)
-
-
 # --- Status ------------------------------------------------------------------------------
 
 
-def _transition(run_id: int, to: str, **fields: Any) -> bool:
+def _transition(run_id: int, to: str, *, only_from: tuple[str, ...] | None = None, **fields: Any) -> bool:
     allowed_from = [s for s, targets in Run.ALLOWED_TRANSITIONS.items() if to in targets]
+    if only_from is not None:
+        allowed_from = [s for s in allowed_from if s in only_from]
     changed = Run.objects.filter(pk=run_id, status__in=allowed_from).update(status=to, **fields)
     if changed:
         broadcast.fragment_on_commit(
@@ -203,28 +169,48 @@ def _transition(run_id: int, to: str, **fields: Any) -> bool:
     return changed == 1
 
 
-def run_mark_running(*, run_id: int, resumed: bool = False) -> None:
+def run_mark_running(*, run_id: int, resumed: bool = False, owner: str | None = None) -> None:
+    """The worker took the run: queued → running (or a resumed run says so). Whether it is
+    `waiting` instead follows from its pending approvals (`approvals.gate.run_status_sync`)."""
     with transaction.atomic():
+        fence(run_id, owner)
         now = timezone.now()
         first = Run.objects.filter(pk=run_id, started_at__isnull=True).update(started_at=now)
-        if _transition(run_id, Run.Status.RUNNING):
-            if first:
-                activity_record(run_id=run_id, kind="run", event="run.started", payload={})
-            elif resumed:
-                activity_record(run_id=run_id, kind="run", event="run.resumed", payload={})
+        moved = _transition(run_id, Run.Status.RUNNING)
+        if first and moved:
+            activity_record(run_id=run_id, kind="run", event="run.started", payload={})
+        elif resumed:
+            # (A decision made while no worker owned it may already have set it running.)
+            activity_record(run_id=run_id, kind="run", event="run.resumed", payload={})
 
 
-def run_mark_waiting(*, run_id: int) -> None:
-    _transition(run_id, Run.Status.WAITING)
+def run_mark(*, run_id: int, status: str) -> bool:
+    """running ↔ waiting, by the table; False when the run is elsewhere (finished, queued)."""
+    return _transition(run_id, status, only_from=(Run.Status.RUNNING, Run.Status.WAITING))
+
+
+def run_save_agent_state(*, run_id: int, state: Mapping[str, Any], owner: str | None = None) -> None:
+    """What the driver needs to resume the agent's own conversation (its session id)."""
+    with transaction.atomic():
+        fence(run_id, owner)
+        Run.objects.filter(pk=run_id).update(agent_state=dict(state))
 
 
 def run_finish(
-    *, run_id: int, status: str, failure_reason: str = "", detail: str = "", text: str = "", usage: Mapping[str, Any] | None = None
+    *,
+    run_id: int,
+    status: str,
+    failure_reason: str = "",
+    detail: str = "",
+    text: str = "",
+    usage: Mapping[str, Any] | None = None,
+    owner: str | None = None,
 ) -> bool:
     """End the run (once). Pending approvals of the run can no longer be decided."""
     from approvals.services import approvals_detach_for_run
 
     with transaction.atomic():
+        fence(run_id, owner)
         fields: dict[str, Any] = {"finished_at": timezone.now(), "owner": "", "heartbeat_at": None}
         if failure_reason:
             fields["failure_reason"] = failure_reason[:64]
@@ -260,43 +246,6 @@ def run_cancel(*, run: Run, user: Any = None) -> Run:
             run_finish(run_id=run.pk, status=Run.Status.CANCELLED)
     run.refresh_from_db()
     return run
-
-
-# --- Steps -------------------------------------------------------------------------------
-
-
-def _bounded(text: str) -> str:
-    limit = settings.GATEHOUSE_OUTPUT_LIMIT
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n… [{len(text) - limit} more characters not kept]"
-
-
-def step_finish(*, run_id: int, step_id: int, output: str = "", exit_code: int | None = None, error: str = "") -> None:
-    """Record what an allowed step did. Only an allowed, unfinished step of this run changes."""
-    with transaction.atomic():
-        changed = Step.objects.filter(pk=step_id, run_id=run_id, status=Step.Status.ALLOWED).update(
-            status=Step.Status.FINISHED,
-            output=_bounded(output),
-            exit_code=exit_code,
-            error=_bounded(error),
-            finished_at=timezone.now(),
-        )
-        if not changed:
-            return
-        step = Step.objects.get(pk=step_id)
-        activity_record(
-            run_id=run_id,
-            kind="tool",
-            event="tool.finished",
-            payload={
-                "step": step.seq,
-                "tool": step.tool,
-                "output": step.output,
-                "exit_code": exit_code,
-                "error": step.error,
-            },
-        )
 
 
 # --- Sessions ------------------------------------------------------------------------------

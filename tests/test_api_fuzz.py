@@ -187,8 +187,8 @@ def _post_run(client: Any, body: Any = None, *, raw: bytes | None = None) -> Any
 
 @pytest.fixture
 def permission_approval(db: Any) -> Any:
+    from approvals.gate import gate_request
     from approvals.models import Approval
-    from approvals.services import gate_request
     from runs.services import run_create
 
     # A negative timeout: no deadline, so the approval cannot expire during a slow run.
@@ -200,8 +200,8 @@ def permission_approval(db: Any) -> Any:
 
 @pytest.fixture
 def question_approval(db: Any) -> Any:
+    from approvals.gate import gate_request
     from approvals.models import Approval
-    from approvals.services import gate_request
     from runs.services import run_create
 
     run = run_create(
@@ -336,7 +336,7 @@ def test_runs_with_random_scenario_steps(api: Any, scenario_steps: list[Any], ex
 def test_an_accepted_run_policy_can_gate_a_request(api: Any, timeout: Any) -> None:
     """A run policy the API accepts must not crash the gate later (the run would end
     `driver_crashed` instead of the client hearing a 400 at creation)."""
-    from approvals.services import gate_request
+    from approvals.gate import gate_request
 
     with rolled_back():
         response = _post_run(api, {**VALID_RUN, "run_policy": {"approvals": {"timeout_s": timeout}}})
@@ -613,8 +613,8 @@ def test_inputs_that_once_crashed_get_a_clear_answer(
 
 
 def test_the_longest_accepted_timeout_still_gates_a_request(api: Any) -> None:
+    from approvals.gate import gate_request
     from approvals.policy.run_policy import MAX_TIMEOUT_S
-    from approvals.services import gate_request
 
     response = _post_run(api, {**VALID_RUN, "run_policy": {"approvals": {"timeout_s": MAX_TIMEOUT_S}}})
     assert response.status_code == 201, response.content

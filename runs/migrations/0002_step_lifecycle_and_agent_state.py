@@ -39,6 +39,11 @@ class Migration(migrations.Migration):
         ),
         migrations.AddField(
             model_name='step',
+            name='told',
+            field=models.TextField(blank=True),
+        ),
+        migrations.AddField(
+            model_name='step',
             name='started_at',
             field=models.DateTimeField(blank=True, null=True),
         ),

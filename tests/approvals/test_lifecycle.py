@@ -204,7 +204,8 @@ def test_twenty_concurrent_decisions_have_exactly_one_winner(reviewer: Any) -> N
 
     from django.db import connections
 
-    from approvals.services import ApprovalError, approval_decide, gate_request
+    from approvals.gate import gate_request
+    from approvals.services import ApprovalError, approval_decide
     from runs.services import run_create
 
     run = run_create(driver="scripted", scenario=WRITE_OUT, user=reviewer)
@@ -367,7 +368,7 @@ async def test_an_interrupted_side_effect_is_asked_again_and_rechecked(api: Any,
     `interrupted_side_effect` approval; approved, it runs again only if the policy still allows."""
     import asyncio
 
-    from approvals.services import gate_request
+    from approvals.gate import gate_request
     from drivers.worker import Supervisor
     from runs.models import Run
     from runs.services import run_mark_running
@@ -400,7 +401,7 @@ async def test_an_interrupted_side_effect_is_asked_again_and_rechecked(api: Any,
 async def test_an_approved_interruption_pauses_again_when_the_policy_now_asks(api: Any, reviewer: Any, settings: Any) -> None:
     import asyncio
 
-    from approvals.services import gate_request
+    from approvals.gate import gate_request
     from drivers.worker import Supervisor
     from runs.models import Run
     from runs.services import run_mark_running
@@ -481,7 +482,7 @@ async def test_a_worker_that_lost_its_lease_stops_and_leaves_the_run_to_the_new_
 def test_a_question_is_never_auto_approved_even_if_the_stored_policy_says_so(reviewer: Any) -> None:
     """parse_run_policy refuses question auto-approve; the gate holds the line too, so a
     hand-edited row cannot make the agent read an invented answer."""
-    from approvals.services import gate_request
+    from approvals.gate import gate_request
     from runs.models import Run
     from runs.services import run_create
 

@@ -61,8 +61,8 @@ def make_approval(db: Any) -> Callable[..., Any]:
         run_policy: dict[str, Any] | None = None,
         policy: dict[str, Any] | None = None,
     ) -> Any:
+        from approvals.gate import gate_request
         from approvals.models import Approval
-        from approvals.services import gate_request
         from runs.services import run_create
 
         if run_policy is None and kind == "question":

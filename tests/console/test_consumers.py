@@ -68,7 +68,7 @@ async def test_run_socket_pushes_timeline_rows_and_status(make_user: Callable[..
     comm = communicator(f"/ws/runs/{run.pk}/", alice)
     assert (await comm.connect())[0]
 
-    from approvals.services import gate_request
+    from approvals.gate import gate_request
 
     outcome = await sync_to_async(gate_request)(
         run_id=run.pk, tool="bash", input={"command": "git push origin main"}, cwd=run.workspace, subtype="command"

@@ -414,7 +414,7 @@ async def test_claude_plan_approved_then_implemented(api: Any, worker: Any, clau
     assert out.read_text() == "planned\n"
     assert any("approved your plan" in text for text in claude.tool_results())
     steps = await sync_to_async(steps_of)(run["id"])
-    assert [(s.kind, s.tool, s.status) for s in steps] == [("plan_review", "ExitPlanMode", "finished"), ("permission", "write", "finished")]
+    assert [(s.kind, s.tool, s.status) for s in steps] == [("plan_review", "ExitPlanMode", "answered"), ("permission", "write", "finished")]
     assert not list(workspace.glob(".claude/settings*.json"))
 
 

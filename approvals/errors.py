@@ -1,0 +1,22 @@
+"""Errors shared by the gate, the decision services and the API."""
+
+from __future__ import annotations
+
+
+class ApprovalError(Exception):
+    """A refused decision. `code` is stable; `status` is the HTTP status the API answers."""
+
+    STATUS = {
+        "already_resolved": 409,
+        "stale": 409,
+        "expired": 410,
+        "kind_mismatch": 400,
+        "invalid_decision": 400,
+        "unavailable": 404,
+    }
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = self.STATUS.get(code, 400)

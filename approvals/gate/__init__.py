@@ -1,0 +1,39 @@
+"""The gate: every tool request is recorded, decided and answered here.
+
+- `request`: record a request and decide it (policy, grants, runtime mode, routing).
+- `resolution`: turn a resolved approval into the driver's answer (fallbacks, retries).
+- `resume`: the resume contract (answer replayed requests from the record).
+- `lifecycle`: the step states and their allowed moves; `handout`: the last move of a decision.
+- `steps`: what an executed step did. `status`: a run is `waiting` while anything is pending.
+
+Every write a worker makes here names its lease owner and is fenced (`runs.leases`).
+"""
+
+from .lifecycle import ALLOWED_MOVES, OPEN, TERMINAL, StepMoveRefused, can_move, step_move
+from .outcome import GateOutcome
+from .request import gate_request
+from .resolution import gate_resolution, recheck_after_interruption
+from .resume import RecordedStep, answer_from_record, gate_replay, match_key, recorded_steps, steps_supersede
+from .status import run_status_sync
+from .steps import step_finish
+
+__all__ = [
+    "ALLOWED_MOVES",
+    "OPEN",
+    "TERMINAL",
+    "GateOutcome",
+    "RecordedStep",
+    "StepMoveRefused",
+    "answer_from_record",
+    "can_move",
+    "gate_replay",
+    "gate_request",
+    "gate_resolution",
+    "match_key",
+    "recheck_after_interruption",
+    "recorded_steps",
+    "run_status_sync",
+    "step_finish",
+    "step_move",
+    "steps_supersede",
+]

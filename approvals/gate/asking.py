@@ -1,0 +1,98 @@
+"""Opening an approval: what a person is asked, bound by its hash, with its deadline."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from approvals import policy as core
+from approvals.models import Approval
+from project import broadcast, clock
+from runs import fragments
+from runs.models import Run, Step
+from runs.services import activity_record
+
+from .status import run_status_sync
+
+# Questions are logged as user input; everything else as approvals.
+ACTIVITY_KIND: dict[str, str] = {Approval.Kind.QUESTION: "user-input"}
+
+
+def activity_kind(kind: str) -> str:
+    return ACTIVITY_KIND.get(kind, "approval")
+
+
+def deadline_for(run: Run) -> datetime | None:
+    timeout = run.run_policy.get("approvals", {}).get("timeout_s")
+    if timeout is None:
+        return None
+    return clock.now() + timedelta(seconds=float(timeout))
+
+
+def routing_for(run: Run, kind: str) -> str:
+    """ask | auto-approve | auto-deny for this kind, from the run's materialised policy."""
+    if kind == Approval.Kind.INTERRUPTED_SIDE_EFFECT:
+        return "ask"
+    routing = str(run.run_policy.get("approvals", {}).get(kind, "ask"))
+    if kind == Approval.Kind.QUESTION and routing != "ask":
+        return "auto-deny"  # there is no answer to invent: a question is asked or declined
+    return routing
+
+
+def capability_of(run: Run, step_seq: int, request: Mapping[str, Any], subtype: str, attempt: int, kind: str) -> dict[str, Any]:
+    # The run, step and attempt make a retried or repeated request a different approval,
+    # so a decision made for an earlier one is refused as stale.
+    if kind == Approval.Kind.INTERRUPTED_SIDE_EFFECT:
+        return {"tool": request.get("tool"), "args": request.get("input"), "run": run.pk, "step": step_seq, "attempt": attempt}
+    return {"tool": request.get("tool"), "subtype": subtype, "run": run.pk, "step": step_seq, "attempt": attempt}
+
+
+def approval_open(
+    *,
+    run: Run,
+    step: Step,
+    kind: str,
+    subtype: str,
+    request: Mapping[str, Any],
+    presentation: Mapping[str, Any],
+    attempt: int = 1,
+    verdict: core.Verdict | None = None,
+) -> Approval:
+    """Create a pending approval for the step, log it, mark the run waiting, push the card."""
+    capability = capability_of(run, step.seq, request, subtype, attempt, kind)
+    suggestion = core.suggest_grant(request, verdict) if kind == Approval.Kind.PERMISSION else None
+    approval = Approval.objects.create(
+        run=run,
+        step=step,
+        kind=kind,
+        subtype=subtype,
+        capability=capability,
+        presentation=dict(presentation),
+        request=dict(request),
+        hash=core.approval_hash(kind=kind, capability=capability, presentation=presentation, request=request),
+        suggested_grant=suggestion[0] if suggestion else None,
+        suggested_grant_label=suggestion[1] if suggestion else "",
+        deadline=deadline_for(run),
+        attempt=attempt,
+    )
+    event = "user-input.requested" if kind == Approval.Kind.QUESTION else "approval.requested"
+    activity_record(
+        run_id=run.pk,
+        kind=activity_kind(kind),
+        event=event,
+        payload={
+            "approval": approval.pk,
+            "step": step.seq,
+            "kind": kind,
+            "subtype": subtype,
+            "attempt": attempt,
+            "deadline": approval.deadline.isoformat() if approval.deadline else None,
+        },
+    )
+    run_status_sync(run_id=run.pk)
+    approval_id = approval.pk
+    broadcast.fragment_on_commit(
+        [broadcast.INBOX_GROUP, broadcast.run_console_group(run.pk)], lambda: fragments.approval_added(approval_id)
+    )
+    return approval

@@ -1,0 +1,143 @@
+"""Recording and deciding one tool request: the gate every driver's request passes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, Q
+
+from approvals import policy as core
+from approvals.models import Grant
+from approvals.selectors import grants_active
+from runs.leases import fence
+from runs.models import Run, Step
+from runs.services import activity_record
+
+from .asking import approval_open, routing_for
+from .handout import hand_out
+from .lifecycle import step_move
+from .outcome import GateOutcome
+from .paths import path_context
+
+S = Step.Status
+
+
+def run_view(run_id: int) -> core.RunView:
+    counts = Step.objects.filter(run_id=run_id).aggregate(
+        calls=Count("id"), denials=Count("id", filter=Q(status=S.DENIED))
+    )
+    return core.RunView(tool_calls=counts["calls"] or 0, denials=counts["denials"] or 0)
+
+
+def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict, list[Grant]]:
+    if kind != "permission":
+        return core.Verdict(decision="ask", reason=f"A {kind.replace('_', ' ')} needs a person.", rule=f"approvals.{kind}"), []
+    grants = list(grants_active(session_id=run.session_id))
+    paths = path_context(run)
+    verdict = core.evaluate(
+        core.compile_policy(run.policy_document),
+        request,
+        run_view=run_view(run.pk),
+        grants=[g.rule for g in grants],
+        **({"paths": paths} if paths is not None else {}),
+    )
+    return verdict, grants
+
+
+def gate_request(
+    *,
+    run_id: int,
+    tool: str,
+    input: Mapping[str, Any],
+    cwd: str,
+    kind: str = "permission",
+    subtype: str = "tool",
+    presentation: Mapping[str, Any] | None = None,
+    runtime_mode: str = "",
+    owner: str | None = None,
+) -> GateOutcome:
+    """Record one tool request and decide it, in one transaction.
+
+    1. Refuse the write unless `owner` still holds the run (the fence).
+    2. Validate the canonical request at the boundary (a bad one is denied, not stored half).
+    3. Evaluate the run's rule policy with the session's grants and the run so far.
+    4. Let the session's runtime mode approve an `ask` it covers.
+    5. Route what is still `ask` per the run policy: a pending approval, or auto-approve /
+       auto-deny recorded as decided by the policy.
+    6. Hand the decision out (the step moves to `executing`, `answered`, `denied`...).
+    """
+    presentation = dict(presentation or {})
+    with transaction.atomic():
+        fence(run_id, owner)
+        run = Run.objects.select_related("session").get(pk=run_id)
+        grants: list[Grant] = []
+        try:
+            request = core.validate_request({"tool": tool, "input": dict(input), "cwd": cwd})
+        except core.PolicyError as exc:
+            request = {"tool": str(tool)[:128], "input": {}, "cwd": cwd}
+            verdict = core.Verdict(decision="deny", reason=f"Malformed request: {exc.message}", rule="request")
+        else:
+            verdict, grants = _verdict(run, request, kind)
+        decision, decided_by = verdict.decision, "policy"
+        grant_row = None
+        if verdict.grant is not None:
+            decided_by = "grant"
+            grant_row = next((g for g in grants if g.rule == verdict.grant), None)
+        if decision == "ask" and kind == "permission":
+            decision, decided_by = core.apply_runtime_mode(
+                verdict, mode=runtime_mode or run.session.runtime_mode, request=request, workspace=run.workspace
+            )
+        routing = routing_for(run, kind) if decision == "ask" else ""
+        if routing == "auto-approve":
+            decision, decided_by = "allow", "policy"
+        elif routing == "auto-deny":
+            decision, decided_by = "deny", "policy"
+        seq = (Step.objects.filter(run_id=run_id).order_by("-seq").values_list("seq", flat=True).first() or 0) + 1
+        step = Step.objects.create(
+            run=run,
+            seq=seq,
+            tool=request["tool"],
+            kind=kind,
+            subtype=subtype,
+            request=request,
+            presentation=presentation,
+            verdict=verdict.decision,
+            rule=verdict.rule,
+            reason=verdict.reason,
+            segments=[s.to_dict() for s in verdict.segments],
+            side_effect_class=verdict.side_effect_class or "",
+            policy_version=run.policy_version,
+            grant=grant_row,
+            status=S.REQUESTED,
+        )
+        activity_record(
+            run_id=run_id,
+            kind="tool",
+            event="tool.requested",
+            payload={
+                "step": seq,
+                "tool": request["tool"],
+                "kind": kind,
+                "input": request["input"],
+                "verdict": verdict.decision,
+                "decision": decision,
+                "decided_by": decided_by if decision != "ask" else "",
+                "rule": verdict.rule,
+                "reason": verdict.reason,
+                "grant": grant_row.pk if grant_row else None,
+            },
+        )
+        if decision == "ask":
+            step_move(step.pk, S.WAITING)
+            approval = approval_open(
+                run=run, step=step, kind=kind, subtype=subtype, request=request, presentation=presentation, verdict=verdict
+            )
+            return GateOutcome(step_id=step.pk, outcome="wait", approval_id=approval.pk)
+        reason = verdict.reason
+        if kind == "question" and decision == "deny":
+            reason = "No human answer: questions are declined by the run policy."
+        if decision == "abort":
+            reason = "policy_abort"  # the sentence is on the step; the run fails with the code
+        return hand_out(step, outcome=decision, reason=reason, decided_by=decided_by)  # type: ignore[arg-type]

@@ -1,0 +1,123 @@
+"""After a person (or the clock) resolved an approval: what the driver is told.
+
+Denials follow the run policy's `on_reject`, timeouts `on_timeout`: `abort` ends the run,
+`continue` hands the driver a typed refusal, `retry` asks again (a new approval, attempt
++ 1) up to `max_retries` when the driver can re-ask, and aborts otherwise.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from approvals import policy as core
+from approvals.models import Approval
+from approvals.selectors import grants_active
+from runs.leases import fence
+from runs.models import Step
+from runs.services import activity_record
+
+from .asking import approval_open, capability_of
+from .handout import hand_out
+from .outcome import GateOutcome
+from .paths import path_context
+from .status import run_status_sync
+
+S = Step.Status
+
+
+def gate_resolution(*, approval_id: int, retry_supported: bool, owner: str | None = None) -> GateOutcome | None:
+    """The driver's answer for a resolved approval; None while it is still pending."""
+    from .resume import answer_from_record
+
+    with transaction.atomic():
+        approval = Approval.objects.select_related("run", "step").get(pk=approval_id)
+        fence(approval.run_id, owner)
+        if approval.status == Approval.Status.PENDING:
+            return None
+        step = approval.step
+        assert step is not None  # every approval is opened for a step (approval_open)
+        if step.status != S.WAITING or step.approvals.filter(pk__gt=approval.pk).exists():
+            # Already handed out (or superseded by a newer attempt): answer from the record.
+            return answer_from_record(step, owner=owner)
+        outcome = _resolved(approval, step, retry_supported)
+        run_status_sync(run_id=approval.run_id)
+        return outcome
+
+
+def _resolved(approval: Approval, step: Step, retry_supported: bool) -> GateOutcome:
+    run = approval.run
+    via = approval.decided_via
+    if approval.status == Approval.Status.APPROVED and approval.kind == Approval.Kind.INTERRUPTED_SIDE_EFFECT:
+        return recheck_after_interruption(approval=approval)
+    if approval.status in (Approval.Status.APPROVED, Approval.Status.ANSWERED):
+        if approval.kind == Approval.Kind.QUESTION:
+            if approval.answers is None:
+                return hand_out(step, outcome="deny", reason="No human answer: the reviewer declined the question.",
+                                decided_by=via, approval_id=approval.pk)
+            return hand_out(step, outcome="answer", answers=approval.answers, decided_by=via, approval_id=approval.pk)
+        return hand_out(step, outcome="allow", reason=approval.reason, decided_by=via, approval_id=approval.pk,
+                        plan_mode=approval.plan_mode, scope=approval.scope)
+    if approval.status == Approval.Status.CANCELLED:
+        return hand_out(step, outcome="abort", reason="cancelled", decided_by="system", approval_id=approval.pk)
+    timed_out = approval.status == Approval.Status.EXPIRED
+    approvals_policy = run.run_policy.get("approvals", {})
+    fallback = str(approvals_policy.get("on_timeout" if timed_out else "on_reject", "abort"))
+    failure = "approval_timeout" if timed_out else "approval_denied"
+    timeout = approvals_policy.get("timeout_s")
+    refusal = (
+        f"No reviewer answered within {timeout:g} s." if timed_out and timeout is not None
+        else approval.reason or "Denied by the reviewer."
+    )
+    if fallback == "retry":
+        max_retries = int(approvals_policy.get("max_retries", 3))
+        if not retry_supported:
+            activity_record(
+                run_id=run.pk, kind="notice", event="notice",
+                payload={"warning": "human_decision_retry_unsupported", "driver": run.driver},
+            )
+            fallback = "abort"
+        elif approval.attempt <= max_retries:
+            renewed = approval_open(
+                run=run, step=step, kind=approval.kind, subtype=approval.subtype, request=approval.request,
+                presentation=approval.presentation, attempt=approval.attempt + 1,
+            )
+            return GateOutcome(step_id=step.pk, outcome="wait", approval_id=renewed.pk)
+        else:
+            fallback = "abort"
+    if fallback == "continue":
+        return hand_out(step, outcome="deny", reason=refusal, decided_by=via, approval_id=approval.pk, timed_out=timed_out)
+    return hand_out(step, outcome="abort", reason=failure, decided_by=via, approval_id=approval.pk, timed_out=timed_out)
+
+
+def recheck_after_interruption(*, approval: Approval) -> GateOutcome:
+    """An approved interrupted side effect runs again only if the policy still allows it, or
+    still asks for exactly the request a person already approved (same hash); anything
+    else pauses the run on a new approval, or refuses it."""
+    run, step = approval.run, approval.step
+    assert step is not None  # every approval is opened for a step (approval_open)
+    grants = list(grants_active(session_id=run.session_id))
+    paths = path_context(run)
+    verdict = core.evaluate(
+        core.compile_policy(run.policy_document), step.request, run_view=core.RunView(), grants=[g.rule for g in grants],
+        **({"paths": paths} if paths is not None else {}),
+    )
+    if verdict.decision == "allow":
+        return hand_out(step, outcome="allow", decided_by="grant" if verdict.grant else "policy", approval_id=approval.pk)
+    if verdict.decision == "ask":
+        for earlier in Approval.objects.filter(step=step, kind=Approval.Kind.PERMISSION, status=Approval.Status.APPROVED):
+            fresh = core.approval_hash(
+                kind=earlier.kind,
+                capability=capability_of(run, step.seq, step.request, step.subtype, earlier.attempt, earlier.kind),
+                presentation=step.presentation,
+                request=step.request,
+            )
+            if fresh == earlier.hash:
+                return hand_out(step, outcome="allow", decided_by="person", approval_id=approval.pk)
+        renewed = approval_open(
+            run=run, step=step, kind=Approval.Kind.PERMISSION, subtype=step.subtype, request=step.request,
+            presentation=step.presentation, attempt=approval.attempt + 1, verdict=verdict,
+        )
+        return GateOutcome(step_id=step.pk, outcome="wait", approval_id=renewed.pk)
+    if verdict.decision == "deny":
+        return hand_out(step, outcome="deny", reason=verdict.reason, decided_by="policy", approval_id=approval.pk)
+    return hand_out(step, outcome="abort", reason="policy_abort", decided_by="policy", approval_id=approval.pk)

@@ -1,0 +1,18 @@
+"""Run status follows from rows: `waiting` while any approval of the run is pending."""
+
+from __future__ import annotations
+
+from approvals.models import Approval
+from runs.models import Run
+from runs.services import run_mark
+
+
+def run_status_sync(*, run_id: int) -> None:
+    """Set running/waiting from the run's pending approvals (a finished run is left alone).
+
+    Called in the transaction of every write that opens or closes an approval, so the
+    status never says `running` while a person is still asked (two parallel approvals,
+    one decided), nor `waiting` once nothing is pending.
+    """
+    pending = Approval.objects.filter(run_id=run_id, status=Approval.Status.PENDING).exists()
+    run_mark(run_id=run_id, status=Run.Status.WAITING if pending else Run.Status.RUNNING)

@@ -1,0 +1,45 @@
+"""What an executed step did: recorded once, then the step is final."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+
+from runs.leases import fence
+from runs.models import Step
+from runs.services import activity_record
+
+from .lifecycle import StepMoveRefused, step_move
+
+S = Step.Status
+
+
+def bounded(text: str) -> str:
+    """At most GATEHOUSE_OUTPUT_LIMIT characters of a step's output, saying what was cut."""
+    limit = settings.GATEHOUSE_OUTPUT_LIMIT
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… [{len(text) - limit} more characters not kept]"
+
+
+def step_finish(
+    *, run_id: int, step_id: int, output: str = "", exit_code: int | None = None, error: str = "", owner: str | None = None
+) -> bool:
+    """executing → finished, with its bounded output. Only an executing step of this run
+    changes (a replayed or refused step, or a second report, changes nothing): False then."""
+    with transaction.atomic():
+        fence(run_id, owner)
+        if not Step.objects.filter(pk=step_id, run_id=run_id).exists():
+            return False
+        try:
+            step_move(step_id, S.FINISHED, frm=S.EXECUTING, output=bounded(output), exit_code=exit_code, error=bounded(error))
+        except StepMoveRefused:
+            return False
+        step = Step.objects.get(pk=step_id)
+        activity_record(
+            run_id=run_id,
+            kind="tool",
+            event="tool.finished",
+            payload={"step": step.seq, "tool": step.tool, "output": step.output, "exit_code": exit_code, "error": step.error},
+        )
+    return True

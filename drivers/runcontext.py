@@ -1,0 +1,254 @@
+"""The RunContext a driver runs with, backed by the services (the worker's side of drivers/base.py).
+
+Every write goes through `_fenced`: it names this worker's lease and, when another worker
+took the run over, the write is refused (`LeaseLost`) and the run stops here at once —
+the driver's task is cancelled, nothing more is recorded, the new owner carries on.
+A resuming run's requests are matched against the record first (the resume contract,
+`approvals.gate.resume`), whatever the driver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+
+from drivers import registry
+from drivers.base import Decision, ToolRequest
+
+if TYPE_CHECKING:
+    from approvals.gate import GateOutcome, RecordedStep
+
+logger = logging.getLogger(__name__)
+
+
+def _db(fn: Any) -> Any:
+    return database_sync_to_async(fn)
+
+
+class WorkerRunContext:
+    """RunContext backed by the services: the gate records, decides and waits on rows."""
+
+    def __init__(self, run: Any, *, owner: str, settings_for_driver: Mapping[str, Any], on_lease_lost: Callable[[], None]) -> None:
+        self.run_id: int = run.pk
+        self.prompt: str = run.prompt
+        self.workspace = Path(run.workspace)
+        self.runtime_dir = settings.GATEHOUSE_RUNTIME_DIR / f"run-{run.pk}"
+        self.runtime_dir.mkdir(parents=True, exist_ok=True)
+        self.scenario = run.scenario
+        self.runtime_mode: str = run.session.runtime_mode
+        self.interaction_mode: str = run.session.interaction_mode
+        self.run_policy: Mapping[str, Any] = run.run_policy
+        self.settings: Mapping[str, Any] = settings_for_driver
+        self.descriptor = registry.descriptor(run.driver)
+        # A run some worker (or an earlier process) already started is being resumed.
+        self.resuming: bool = run.started_at is not None
+        self.agent_state: Mapping[str, Any] = dict(run.agent_state or {})
+        self.owner = owner
+        self.lease_lost = False
+        self._on_lease_lost = on_lease_lost
+        self._cancel = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._channel = ""
+        self._listener: asyncio.Task[None] | None = None
+        # The recorded steps still to match (the resume contract) and how to match them.
+        self._replay: list[RecordedStep] = []
+        self._match_any_open = False
+        self._replay_activities: list[tuple[str, str, dict[str, Any]]] = []
+
+    # --- doorbell ---------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        from approvals.gate import recorded_steps
+        from project.broadcast import run_group
+
+        layer = get_channel_layer()
+        self._channel = await layer.new_channel()
+        await layer.group_add(run_group(self.run_id), self._channel)
+        self._listener = asyncio.create_task(self._listen(layer))
+        if self.resuming:
+            self._replay = await _db(recorded_steps)(run_id=self.run_id)
+            self._replay_activities = await _db(_recorded_driver_activities)(self.run_id)
+
+    async def close(self) -> None:
+        from project.broadcast import run_group
+
+        if self._listener:
+            self._listener.cancel()
+        layer = get_channel_layer()
+        if self._channel:
+            await layer.group_discard(run_group(self.run_id), self._channel)
+
+    async def _listen(self, layer: Any) -> None:
+        while True:
+            message = await layer.receive(self._channel)
+            if message.get("type") == "run.cancel":
+                self._cancel.set()
+            self._wake.set()
+
+    def request_cancel(self) -> None:
+        self._cancel.set()
+        self._wake.set()
+
+    # --- fenced writes ------------------------------------------------------------------------
+
+    async def _fenced(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
+        """Call a service as this run's owner; stop the run at once when the lease is gone."""
+        from runs.leases import LeaseLost
+
+        try:
+            return await _db(fn)(owner=self.owner, **kwargs)
+        except LeaseLost:
+            self.lease_lost = True
+            logger.warning("run %s: another worker owns it now; stopping here without touching it", self.run_id)
+            self._on_lease_lost()
+            raise asyncio.CancelledError() from None
+
+    # --- RunContext -------------------------------------------------------------------------
+
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    async def wait_cancelled(self) -> None:
+        await self._cancel.wait()
+
+    async def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
+        from runs.services import DRIVER_ACTIVITY_KINDS, activity_record
+
+        if kind not in DRIVER_ACTIVITY_KINDS:
+            kind = "notice"
+        event = kind if kind != "turn" else f"turn.{payload.get('event', 'update')}"
+        if self._replay_activities and kind != "notice":
+            # A run replayed from its prompt says again what it already said: record it once.
+            if self._replay_activities[0] == (kind, event, dict(payload)):
+                self._replay_activities.pop(0)
+                return
+            self._replay_activities = []
+        await self._fenced(activity_record, run_id=self.run_id, kind=kind, event=event, payload=dict(payload))
+
+    async def step_finished(self, step_id: int, *, output: str = "", exit_code: int | None = None, error: str = "") -> None:
+        from approvals.gate import step_finish
+
+        await self._fenced(step_finish, run_id=self.run_id, step_id=step_id, output=output, exit_code=exit_code, error=error)
+
+    async def save_agent_state(self, state: Mapping[str, Any]) -> None:
+        from runs.services import run_save_agent_state
+
+        self.agent_state = dict(state)
+        await self._fenced(run_save_agent_state, run_id=self.run_id, state=dict(state))
+
+    async def resumed_conversation(self) -> None:
+        # The agent remembers its own history: only what was still open can come again, and
+        # the agent says new things (nothing to de-duplicate against the old log).
+        self._replay = [s for s in self._replay if s.open]
+        self._match_any_open = True
+        self._replay_activities = []
+
+    async def gate(self, request: ToolRequest) -> Decision:
+        """Record and decide one request; wait on the approval row when a person must decide."""
+        from approvals.gate import gate_replay, gate_request
+
+        outcome = None
+        recorded = await self._match_record(request)
+        if recorded is not None:
+            outcome = await self._fenced(gate_replay, run_id=self.run_id, step_id=recorded.id)
+        if outcome is None:
+            outcome = await self._fenced(
+                gate_request,
+                run_id=self.run_id,
+                tool=request.tool,
+                input=dict(request.input),
+                cwd=request.cwd,
+                kind=request.kind,
+                subtype=request.subtype,
+                presentation=dict(request.presentation),
+                # The mode this run started under: a change applies from the next turn.
+                runtime_mode=self.runtime_mode,
+            )
+        return await self._settle(outcome)
+
+    # --- the resume contract ----------------------------------------------------------------
+
+    async def _match_record(self, request: ToolRequest) -> RecordedStep | None:
+        """The recorded step this request replays, or None (a new request). The first
+        request that differs from the record closes the open steps left in it."""
+        from approvals.gate import match_key, steps_supersede
+
+        if not self._replay:
+            return None
+        key = match_key(tool=request.tool, input=dict(request.input), kind=request.kind)
+        candidates = self._replay if self._match_any_open else self._replay[:1]
+        for recorded in candidates:
+            if recorded.key == key:
+                self._replay.remove(recorded)
+                return recorded
+        leftovers = [s.id for s in self._replay if s.open]
+        self._replay = []
+        self._replay_activities = []
+        if leftovers:
+            await self._fenced(steps_supersede, run_id=self.run_id, step_ids=leftovers)
+        return None
+
+    # --- waiting ----------------------------------------------------------------------------
+
+    async def _settle(self, outcome: GateOutcome) -> Decision:
+        from approvals.gate import gate_resolution
+        from approvals.services import approval_expire
+
+        while outcome.outcome == "wait":
+            approval_id = outcome.approval_id
+            while True:
+                self._wake.clear()
+                if self._cancel.is_set():
+                    return Decision(outcome="abort", reason="cancelled", decided_by="system", step_id=outcome.step_id)
+                resolved = await self._fenced(gate_resolution, approval_id=approval_id, retry_supported=self.descriptor.retry)
+                if resolved is not None:
+                    outcome = resolved
+                    break
+                timeout = settings.GATEHOUSE_WAIT_POLL_S
+                deadline = await _db(_deadline_in)(approval_id)
+                if deadline is not None and deadline <= 0:
+                    await self._fenced(approval_expire, approval_id=approval_id)
+                    continue
+                if deadline is not None:
+                    timeout = min(timeout, deadline)
+                try:
+                    await asyncio.wait_for(self._wake.wait(), timeout=max(timeout, 0.01))
+                except TimeoutError:
+                    pass
+        return Decision(
+            outcome=outcome.outcome,  # type: ignore[arg-type]  # "wait" was settled above
+            reason=outcome.reason,
+            decided_by=outcome.decided_by,
+            answers=outcome.answers,
+            plan_mode=outcome.plan_mode,
+            scope=outcome.scope,
+            timed_out=outcome.timed_out,
+            step_id=outcome.step_id,
+            already_done=outcome.already_done,
+            recorded_output=outcome.recorded_output,
+        )
+
+
+def _recorded_driver_activities(run_id: int) -> list[tuple[str, str, dict[str, Any]]]:
+    from runs.models import Activity
+    from runs.services import DRIVER_ACTIVITY_KINDS
+
+    rows = Activity.objects.filter(run_id=run_id, kind__in=DRIVER_ACTIVITY_KINDS - {"notice"}).order_by("seq")
+    return [(a.kind, a.event, a.payload) for a in rows]
+
+
+def _deadline_in(approval_id: int) -> float | None:
+    from approvals.models import Approval
+    from project import clock
+
+    deadline = Approval.objects.filter(pk=approval_id).values_list("deadline", flat=True).first()
+    if deadline is None:
+        return None
+    return (deadline - clock.now()).total_seconds()

@@ -1,0 +1,83 @@
+"""Run leases: which worker owns a run, and the fence every worker write passes.
+
+A worker claims a run (owner + heartbeat, compare-and-set) and renews the heartbeat; an
+old heartbeat frees the run for another worker. Every write a worker makes for a run
+(gate, decision applied, step finished, activity, status) names the owner it believes it
+is and runs `fence()` inside its transaction: when the run is no longer owned by that
+worker the write is refused with `LeaseLost`, nothing of it is stored, and the worker
+stops that run at once. On PostgreSQL the fence locks the run row until commit, so a
+takeover (an UPDATE of that row) waits for the write or the write sees the new owner;
+SQLite's `BEGIN IMMEDIATE` transactions serialize writers the same way.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from runs.models import Run
+
+
+class LeaseLost(Exception):
+    """The run is no longer owned by the worker that tried to write for it."""
+
+    def __init__(self, run_id: int, owner: str) -> None:
+        super().__init__(f"run {run_id} is no longer owned by {owner}")
+        self.run_id = run_id
+        self.owner = owner
+
+
+def fence(run_id: int, owner: str | None) -> None:
+    """Refuse the enclosing transaction's write unless `owner` still holds the run.
+
+    `owner=None` is a write that is not a worker's (a reviewer, the API, a test driving
+    the services directly): it is not fenced.
+    """
+    if owner is None:
+        return
+    if not Run.objects.select_for_update().filter(pk=run_id, owner=owner).exclude(status__in=Run.FINISHED).exists():
+        raise LeaseLost(run_id, owner)
+
+
+def _lease_free(now: Any) -> Q:
+    return Q(owner="") | Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=now - timedelta(seconds=settings.GATEHOUSE_LEASE_TTL_S))
+
+
+def run_claim(*, run_id: int, owner: str) -> bool:
+    """Take the run's lease if it is free (compare-and-set); True when this worker owns it."""
+    now = timezone.now()
+    claimed = (
+        Run.objects.filter(pk=run_id)
+        .exclude(status__in=Run.FINISHED)
+        .filter(_lease_free(now) | Q(owner=owner))
+        .update(owner=owner, heartbeat_at=now)
+    )
+    return claimed == 1
+
+
+def runs_claimable() -> list[int]:
+    """Unfinished runs whose lease is free: never started, or their worker is gone."""
+    now = timezone.now()
+    return list(
+        Run.objects.exclude(status__in=Run.FINISHED).filter(_lease_free(now)).order_by("id").values_list("id", flat=True)
+    )
+
+
+def runs_leased() -> list[tuple[int, str]]:
+    """Unfinished runs that some worker holds: (run id, owner)."""
+    return list(Run.objects.exclude(status__in=Run.FINISHED).exclude(owner="").values_list("id", "owner"))
+
+
+def run_heartbeat(*, run_id: int, owner: str) -> tuple[bool, bool]:
+    """Renew the lease; returns (still owned, cancel requested)."""
+    owned = Run.objects.filter(pk=run_id, owner=owner).update(heartbeat_at=timezone.now()) == 1
+    cancel = Run.objects.filter(pk=run_id, cancel_requested=True).exists()
+    return owned, cancel
+
+
+def run_release(*, run_id: int, owner: str) -> None:
+    Run.objects.filter(pk=run_id, owner=owner).update(owner="", heartbeat_at=None)
