@@ -240,8 +240,10 @@ def _recorded_driver_activities(run_id: int) -> list[tuple[str, str, dict[str, A
     from runs.models import Activity
     from runs.services import DRIVER_ACTIVITY_KINDS
 
+    # Only what the driver itself emitted (`emit` names the event after the kind, or
+    # `turn.*`), not what the gate recorded under the same kinds (`tool.requested`...).
     rows = Activity.objects.filter(run_id=run_id, kind__in=DRIVER_ACTIVITY_KINDS - {"notice"}).order_by("seq")
-    return [(a.kind, a.event, a.payload) for a in rows]
+    return [(a.kind, a.event, a.payload) for a in rows if a.event == a.kind or a.event.startswith("turn.")]
 
 
 def _deadline_in(approval_id: int) -> float | None:
