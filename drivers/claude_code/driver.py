@@ -109,6 +109,13 @@ ACTIVITY_CHARS = 4000
 
 _EXIT_CODE = re.compile(r"^Exit code (\d+)")
 
+# The user message that continues a resumed conversation (the CLI restores the history;
+# the model then re-issues whatever was pending when the CLI stopped).
+CONTINUE_PROMPT = (
+    "Gatehouse restarted while you were working. Continue the task from where you left off; "
+    "a tool call that was waiting for approval can be made again."
+)
+
 
 class _RunFailed(Exception):
     def __init__(self, reason: str, detail: str) -> None:
@@ -167,6 +174,7 @@ class _ClaudeRun:
         self._read_task: asyncio.Task[dict[str, Any] | None] | None = None
         self._cancel_task: asyncio.Task[None] | None = None
         self._texts: list[str] = []
+        self._resume_session = ""  # the CLI session this run continues (`--resume`)
 
     # -- entry -----------------------------------------------------------------------------
 
@@ -231,6 +239,9 @@ class _ClaudeRun:
         if (self.ctx.run_policy or {}).get("web_search") == "deny":
             argv += ["--disallowedTools", "WebSearch"]
         self.config_dir.mkdir(parents=True, exist_ok=True)
+        self._resume_session = self._resumable_session()
+        if self._resume_session:
+            argv += ["--resume", self._resume_session]
         try:
             await self.proc.start(argv, cwd=self.ctx.workspace, env=env)
         except ProcessStartError as exc:
@@ -240,6 +251,24 @@ class _ClaudeRun:
         await self._send(
             {"type": "control_request", "request_id": self._init_id, "request": {"subtype": "initialize", "hooks": HOOKS}}
         )
+
+    def _resumable_session(self) -> str:
+        """The CLI session to continue: this run's, if a transcript of it survived.
+
+        The CLI keeps its transcript at `$CLAUDE_CONFIG_DIR/projects/<cwd>/<session>.jsonl`
+        (flushed on SIGTERM or stdin EOF; a SIGKILL during the first turn leaves none).
+        Without one, the run starts again from its prompt and the gate answers the steps
+        that already ran from the record.
+        """
+        if not getattr(self.ctx, "resuming", False):
+            return ""
+        session_id = str((getattr(self.ctx, "agent_state", None) or {}).get("session_id") or "")
+        if not re.fullmatch(r"[A-Za-z0-9-]{1,100}", session_id):
+            return ""
+        transcripts = self.config_dir / "projects"
+        if not any(path.stat().st_size > 0 for path in transcripts.glob(f"*/{session_id}.jsonl")):
+            return ""
+        return session_id
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -345,10 +374,14 @@ class _ClaudeRun:
         if response.get("subtype") != "success":
             raise _RunFailed("agent_protocol_error", f"Claude Code refused initialize: {mapping.bounded(str(response.get('error')), 500)}")
         self._started_turn = True
+        if self._resume_session:
+            # The agent remembers what it did: the gate matches only what was still open.
+            await self.ctx.resumed_conversation()
+            await self._notice("info", f"Resumed Claude Code's conversation {self._resume_session}.")
         await self._send(
             {
                 "type": "user",
-                "message": {"role": "user", "content": self.ctx.prompt},
+                "message": {"role": "user", "content": CONTINUE_PROMPT if self._resume_session else self.ctx.prompt},
                 "parent_tool_use_id": None,
                 "session_id": "default",
             }
@@ -568,6 +601,9 @@ class _ClaudeRun:
         subtype = msg.get("subtype")
         if subtype == "init":
             self.cli_mode = str(msg.get("permissionMode") or self.cli_mode)
+            session_id = msg.get("session_id")
+            if isinstance(session_id, str) and session_id and session_id != (self.ctx.agent_state or {}).get("session_id"):
+                await self.ctx.save_agent_state({**(self.ctx.agent_state or {}), "session_id": session_id})
             await self.ctx.emit(
                 "turn",
                 {

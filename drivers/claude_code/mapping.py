@@ -249,6 +249,8 @@ def build_request(native: str, tool_input: Mapping[str, Any], cwd: str, tool_use
 
 def deny_message(request: ToolRequest, decision: Decision) -> str:
     reason = (decision.reason or "").strip()
+    if decision.already_done:
+        return reason  # "Already done: ... its recorded result ..." (the resume contract)
     if request.kind == "question":
         text = "There is no human answer to these questions: the question was declined in Gatehouse"
         return f"{text} ({reason})." if reason else f"{text}. Continue without an answer, or stop."

@@ -23,6 +23,11 @@ DEFAULT_OUTPUT_LIMIT = 64 * 1024
 # After an interrupt (cancel) or a `cancel` reply (abort): how long to wait for turn/completed.
 STOP_GRACE_S = 10.0
 STDERR_NOTICE_CHARS = 4000
+# The turn that continues a resumed thread; the model re-issues what was pending.
+CONTINUE_PROMPT = (
+    "Gatehouse restarted while you were working. Continue the task from where you left off; "
+    "a command that was waiting for approval can be run again."
+)
 
 # Notifications that carry nothing for the timeline.
 _QUIET = frozenset(
@@ -97,6 +102,7 @@ class _Session:
         self.usage: dict[str, Any] = {}
         self.stopping = False  # after interrupt/cancel: drop further server requests
         self._turn_requested = False
+        self.resumed = False  # the thread was resumed: the turn continues it
         self.asked: set[str] = set()  # itemIds Codex asked about
         self.session_allowed: set[str] = set()  # commands a person allowed "for the session"
         self.reader: asyncio.Task[None] | None = None
@@ -153,10 +159,12 @@ class _Session:
         sandbox = config.SANDBOX_MODES.get(sandbox_value)
         if sandbox is None:
             raise _Failure("agent_protocol_error", f"sandbox {sandbox_value!r} is not supported by the codex driver")
-        result = await self._call(
-            "thread/start",
-            {"cwd": str(self.workspace), "approvalPolicy": APPROVAL_POLICY, "sandbox": sandbox},
-        )
+        result = await self._resume_thread(sandbox)
+        if result is None:
+            result = await self._call(
+                "thread/start",
+                {"cwd": str(self.workspace), "approvalPolicy": APPROVAL_POLICY, "sandbox": sandbox},
+            )
         thread = result.get("thread") if isinstance(result, Mapping) else None
         if not isinstance(thread, Mapping) or not thread.get("id"):
             raise _Failure("agent_protocol_error", "thread/start returned no thread id")
@@ -169,11 +177,37 @@ class _Session:
             )
         self.thread_id = str(thread["id"])
         self.model = str(result.get("model") or self.settings.get("model") or "")
+        if self.thread_id != (self.ctx.agent_state or {}).get("thread_id"):
+            await self.ctx.save_agent_state({**(self.ctx.agent_state or {}), "thread_id": self.thread_id})
+
+    async def _resume_thread(self, sandbox: str) -> Any:
+        """Continue this run's Codex thread (kept in its CODEX_HOME) after a restart, with
+        the same approval policy; None when there is none to resume (start afresh: the gate
+        then answers the steps that already ran from the record)."""
+        thread_id = str((self.ctx.agent_state or {}).get("thread_id") or "") if self.ctx.resuming else ""
+        if not thread_id:
+            return None
+        fut = await self._send_request(
+            "thread/resume",
+            {"threadId": thread_id, "cwd": str(self.workspace), "approvalPolicy": APPROVAL_POLICY, "sandbox": sandbox,
+             "excludeTurns": True},
+        )
+        fut.tolerate_error = True  # type: ignore[attr-defined]
+        while not fut.done():
+            await self._dispatch(await self._next())
+        result = fut.result()
+        if not isinstance(result, Mapping):
+            await self._emit("notice", {"level": "warning", "text": f"Could not resume Codex thread {thread_id}; starting again from the prompt."})
+            return None
+        self.resumed = True
+        await self.ctx.resumed_conversation()
+        await self._emit("notice", {"level": "info", "text": f"Resumed Codex thread {thread_id}."})
+        return result
 
     async def _start_turn(self) -> None:
         params: dict[str, Any] = {
             "threadId": self.thread_id,
-            "input": [{"type": "text", "text": self.ctx.prompt or "", "text_elements": []}],
+            "input": [{"type": "text", "text": (CONTINUE_PROMPT if self.resumed else self.ctx.prompt) or "", "text_elements": []}],
         }
         if self.plan_mode:
             params["collaborationMode"] = {
@@ -327,7 +361,7 @@ class _Session:
         if "error" in msg:
             error = msg.get("error") or {}
             text = error.get("message") if isinstance(error, Mapping) else str(error)
-            if method in ("turn/interrupt", "turn/steer"):
+            if method in ("turn/interrupt", "turn/steer") or getattr(fut, "tolerate_error", False):
                 # interrupt: the turn was already over; steer: the refusal's reason could
                 # not be added (the turn ended), the decline itself still stands.
                 fut.set_result(None)

@@ -34,6 +34,9 @@ class FakeRunContext:
     decisions: list[Decision] = field(default_factory=list)
     finished: dict[int, dict[str, Any]] = field(default_factory=dict)
     activities: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    resuming: bool = False
+    agent_state: Mapping[str, Any] = field(default_factory=dict)
+    conversation_resumed: bool = False
     _cancel: asyncio.Event = field(default_factory=asyncio.Event)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
@@ -51,6 +54,12 @@ class FakeRunContext:
 
     async def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
         self.activities.append((kind, dict(payload)))
+
+    async def save_agent_state(self, state: Mapping[str, Any]) -> None:
+        self.agent_state = dict(state)
+
+    async def resumed_conversation(self) -> None:
+        self.conversation_resumed = True
 
     def cancelled(self) -> bool:
         return self._cancel.is_set()
