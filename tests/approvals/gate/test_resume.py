@@ -265,3 +265,46 @@ async def test_a_zero_timeout_is_refused_when_starting_a_run(api: Any) -> None:
     )
     assert response.status_code == HTTPStatus.BAD_REQUEST
     assert (response.json()["code"], response.json()["field"]) == ("invalid_policy", "approvals.timeout_s")
+
+
+async def test_after_the_agent_resumed_its_conversation_a_repeat_of_a_finished_step_is_a_new_step(
+    api: Any, ask_touch: str
+) -> None:
+    """An agent that remembers its history may append to a file twice on purpose: once its
+    conversation is resumed, only the open step is matched against the record."""
+    from approvals.gate import gate_request, step_finish
+    from drivers.base import ToolRequest
+    from drivers.runcontext import WorkerRunContext
+    from runs.leases import run_claim
+    from runs.services import run_mark_running
+
+    run = await start_run(api, {"steps": [{"message": "x"}]}, policy=ask_touch)
+    await sync_to_async(run_claim)(run_id=run["id"], owner="w1")
+    await sync_to_async(run_mark_running)(run_id=run["id"], owner="w1")
+    first = await sync_to_async(gate_request)(run_id=run["id"], tool="bash", input={"command": APPEND}, cwd=run["workspace"], owner="w1")
+    await sync_to_async(step_finish)(run_id=run["id"], step_id=first.step_id, output="x\n", exit_code=0, owner="w1")
+    waiting = await sync_to_async(gate_request)(run_id=run["id"], tool="bash", input={"command": "touch b"}, cwd=run["workspace"], owner="w1")
+    assert waiting.outcome == "wait"
+    await sync_to_async(Run.objects.filter(pk=run["id"]).update)(owner="w2")  # w2 takes over
+
+    row = await sync_to_async(Run.objects.select_related("session").get)(pk=run["id"])
+    ctx = WorkerRunContext(row, owner="w2", settings_for_driver={}, on_lease_lost=lambda: None)
+    await ctx.open()
+    try:
+        assert ctx.resuming
+        await ctx.resumed_conversation()
+        decision = await ctx.gate(ToolRequest(tool="bash", input={"command": APPEND}, cwd=run["workspace"]))
+    finally:
+        await ctx.close()
+    assert (decision.outcome, decision.already_done) == ("allow", False)
+    assert await sync_to_async(steps_of)(run["id"]) == [(1, "bash", "finished"), (2, "bash", "aborted"), (3, "bash", "executing")]
+
+
+async def test_a_replayed_request_with_a_reworded_description_is_the_same_request(api: Any, ask_touch: str) -> None:
+    from approvals.gate import match_key
+
+    assert match_key(tool="bash", input={"command": "ls", "description": "List"}) == match_key(
+        tool="bash", input={"command": "ls", "description": "Show the files"}
+    )
+    assert match_key(tool="bash", input={"command": "ls"}) != match_key(tool="bash", input={"command": "ls -a"})
+    assert match_key(tool="bash", input={"command": "ls"}, kind="permission") != match_key(tool="bash", input={"command": "ls"}, kind="question")
