@@ -143,6 +143,12 @@ class WorkerRunContext:
         self.agent_state = dict(state)
         await self._fenced(run_save_agent_state, run_id=self.run_id, state=dict(state))
 
+    async def process_started(self, record: Mapping[str, Any]) -> None:
+        """An agent process of this run started (drivers/processes.py records it here)."""
+        from runs.services import run_record_process
+
+        await self._fenced(run_record_process, run_id=self.run_id, record=dict(record))
+
     async def resumed_conversation(self) -> None:
         # The agent remembers its own history: only what was still open can come again, and
         # the agent says new things (nothing to de-duplicate against the old log).

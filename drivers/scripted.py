@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from drivers import processes
 from drivers.base import Decision, Descriptor, RunContext, RunResult, ToolRequest
 
 DESCRIPTOR = Descriptor(
@@ -257,9 +258,9 @@ class ScriptedDriver:
 
     async def _bash(self, ctx: RunContext, command: str) -> tuple[str, int | None]:
         timeout = float(ctx.settings.get("command_timeout_s", 600))
-        proc = await asyncio.create_subprocess_exec(
-            "bash", "-c", command, cwd=str(ctx.workspace), stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+        proc = await processes.spawn(
+            ["bash", "-c", command], cwd=str(ctx.workspace), stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         )
         assert proc.stdout is not None
         chunks: list[bytes] = []

@@ -19,7 +19,7 @@ from channels.db import database_sync_to_async
 from channels.worker import Worker
 from django.conf import settings
 
-from drivers import registry
+from drivers import processes, registry
 from drivers.base import DriverError, RunAborted, RunResult
 from drivers.runcontext import WorkerRunContext
 
@@ -126,6 +126,17 @@ class Supervisor:
                 logger.exception("worker maintenance failed; retrying")
             await asyncio.sleep(interval)
 
+    async def shutdown(self, timeout: float = 15.0) -> None:
+        """Stop every run of this process (the server is stopping): each driver stops its
+        agent so that it can be resumed, and each lease is released for the next worker."""
+        if self._background is not None:
+            self._background.cancel()
+        tasks = [task for task in self.tasks.values() if not task.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+
     def stop_run(self, run_id: int) -> None:
         """Stop a run's task at once (its lease is gone): drivers' cleanup still runs."""
         task = self.tasks.get(run_id)
@@ -152,8 +163,12 @@ class Supervisor:
             )
             self.contexts[run_id] = context
             await context.open()
+            if run.agent_processes:
+                await self._stop_leftovers(run_id, run.agent_processes)
             await _db(_mark_started)(run_id=run_id, resumed=context.resuming, owner=self.owner)
             driver = registry.create(run.driver)
+            # Every process the driver starts for this run is recorded on it.
+            processes.current_run.set(context.process_started)
             result = await driver.run(context)
         except RunAborted as exc:
             result = RunResult(status="failed", failure_reason=exc.reason)
@@ -198,6 +213,16 @@ class Supervisor:
             )
         except LeaseLost:
             logger.warning("run %s: lease lost before it could finish here; leaving it to the new owner", run_id)
+
+    async def _stop_leftovers(self, run_id: int, records: list[dict[str, Any]]) -> None:
+        """Before resuming, stop agent processes an earlier owner of the run left running."""
+        from runs.services import run_forget_processes
+
+        stopped = await asyncio.to_thread(processes.stop_leftovers, records)
+        await _db(run_forget_processes)(run_id=run_id, owner=self.owner)
+        if stopped:
+            await self._notice(run_id, {"level": "warning", "text": f"Stopped {len(stopped)} agent process group(s) left running "
+                                        "by the previous worker of this run.", "pids": stopped})
 
     async def _notice(self, run_id: int, payload: dict[str, Any]) -> None:
         from runs.services import activity_record

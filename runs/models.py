@@ -84,6 +84,9 @@ class Run(models.Model):
     # What the driver needs to resume the agent's own conversation after a restart
     # (Claude Code's session id, Codex's thread id). Written by the driver through its context.
     agent_state = models.JSONField(default=dict, blank=True)
+    # The agent processes the run's worker started ({host, pid, start}), so the next owner
+    # can stop what a dead worker left behind before it resumes the run.
+    agent_processes = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

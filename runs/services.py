@@ -189,6 +189,23 @@ def run_mark(*, run_id: int, status: str) -> bool:
     return _transition(run_id, status, only_from=(Run.Status.RUNNING, Run.Status.WAITING))
 
 
+def run_record_process(*, run_id: int, record: Mapping[str, Any], owner: str | None = None) -> None:
+    """Remember an agent process of the run (kept while it may still be running)."""
+    from drivers.processes import still_running
+
+    with transaction.atomic():
+        fence(run_id, owner)
+        current = Run.objects.values_list("agent_processes", flat=True).get(pk=run_id) or []
+        kept = [r for r in current if isinstance(r, dict) and still_running(r)]
+        Run.objects.filter(pk=run_id).update(agent_processes=[*kept[-50:], dict(record)])
+
+
+def run_forget_processes(*, run_id: int, owner: str | None = None) -> None:
+    with transaction.atomic():
+        fence(run_id, owner)
+        Run.objects.filter(pk=run_id).update(agent_processes=[])
+
+
 def run_save_agent_state(*, run_id: int, state: Mapping[str, Any], owner: str | None = None) -> None:
     """What the driver needs to resume the agent's own conversation (its session id)."""
     with transaction.atomic():

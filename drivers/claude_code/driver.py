@@ -175,6 +175,7 @@ class _ClaudeRun:
         self._cancel_task: asyncio.Task[None] | None = None
         self._texts: list[str] = []
         self._resume_session = ""  # the CLI session this run continues (`--resume`)
+        self._resumable_stop = False
 
     # -- entry -----------------------------------------------------------------------------
 
@@ -188,6 +189,11 @@ class _ClaudeRun:
             except _RunFailed as failed:
                 await self._notice("error", failed.detail, reason=failed.reason)
                 return RunResult(status="failed", failure_reason=failed.reason, text="\n".join(self._texts))
+        except asyncio.CancelledError:
+            # The worker stops this run (shutdown, a lost lease, hibernation): SIGTERM first,
+            # so the CLI flushes its transcript with the pending request still open.
+            self._resumable_stop = True
+            raise
         finally:
             await self._shutdown()
 
@@ -684,7 +690,7 @@ class _ClaudeRun:
         for task in tasks:
             with contextlib.suppress(BaseException):
                 await task
-        await self.proc.close(timeout=5.0)
+        await self.proc.close(timeout=5.0, terminate_first=self._resumable_stop)
 
     # -- helpers ---------------------------------------------------------------------------
 

@@ -103,6 +103,7 @@ class _Session:
         self.stopping = False  # after interrupt/cancel: drop further server requests
         self._turn_requested = False
         self.resumed = False  # the thread was resumed: the turn continues it
+        self.resumable_stop = False
         self.asked: set[str] = set()  # itemIds Codex asked about
         self.session_allowed: set[str] = set()  # commands a person allowed "for the session"
         self.reader: asyncio.Task[None] | None = None
@@ -142,6 +143,9 @@ class _Session:
                 {"level": "error", "text": str(exc), "reason": exc.reason, "stderr": self._stderr_excerpt()},
             )
             return RunResult(status="failed", failure_reason=exc.reason, text=self.last_text, usage=self.usage)
+        except asyncio.CancelledError:
+            self.resumable_stop = True  # stopped by the worker: keep the thread resumable
+            raise
         finally:
             await self._shutdown()
 
@@ -259,7 +263,7 @@ class _Session:
 
     async def _shutdown(self) -> None:
         with contextlib.suppress(Exception):
-            await self.proc.close(timeout=5.0)
+            await self.proc.close(timeout=5.0, terminate_first=self.resumable_stop)
         if self.reader is not None:
             self.reader.cancel()
             with contextlib.suppress(BaseException):
