@@ -57,8 +57,9 @@ class RunCreateForm(forms.Form):
         required=False,
         widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "class": "mono"}),
         help_text=(
-            "Empty = the policy's own run policy. A run policy replaces it whole and may only tighten it "
-            "(unless you may override policies): fields left out take the built-in defaults. "
+            "Empty = inherit (the session's, else the chosen policy's run policy). A run policy given here "
+            "replaces it whole and may only tighten the policy's (unless you may override policies): fields "
+            "left out take the built-in defaults. "
             'Example: {"approvals": {"question": "ask", "timeout_s": 20}}'
         ),
     )
