@@ -20,7 +20,7 @@ QUESTIONS = [{"id": "colour", "question": "Which colour?", "options": [{"label":
 
 
 def waiting_approval(*, starter: Any, kind: str = "permission") -> Approval:
-    from approvals.services import gate_request
+    from approvals.gate import gate_request
     from runs.services import run_create
 
     run = run_create(

@@ -33,7 +33,7 @@ def post_new_run(client: Client, **fields: Any) -> Any:
 
 
 def waiting_run(starter: Any, command: str = "npm run build", title: str = "Build it") -> Approval:
-    from approvals.services import gate_request
+    from approvals.gate import gate_request
     from runs.services import run_create
 
     run = run_create(driver="scripted", scenario={"steps": [{"message": "hi"}]}, user=starter)
