@@ -11,6 +11,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from approvals import policy as core
@@ -89,6 +90,23 @@ def _after_resolution(approval: Approval, *, event_payload: Mapping[str, Any]) -
     )
 
 
+def approval_own_run(*, run: Run, user: Any) -> bool:
+    """Four eyes (GATEHOUSE_REVIEW_OWN_RUNS off): the person who started a run does not
+    decide its approvals. The console greys the card out with this; the services refuse."""
+    if settings.GATEHOUSE_REVIEW_OWN_RUNS:
+        return False
+    return run.created_by_id is not None and run.created_by_id == getattr(user, "pk", None)
+
+
+def _refuse_own_run(approval: Approval, user: Any) -> None:
+    if approval_own_run(run=approval.run, user=user):
+        raise ApprovalError(
+            "own_run",
+            f"You started run #{approval.run_id}: another reviewer must decide its requests "
+            "(four-eyes rule, GATEHOUSE_REVIEW_OWN_RUNS is off).",
+        )
+
+
 def approval_decide(
     *,
     approval_id: int,
@@ -109,6 +127,7 @@ def approval_decide(
         raise ApprovalError("invalid_decision", f"mode must be 'default' or 'accept-edits', not {mode!r}")
     with transaction.atomic():
         approval = _load_for_decision(approval_id, verb, hash)
+        _refuse_own_run(approval, user)
         if scope == "session" and (not approve or not approval.suggested_grant):
             raise ApprovalError("invalid_decision", "This request cannot be allowed for the whole session.")
         if mode and approval.kind != Approval.Kind.PLAN_REVIEW:
@@ -151,6 +170,7 @@ def approval_answer(
     approval_expire(approval_id=approval_id)
     with transaction.atomic():
         approval = _load_for_decision(approval_id, "answer", hash)
+        _refuse_own_run(approval, user)
         questions = approval.presentation.get("questions", [])
         if decline:
             record = None

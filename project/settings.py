@@ -206,6 +206,9 @@ GATEHOUSE_CLAUDE_BIN = env_str("GATEHOUSE_CLAUDE_BIN")
 GATEHOUSE_CODEX_BIN = env_str("GATEHOUSE_CODEX_BIN")
 GATEHOUSE_AGENTS_DIR = Path(env_str("GATEHOUSE_AGENTS_DIR", str(BASE_DIR / ".agents"))).resolve()
 GATEHOUSE_ALLOW_BYPASS_PERMISSIONS = env_bool("GATEHOUSE_ALLOW_BYPASS_PERMISSIONS", False)
+# Four eyes when off: a reviewer cannot decide the approvals of runs they started (403
+# own_run). On by default, so a single operator can still review their own runs.
+GATEHOUSE_REVIEW_OWN_RUNS = env_bool("GATEHOUSE_REVIEW_OWN_RUNS", True)
 GATEHOUSE_CODEX_BASE_URL = env_str("GATEHOUSE_CODEX_BASE_URL")
 GATEHOUSE_CODEX_MODEL = env_str("GATEHOUSE_CODEX_MODEL", "gpt-5-codex")
 GATEHOUSE_CODEX_ENV_KEY = env_str("GATEHOUSE_CODEX_ENV_KEY", "OPENAI_API_KEY")

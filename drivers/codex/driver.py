@@ -105,7 +105,6 @@ class _Session:
         self.resumed = False  # the thread was resumed: the turn continues it
         self.resumable_stop = False
         self.asked: set[str] = set()  # itemIds Codex asked about
-        self.session_allowed: set[str] = set()  # commands a person allowed "for the session"
         self.reader: asyncio.Task[None] | None = None
         self.cancel_waiter: asyncio.Future[Any] | None = None
 
@@ -440,20 +439,20 @@ class _Session:
             self.items.pop(item_id, None)
             payload = self._tool_payload("completed", item)
             if item_id not in self.asked and item.get("status") != "declined":
-                # Codex ran this without asking. Expected only for a command a person
-                # allowed for the session; anything else is a gap worth surfacing.
+                # Codex ran this without asking. The driver never replies acceptForSession
+                # (a grant is asked about every time), so nothing is expected to: a gap
+                # worth surfacing.
                 payload["asked"] = False
-                if not (item_type == "commandExecution" and payload.get("command") in self.session_allowed):
-                    await self._emit(
-                        "notice",
-                        {
-                            "level": "warning",
-                            "text": "Codex ran this without asking Gatehouse",
-                            "item_id": item_id,
-                            "tool": payload.get("tool"),
-                            "command": payload.get("command", ""),
-                        },
-                    )
+                await self._emit(
+                    "notice",
+                    {
+                        "level": "warning",
+                        "text": "Codex ran this without asking Gatehouse",
+                        "item_id": item_id,
+                        "tool": payload.get("tool"),
+                        "command": payload.get("command", ""),
+                    },
+                )
             await self._emit("tool", payload)
             for step_id in self.steps.pop(item_id, []):
                 await self._finish_step(step_id, item)
@@ -525,8 +524,6 @@ class _Session:
             decision = await self._gate(request)
             await self._record_step(request, decision)
             reply = translate.approval_reply(decision)
-            if reply == "acceptForSession" and request.tool == "bash":
-                self.session_allowed.add(str(request.input.get("command") or ""))
             if reply == "decline":
                 await self._steer_refusal(decision.reason)
             await self._send({"id": request_id, "result": {"decision": reply}})
@@ -543,7 +540,7 @@ class _Session:
                 replies.append(reply)
                 if reply == "cancel":
                     abort_reason = decision.reason or "aborted"
-                if reply != "accept" and reply != "acceptForSession":
+                if reply != "accept":
                     break  # one refused file refuses the whole patch: ask no more
             reply = translate.combine_replies(replies)
             if reply in ("decline", "cancel"):

@@ -332,7 +332,7 @@ async def test_always_allow_is_not_asked_again_in_the_next_run_of_the_session(
     assert "granted-e2e" in step.output
     assert_no_agent_settings(workspace)
     if agent.driver == "codex":
-        # acceptForSession is only Codex's in-thread cache: no execpolicy rule persisted.
+        # The grant is Gatehouse's (the reply was a plain accept): no execpolicy rule persisted.
         from django.conf import settings
 
         for run in (first, second):
