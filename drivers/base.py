@@ -126,6 +126,9 @@ class RunContext(Protocol):
     resuming: bool
     # What the driver saved with `save_agent_state` (e.g. the agent's session id); {} at first.
     agent_state: Mapping[str, Any]
+    # A new run of a session: what an earlier run of this driver in the session saved, so
+    # the agent continues that conversation with this run's prompt (a follow-up turn).
+    conversation: Mapping[str, Any]
 
     async def save_agent_state(self, state: Mapping[str, Any]) -> None:
         """Persist what the driver needs to resume the agent's own conversation later."""

@@ -39,7 +39,8 @@ class WorkerRunContext:
         self.run_id: int = run.pk
         self.prompt: str = run.prompt
         self.workspace = Path(run.workspace)
-        self.runtime_dir = settings.GATEHOUSE_RUNTIME_DIR / f"run-{run.pk}"
+        # Agent homes belong to the session: a follow-up run continues the same conversation.
+        self.runtime_dir = runtime_dir_of(run)
         self.runtime_dir.mkdir(parents=True, exist_ok=True)
         self.scenario = run.scenario
         self.runtime_mode: str = run.session.runtime_mode
@@ -50,6 +51,10 @@ class WorkerRunContext:
         # A run some worker (or an earlier process) already started is being resumed.
         self.resuming: bool = run.started_at is not None
         self.agent_state: Mapping[str, Any] = dict(run.agent_state or {})
+        # A new run of a session continues the conversation its earlier runs had with the agent.
+        self.conversation: Mapping[str, Any] = (
+            {} if self.resuming else dict((run.session.agent_state or {}).get(run.driver) or {})
+        )
         self.owner = owner
         self.lease_lost = False
         self._on_lease_lost = on_lease_lost
@@ -240,6 +245,12 @@ class WorkerRunContext:
             already_done=outcome.already_done,
             recorded_output=outcome.recorded_output,
         )
+
+
+def runtime_dir_of(run: Any) -> Path:
+    """The scratch space of a run's agent (its HOME, CLAUDE_CONFIG_DIR, CODEX_HOME): one per
+    session, under GATEHOUSE_RUNTIME_DIR, never the server user's own."""
+    return Path(settings.GATEHOUSE_RUNTIME_DIR) / f"session-{run.session_id}"
 
 
 def _recorded_driver_activities(run_id: int) -> list[tuple[str, str, dict[str, Any]]]:

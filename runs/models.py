@@ -32,6 +32,9 @@ class AgentSession(models.Model):
     )
     # The session's run policy (guardrails); a run's own policy replaces it whole.
     run_policy = models.JSONField(null=True, blank=True)
+    # Per driver, the agent conversation the session's runs continue (Claude Code's session
+    # id, Codex's thread id): a follow-up run resumes it instead of starting a new one.
+    agent_state = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -275,10 +275,15 @@ def run_forget_processes(*, run_id: int, owner: str | None = None) -> None:
 
 
 def run_save_agent_state(*, run_id: int, state: Mapping[str, Any], owner: str | None = None) -> None:
-    """What the driver needs to resume the agent's own conversation (its session id)."""
+    """What the driver needs to resume the agent's own conversation (its session id): kept
+    on the run (a restart resumes it) and on its session, per driver (a follow-up run in
+    the session continues the same conversation)."""
     with transaction.atomic():
         fence(run_id, owner)
+        run = Run.objects.select_for_update().select_related("session").get(pk=run_id)
         Run.objects.filter(pk=run_id).update(agent_state=dict(state))
+        session = AgentSession.objects.select_for_update().get(pk=run.session_id)
+        AgentSession.objects.filter(pk=session.pk).update(agent_state={**(session.agent_state or {}), run.driver: dict(state)})
 
 
 def run_finish(

@@ -176,6 +176,7 @@ class _ClaudeRun:
         self._texts: list[str] = []
         self._resume_session = ""  # the CLI session this run continues (`--resume`)
         self._resumable_stop = False
+        self._restarted = False  # this run restarted (vs a follow-up run continuing the session)
 
     # -- entry -----------------------------------------------------------------------------
 
@@ -259,16 +260,18 @@ class _ClaudeRun:
         )
 
     def _resumable_session(self) -> str:
-        """The CLI session to continue: this run's, if a transcript of it survived.
+        """The CLI session to continue, if a transcript of it survived: this run's own after
+        a restart (then `_restarted`), else — for a new run of the session — the session's
+        conversation with Claude Code (a follow-up turn with this run's prompt).
 
         The CLI keeps its transcript at `$CLAUDE_CONFIG_DIR/projects/<cwd>/<session>.jsonl`
         (flushed on SIGTERM or stdin EOF; a SIGKILL during the first turn leaves none).
         Without one, the run starts again from its prompt and the gate answers the steps
         that already ran from the record.
         """
-        if not getattr(self.ctx, "resuming", False):
-            return ""
-        session_id = str((getattr(self.ctx, "agent_state", None) or {}).get("session_id") or "")
+        self._restarted = bool(getattr(self.ctx, "resuming", False))
+        state = (getattr(self.ctx, "agent_state", None) or {}) if self._restarted else (getattr(self.ctx, "conversation", None) or {})
+        session_id = str(state.get("session_id") or "")
         if not re.fullmatch(r"[A-Za-z0-9-]{1,100}", session_id):
             return ""
         transcripts = self.config_dir / "projects"
@@ -380,14 +383,17 @@ class _ClaudeRun:
         if response.get("subtype") != "success":
             raise _RunFailed("agent_protocol_error", f"Claude Code refused initialize: {mapping.bounded(str(response.get('error')), 500)}")
         self._started_turn = True
-        if self._resume_session:
+        restarted = bool(self._resume_session) and self._restarted
+        if restarted:
             # The agent remembers what it did: the gate matches only what was still open.
             await self.ctx.resumed_conversation()
             await self._notice("info", f"Resumed Claude Code's conversation {self._resume_session}.")
+        elif self._resume_session:
+            await self._notice("info", f"Continuing the session's Claude Code conversation {self._resume_session}.")
         await self._send(
             {
                 "type": "user",
-                "message": {"role": "user", "content": CONTINUE_PROMPT if self._resume_session else self.ctx.prompt},
+                "message": {"role": "user", "content": CONTINUE_PROMPT if restarted else self.ctx.prompt},
                 "parent_tool_use_id": None,
                 "session_id": "default",
             }

@@ -187,7 +187,9 @@ class _Session:
         """Continue this run's Codex thread (kept in its CODEX_HOME) after a restart, with
         the same approval policy; None when there is none to resume (start afresh: the gate
         then answers the steps that already ran from the record)."""
-        thread_id = str((self.ctx.agent_state or {}).get("thread_id") or "") if self.ctx.resuming else ""
+        restarted = bool(getattr(self.ctx, "resuming", False))
+        state = (self.ctx.agent_state if restarted else getattr(self.ctx, "conversation", None)) or {}
+        thread_id = str(state.get("thread_id") or "")
         if not thread_id:
             return None
         fut = await self._send_request(
@@ -202,9 +204,12 @@ class _Session:
         if not isinstance(result, Mapping):
             await self._emit("notice", {"level": "warning", "text": f"Could not resume Codex thread {thread_id}; starting again from the prompt."})
             return None
-        self.resumed = True
-        await self.ctx.resumed_conversation()
-        await self._emit("notice", {"level": "info", "text": f"Resumed Codex thread {thread_id}."})
+        if restarted:
+            self.resumed = True  # the turn continues where the run stopped
+            await self.ctx.resumed_conversation()
+            await self._emit("notice", {"level": "info", "text": f"Resumed Codex thread {thread_id}."})
+        else:
+            await self._emit("notice", {"level": "info", "text": f"Continuing the session's Codex thread {thread_id}."})
         return result
 
     async def _start_turn(self) -> None:

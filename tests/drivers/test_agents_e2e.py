@@ -336,7 +336,7 @@ async def test_always_allow_is_not_asked_again_in_the_next_run_of_the_session(
         from django.conf import settings
 
         for run in (first, second):
-            assert not (settings.GATEHOUSE_RUNTIME_DIR / f"run-{run['id']}" / "codex-home" / "rules").exists()
+            assert not (settings.GATEHOUSE_RUNTIME_DIR / f"session-{run['session']}" / "codex-home" / "rules").exists()
 
 
 # --- 4. questions ----------------------------------------------------------------------------

@@ -268,7 +268,7 @@ async def test_claude_code_without_a_transcript_starts_again_and_finished_steps_
         first.tasks[run["id"]].cancel()
         await asyncio.gather(*first.tasks.values(), return_exceptions=True)
         await sync_to_async(Run.objects.filter(pk=run["id"]).update)(owner="gone:0:dead", heartbeat_at=None)
-        for transcript in (settings.GATEHOUSE_RUNTIME_DIR / f"run-{run['id']}").rglob("projects/*/*.jsonl"):
+        for transcript in (settings.GATEHOUSE_RUNTIME_DIR / f"session-{run['session']}").rglob("projects/*/*.jsonl"):
             transcript.unlink()  # as after a SIGKILL in the first turn
 
         model.add_turns(
