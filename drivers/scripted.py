@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from drivers import agent_env
 from drivers.base import Decision, Descriptor, RunContext, RunResult, ToolRequest
 
 DESCRIPTOR = Descriptor(
@@ -253,11 +254,19 @@ class ScriptedDriver:
             raise StepFailed(f"{file_path} is outside the workspace")
         return path
 
+    def _environment(self, ctx: RunContext) -> dict[str, str]:
+        """What an agent's command gets (drivers/agent_env.py): the allow-list, the run's
+        own HOME, and no setting of the server."""
+        home = Path(ctx.runtime_dir) / "home"
+        home.mkdir(parents=True, exist_ok=True)
+        return agent_env.build(ctx.settings, fixed={"HOME": str(home)})
+
     async def _bash(self, ctx: RunContext, command: str) -> tuple[str, int | None]:
         timeout = float(ctx.settings.get("command_timeout_s", 600))
         proc = await asyncio.create_subprocess_exec(
             "bash", "-c", command, cwd=str(ctx.workspace), stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+            env=self._environment(ctx),
         )
         assert proc.stdout is not None
         chunks: list[bytes] = []

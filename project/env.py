@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -51,3 +52,16 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def env_names(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list of environment variable names (e.g. `AWS_REGION,HTTPS_PROXY`)."""
+    names = env_list(name, default)
+    for item in names:
+        if not _ENV_NAME.fullmatch(item):
+            raise ImproperlyConfigured(f"{name}: {item!r} is not an environment variable name")
+    return names
+

@@ -35,13 +35,13 @@ import contextlib
 import functools
 import itertools
 import logging
-import os
 import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from drivers import agent_env
 from drivers.base import Decision, Descriptor, DriverError, RunAborted, RunContext, RunResult, ToolRequest
 from drivers.subprocess_io import JsonLinesProcess, ProcessExitedError, ProcessStartError, ProtocolError
 
@@ -86,6 +86,11 @@ PERMISSION_MODES = {
     "full-access": "bypassPermissions",
     "auto": "default",
 }
+
+# What the CLI may see of the server's environment besides the common allow-list
+# (drivers/agent_env.py): its model provider's variables and its documented switches.
+ENV_PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_", "DISABLE_")
+ENV_NAMES = ("IS_SANDBOX",)
 
 ISOLATION_ENV = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -194,11 +199,8 @@ class _ClaudeRun:
         return mode
 
     def _environment(self, mode: str) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update({str(k): str(v) for k, v in (self.settings.get("env") or {}).items()})
-        env.update(ISOLATION_ENV)
-        env["HOME"] = str(self.runtime_home)
-        env["CLAUDE_CONFIG_DIR"] = str(self.config_dir)
+        fixed = {**ISOLATION_ENV, "HOME": str(self.runtime_home), "CLAUDE_CONFIG_DIR": str(self.config_dir)}
+        env = agent_env.build(self.settings, names=ENV_NAMES, prefixes=ENV_PREFIXES, fixed=fixed)
         env.pop("IS_SANDBOX", None)
         if mode == "bypassPermissions":
             # The CLI refuses bypassPermissions as root without it (observed).
@@ -214,6 +216,7 @@ class _ClaudeRun:
                 "running in default mode (every tool call still goes through the gate).",
             )
         self.cli_mode = mode
+        await self._start_notices()
         env = self._environment(mode)
         binary = find_binary(self.settings, env)
         if not binary:
@@ -240,6 +243,14 @@ class _ClaudeRun:
         await self._send(
             {"type": "control_request", "request_id": self._init_id, "request": {"subtype": "initialize", "hooks": HOOKS}}
         )
+
+    async def _start_notices(self) -> None:
+        """Once per run (not again when a worker resumes it): what the agent was kept from."""
+        if getattr(self.ctx, "resuming", False):
+            return
+        payload = agent_env.refused_notice(self.settings, driver="claude-code")
+        if payload is not None:
+            await self.ctx.emit("notice", payload)
 
     # -- the loop --------------------------------------------------------------------------
 

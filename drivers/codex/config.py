@@ -9,11 +9,12 @@ of that out of the operator's `~/.codex` and out of every other run.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from drivers import agent_env
 
 # Run-policy sandbox value -> `thread/start` `sandbox` (SandboxMode of app-server 0.171.0).
 SANDBOX_MODES = {
@@ -115,16 +116,12 @@ def prepare_home(
 
 
 def child_env(settings: Mapping[str, Any], codex_home: Path) -> dict[str, str]:
-    """The server's environment (so an operator's API key passes through), the configured
-    extras, and the isolation variable."""
-    env = dict(os.environ)
-    for key, value in (settings.get("env") or {}).items():
-        env[str(key)] = str(value)
-    env["CODEX_HOME"] = str(codex_home)
+    """The allow-listed environment (drivers/agent_env.py) plus the model key named by
+    `env_key` and the isolation variables."""
     # Codex runs commands with `bash -lc`: with the operator's HOME, their login profile
     # would run inside every command (and could leave processes behind). A per-run HOME
     # beside CODEX_HOME keeps the run's shell to itself.
     home = codex_home.parent / "home"
     home.mkdir(parents=True, exist_ok=True)
-    env["HOME"] = str(home)
-    return env
+    key = str(settings.get("env_key") or "OPENAI_API_KEY")
+    return agent_env.build(settings, names=(key,), fixed={"CODEX_HOME": str(codex_home), "HOME": str(home)})

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from drivers import agent_env
 from drivers.base import Decision, Descriptor, DriverError, RunAborted, RunResult, ToolRequest
 from drivers.subprocess_io import JsonLinesProcess, ProcessExitedError, ProcessStartError, ProtocolError
 
@@ -110,6 +111,7 @@ class _Session:
             return RunResult(status="cancelled")
         home = config.prepare_home(Path(ctx.runtime_dir), self.settings, ctx.run_policy or {}, self.workspace)
         argv = [config.find_binary(self.settings), "app-server"]
+        await self._start_notices()
         self.cancel_waiter = asyncio.ensure_future(ctx.wait_cancelled())
         try:
             try:
@@ -138,6 +140,14 @@ class _Session:
             return RunResult(status="failed", failure_reason=exc.reason, text=self.last_text, usage=self.usage)
         finally:
             await self._shutdown()
+
+    async def _start_notices(self) -> None:
+        """Once per run (not again when a worker resumes it): what the agent was kept from."""
+        if getattr(self.ctx, "resuming", False):
+            return
+        payload = agent_env.refused_notice(self.settings, driver="codex")
+        if payload is not None:
+            await self._emit("notice", payload)
 
     async def _handshake(self) -> None:
         await self._call(

@@ -69,8 +69,8 @@ def make_ctx(tmp_path: Path, decide, *, codex_bin: str, model_server: FakeRespon
     settings = {
         "codex_bin": codex_bin,
         "model": "fake-model",
-        "env_key": "GATEHOUSE_FAKE_CODEX_KEY",
-        "env": {"GATEHOUSE_FAKE_CODEX_KEY": "dummy-key"},
+        "env_key": "FAKE_CODEX_API_KEY",
+        "env_values": {"FAKE_CODEX_API_KEY": "dummy-key"},
         "idle_timeout_s": 60,
     }
     if model_server is not None:
