@@ -265,6 +265,7 @@ def driver_settings(driver: str) -> dict[str, Any]:
             claude_bin=settings.GATEHOUSE_CLAUDE_BIN,
             model=settings.GATEHOUSE_CLAUDE_MODEL,
             allow_bypass_permissions=settings.GATEHOUSE_ALLOW_BYPASS_PERMISSIONS,
+            mcp_servers=dict(settings.GATEHOUSE_CLAUDE_MCP_SERVERS),
         )
     elif driver == "codex":
         common.update(

@@ -13,7 +13,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from drivers.agent_env import is_forbidden
-from project.env import env_bool, env_float, env_int, env_list, env_names, env_str
+from drivers.mcp_servers import validate_mcp_servers
+from project.env import env_bool, env_float, env_int, env_json_object, env_list, env_names, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("GATEHOUSE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -224,6 +225,14 @@ GATEHOUSE_AGENT_ENV = env_names("GATEHOUSE_AGENT_ENV", [])
 # Values set for every agent process, e.g. a model proxy URL (settings only; tests use it to
 # point the CLIs at fake model servers).
 GATEHOUSE_AGENT_ENV_VALUES: dict[str, str] = {}
+# MCP servers Claude Code may start, in Claude's `mcpServers` shape (a JSON object:
+# {"name": {"command": ..., "args": [...], "env": {...}}} or {"name": {"type": "http", "url": ...}}).
+# Only these run (--mcp-config + --strict-mcp-config); a workspace's .mcp.json never does,
+# and every MCP tool call still goes through the gate.
+try:
+    GATEHOUSE_CLAUDE_MCP_SERVERS = validate_mcp_servers(env_json_object("GATEHOUSE_CLAUDE_MCP_SERVERS", {}))
+except ValueError as exc:
+    raise ImproperlyConfigured(f"GATEHOUSE_CLAUDE_MCP_SERVERS: {exc}") from None
 
 LOGGING = {
     "version": 1,

@@ -41,11 +41,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from drivers import agent_env
+from drivers import agent_env, workspace_config
 from drivers.base import Decision, Descriptor, DriverError, RunAborted, RunContext, RunResult, ToolRequest
 from drivers.subprocess_io import JsonLinesProcess, ProcessExitedError, ProcessStartError, ProtocolError
 
-from . import mapping
+from . import isolation, mapping
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +97,8 @@ ISOLATION_ENV = {
     "DISABLE_TELEMETRY": "1",
     "DISABLE_AUTOUPDATER": "1",
     "DISABLE_ERROR_REPORTING": "1",
+    # No start-up `git status` (it runs a repository's fsmonitor and clean filters): isolation.py.
+    "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS": "1",
     "TERM": "dumb",
 }
 
@@ -198,8 +200,8 @@ class _ClaudeRun:
             return "default"
         return mode
 
-    def _environment(self, mode: str) -> dict[str, str]:
-        fixed = {**ISOLATION_ENV, "HOME": str(self.runtime_home), "CLAUDE_CONFIG_DIR": str(self.config_dir)}
+    def _environment(self, mode: str, git_env: Mapping[str, str] | None = None) -> dict[str, str]:
+        fixed = {**(git_env or {}), **ISOLATION_ENV, "HOME": str(self.runtime_home), "CLAUDE_CONFIG_DIR": str(self.config_dir)}
         env = agent_env.build(self.settings, names=ENV_NAMES, prefixes=ENV_PREFIXES, fixed=fixed)
         env.pop("IS_SANDBOX", None)
         if mode == "bypassPermissions":
@@ -216,8 +218,9 @@ class _ClaudeRun:
                 "running in default mode (every tool call still goes through the gate).",
             )
         self.cli_mode = mode
-        await self._start_notices()
-        env = self._environment(mode)
+        scan = await asyncio.to_thread(workspace_config.scan, Path(self.ctx.workspace))
+        await self._start_notices(scan)
+        env = self._environment(mode, scan.git_env())
         binary = find_binary(self.settings, env)
         if not binary:
             raise _RunFailed("agent_not_found", "Claude Code CLI not found: set GATEHOUSE_CLAUDE_BIN, put `claude` on PATH, or run `make agents`.")
@@ -233,7 +236,12 @@ class _ClaudeRun:
             argv += ["--model", str(self.settings["model"])]
         if (self.ctx.run_policy or {}).get("web_search") == "deny":
             argv += ["--disallowedTools", "WebSearch"]
-        self.config_dir.mkdir(parents=True, exist_ok=True)
+        isolation.prepare_config_dir(self.config_dir)
+        argv += isolation.argv(
+            files_dir=Path(self.ctx.runtime_dir) / "claude-code",
+            workspace=Path(self.ctx.workspace),
+            mcp_servers=self.settings.get("mcp_servers") or {},
+        )
         try:
             await self.proc.start(argv, cwd=self.ctx.workspace, env=env)
         except ProcessStartError as exc:
@@ -244,13 +252,16 @@ class _ClaudeRun:
             {"type": "control_request", "request_id": self._init_id, "request": {"subtype": "initialize", "hooks": HOOKS}}
         )
 
-    async def _start_notices(self) -> None:
+    async def _start_notices(self, scan: workspace_config.Scan) -> None:
         """Once per run (not again when a worker resumes it): what the agent was kept from."""
         if getattr(self.ctx, "resuming", False):
             return
-        payload = agent_env.refused_notice(self.settings, driver="claude-code")
-        if payload is not None:
-            await self.ctx.emit("notice", payload)
+        for payload in (
+            agent_env.refused_notice(self.settings, driver="claude-code"),
+            scan.notice(agents=isolation.AGENTS, driver="claude-code"),
+        ):
+            if payload is not None:
+                await self.ctx.emit("notice", payload)
 
     # -- the loop --------------------------------------------------------------------------
 

@@ -64,6 +64,11 @@ def render_config(
     `.codex/config.toml`, hooks and `.codex/rules` — observed on 0.171.0: a workspace file
     `prefix_rule(pattern=["touch"], decision="allow")` made `touch` run without any
     approval request. Pinned untrusted, the same command is asked.
+
+    Every parent directory is pinned untrusted too: when the workspace is a subdirectory of
+    a git repository, `thread/start` marks the *repository root* trusted (observed), and
+    Codex then loaded the root's `.codex/` — its rules pre-approved `touch` and its
+    `mcp_servers` entry started a program. A parent outside any repository was not loaded.
     """
     lines = ["# Written by Gatehouse for one run; Codex may append to it.", "check_for_update_on_startup = false"]
     model = settings.get("model")
@@ -96,14 +101,24 @@ def render_config(
 
 
 def _roots(workspace: Path) -> list[Path]:
-    roots = [workspace]
+    """The workspace as given and resolved, and every parent directory of both."""
     try:
         resolved = workspace.resolve()
     except OSError:
         resolved = workspace
-    if resolved != workspace:
-        roots.append(resolved)
+    roots: list[Path] = []
+    for path in (workspace, resolved):
+        for root in (path, *path.parents):
+            if root not in roots:
+                roots.append(root)
     return roots
+
+
+# What Codex would load from its home besides config.toml: instructions, rules (an
+# approved command may have written `rules/default.rules`, which auto-approves a prefix in
+# every later thread), hooks, skills. Gatehouse writes none of them; each start removes them
+# (sessions and state stay, for resume).
+HOME_CUSTOMISATIONS = ("AGENTS.md", "AGENTS.override.md", "rules", "hooks.json", "skills", "prompts", ".env")
 
 
 def prepare_home(
@@ -111,11 +126,19 @@ def prepare_home(
 ) -> Path:
     home = Path(runtime_dir) / "codex-home"
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text(render_config(settings, run_policy, workspace), encoding="utf-8")
+    for name in HOME_CUSTOMISATIONS:
+        path = home / name
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        elif path.is_dir():
+            shutil.rmtree(path)
+    config = home / "config.toml"
+    config.unlink(missing_ok=True)
+    config.write_text(render_config(settings, run_policy, workspace), encoding="utf-8")
     return home
 
 
-def child_env(settings: Mapping[str, Any], codex_home: Path) -> dict[str, str]:
+def child_env(settings: Mapping[str, Any], codex_home: Path, git_env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The allow-listed environment (drivers/agent_env.py) plus the model key named by
     `env_key` and the isolation variables."""
     # Codex runs commands with `bash -lc`: with the operator's HOME, their login profile
@@ -124,4 +147,5 @@ def child_env(settings: Mapping[str, Any], codex_home: Path) -> dict[str, str]:
     home = codex_home.parent / "home"
     home.mkdir(parents=True, exist_ok=True)
     key = str(settings.get("env_key") or "OPENAI_API_KEY")
-    return agent_env.build(settings, names=(key,), fixed={"CODEX_HOME": str(codex_home), "HOME": str(home)})
+    fixed = {**(git_env or {}), "CODEX_HOME": str(codex_home), "HOME": str(home)}
+    return agent_env.build(settings, names=(key,), fixed=fixed)

@@ -288,7 +288,9 @@ async def test_workspace_codex_rules_cannot_bypass_approval(tmp_path, codex_bin,
     assert result.status == "completed"
     assert [r.input["command"] for r in ctx.requests] == ["touch sneaky.txt"]
     assert not (ctx.workspace / "sneaky.txt").exists()
-    assert not [p for k, p in ctx.activities if k == "notice"]
+    # The one notice names what was ignored; none says Codex ran something unasked.
+    [notice] = [p for k, p in ctx.activities if k == "notice"]
+    assert [f["path"] for f in notice["workspace_config"]] == [".codex/config.toml", ".codex/rules"]
 
 
 @pytest.mark.agents
