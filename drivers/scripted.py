@@ -44,6 +44,7 @@ DESCRIPTOR = Descriptor(
     structured_output=False,
     sees=("every step of the scenario, reads included",),
     cannot_see=(),
+    isolation=("allow-listed environment", "own HOME per run"),
 )
 
 EDIT_TOOLS = {"write": "file-change", "edit": "file-change", "MultiEdit": "file-change", "NotebookEdit": "file-change"}

@@ -77,6 +77,17 @@ DESCRIPTOR = Descriptor(
     cannot_see=(
         "what an allowed shell command does inside (its child processes, files, network)",
         "the CLI's own files in its runtime directory (session transcript, plan file)",
+        "what an administrator's MCP server does once a call is allowed (it runs with the CLI's "
+        "environment, model key included)",
+    ),
+    # See isolation.py for what each of these is and what it was checked against.
+    isolation=(
+        "allow-listed environment",
+        "own HOME and CLAUDE_CONFIG_DIR per run",
+        "setting sources: only Gatehouse's user settings (no workspace hooks, permissions, plugins, agents, commands)",
+        "MCP servers: only the administrator's (--strict-mcp-config)",
+        "CLAUDE.md as plain context",
+        "no start-up git status; the repository's git programs switched off",
     ),
 )
 

@@ -222,3 +222,11 @@ def test_codex_env_key_may_not_be_a_forbidden_name(name: str, tmp_path: Path) ->
         env={**env, "DJANGO_SETTINGS_MODULE": "project.settings"}, cwd=ROOT, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert completed.returncode != 0 and "GATEHOUSE_CODEX_ENV_KEY" in completed.stderr
+
+
+def test_every_driver_says_how_it_is_isolated() -> None:
+    from drivers import registry
+
+    for name in registry.names():
+        isolation_ = registry.descriptor(name).isolation
+        assert "allow-listed environment" in isolation_ and any("HOME" in line for line in isolation_), name
