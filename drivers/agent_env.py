@@ -66,7 +66,16 @@ def build(
             env[str(key)] = str(value)
     for key, value in (fixed or {}).items():
         env[key] = value
+    if "PATH" in env:
+        env["PATH"] = absolute_path_entries(env["PATH"])
     return env
+
+
+def absolute_path_entries(path: str) -> str:
+    """PATH without empty or relative entries: with `:/usr/bin` or `.:/usr/bin` a program
+    looked up by name (`git`, `bash`) would be taken from the agent's working directory,
+    which is the workspace — where anyone can check in an executable called `git`."""
+    return os.pathsep.join(entry for entry in path.split(os.pathsep) if os.path.isabs(entry))
 
 
 def refused(settings: Mapping[str, Any]) -> list[str]:

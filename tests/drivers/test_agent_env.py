@@ -98,6 +98,11 @@ def test_forbidden_names_never_pass_even_when_a_driver_or_operator_names_them() 
     assert agent_env.refused({"env_names": ["GATEHOUSE_X", "OK"], "env_values": {"DJANGO_Y": "y"}}) == ["DJANGO_Y", "GATEHOUSE_X"]
 
 
+def test_path_loses_entries_that_would_mean_the_workspace() -> None:
+    env = agent_env.build({}, source={"PATH": ":/usr/local/bin:.:bin::/usr/bin:"})
+    assert env["PATH"] == "/usr/local/bin:/usr/bin"
+
+
 def test_refused_notice_names_what_was_not_passed() -> None:
     assert agent_env.refused_notice({"env_names": ["AWS_REGION"]}, driver="x") is None
     notice = agent_env.refused_notice(operator_settings(), driver="codex")
