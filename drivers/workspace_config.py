@@ -136,8 +136,27 @@ class Finding:
     holds: tuple[str, ...] = ()
     action: Action = "ignored"
 
+    def __post_init__(self) -> None:
+        # Names in `holds` come from the workspace (MCP server names, git filter names):
+        # bounded and printable before they reach the timeline.
+        object.__setattr__(self, "holds", _bounded(self.holds))
+
     def describe(self) -> str:
         return f"`{self.path}` ({', '.join(self.holds)})" if self.holds else f"`{self.path}`"
+
+
+MAX_HOLDS = 20
+MAX_HOLD_CHARS = 120
+
+
+def _bounded(holds: tuple[str, ...]) -> tuple[str, ...]:
+    cleaned = []
+    for hold in holds[:MAX_HOLDS]:
+        text = "".join(c if c.isprintable() else "?" for c in str(hold))
+        cleaned.append(text if len(text) <= MAX_HOLD_CHARS else text[: MAX_HOLD_CHARS - 1] + "…")
+    if len(holds) > MAX_HOLDS:
+        cleaned.append(f"and {len(holds) - MAX_HOLDS} more")
+    return tuple(cleaned)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ real 0.171.0 (with the fake Responses server of tests/fakes/responses_server.py)
 
 Workspace trust: the generated config.toml pins the workspace, and every parent directory
 of it, as an *untrusted* project. Without that, `thread/start` (workspace-write) marks it
-trusted (or, inside a git repository, the repository root) and Codex loads that project's
+trusted (inside a git repository: the repository root) and Codex loads that project's
 `.codex/` config, hooks and exec-policy rules: a checked-in `.codex/rules/default.rules`
 with `prefix_rule(pattern=["touch"], decision="allow")` made `touch` run with no approval
 request at all, and a `[mcp_servers]` entry started its program (observed on 0.171.0;

@@ -65,10 +65,13 @@ def render_config(
     `prefix_rule(pattern=["touch"], decision="allow")` made `touch` run without any
     approval request. Pinned untrusted, the same command is asked.
 
-    Every parent directory is pinned untrusted too: when the workspace is a subdirectory of
-    a git repository, `thread/start` marks the *repository root* trusted (observed), and
-    Codex then loaded the root's `.codex/` — its rules pre-approved `touch` and its
-    `mcp_servers` entry started a program. A parent outside any repository was not loaded.
+    Every parent directory is pinned untrusted too. With no pin at all and the workspace a
+    subdirectory of a git repository, `thread/start` marked the *repository root* trusted and
+    Codex loaded the root's `.codex/`: its rules pre-approved `touch`, its `mcp_servers`
+    entry started a program (observed). With the workspace alone pinned, 0.171.0 did not
+    load the root's `.codex/` (observed), but that rests on the order in which Codex looks
+    trust up; with every parent pinned the answer is untrusted whichever it asks about.
+    A parent outside any repository was not loaded in either case.
     """
     lines = ["# Written by Gatehouse for one run; Codex may append to it.", "check_for_update_on_startup = false"]
     model = settings.get("model")

@@ -64,6 +64,16 @@ def test_unreadable_and_linked_settings_are_reported_not_followed(tmp_path: Path
     assert ".mcp.json" not in found
 
 
+def test_names_from_the_workspace_are_bounded_before_they_reach_the_timeline(tmp_path: Path) -> None:
+    servers = {f"s{i}\u001b[31m" + "x" * 300: {"command": "c"} for i in range(30)}
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    [finding] = workspace_config.scan(tmp_path).findings
+    [hold] = finding.holds
+    assert len(hold) <= workspace_config.MAX_HOLD_CHARS and "\u001b" not in hold
+    many = workspace_config.Finding("x", "git", tuple(f"filter.f{i}.clean" for i in range(25)))
+    assert len(many.holds) == workspace_config.MAX_HOLDS + 1 and many.holds[-1] == "and 5 more"
+
+
 def test_notice_says_what_was_ignored_switched_off_and_kept(tmp_path: Path) -> None:
     ws = hostile.build(tmp_path)
     (ws.repo / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\ntouch x\n")
