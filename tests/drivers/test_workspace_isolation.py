@@ -189,3 +189,28 @@ def test_mcp_servers_setting_must_be_a_json_object(monkeypatch: pytest.MonkeyPat
         monkeypatch.setenv("GH_TEST_MCP", raw)
         with pytest.raises(ImproperlyConfigured, match=message):
             env_json_object("GH_TEST_MCP", {})
+
+
+@pytest.mark.agents
+async def test_claude_md_links_out_of_the_workspace_never_reach_the_model(tmp_path: Path) -> None:
+    """CLAUDE.md is context, not a way around the gate: the CLI's own loading (without
+    Gatehouse's flags) sent a nested `sub/CLAUDE.md -> <secret>` and a top-level
+    `.claude/CLAUDE.md -> <secret>` to the model, with no tool call to decide."""
+    require_cli()
+    ws = hostile.build(tmp_path)
+    sub = ws.workspace / "sub"
+    sub.mkdir()
+    (sub / "a.txt").write_text("hello\n")
+    (sub / "CLAUDE.md").symlink_to(tmp_path / "secret.txt")
+    with anthropic.FakeAnthropicServer() as model:
+        model.add_turns([anthropic.tool_use("Read", {"file_path": str(sub / "a.txt")})], [anthropic.text("done")])
+        ctx = make_ctx(tmp_path, model, lambda r: Decision("allow", decided_by="person"))
+        ctx.workspace = ws.workspace
+        result = await asyncio.wait_for(ClaudeCodeDriver().run(ctx), 60)
+        sent = json.dumps(model.requests)
+
+    assert result.status == "completed", ctx.activities
+    assert [r.tool for r in ctx.requests] == ["read"]
+    assert "hello" in model.tool_results()[0]["text"]
+    assert hostile.SECRET_TOKEN not in sent
+    assert hostile.CLAUDE_TOKEN in sent and ws.ran() == []
