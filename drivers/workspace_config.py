@@ -226,7 +226,9 @@ def _directories(workspace: Path) -> list[Path]:
         found.append(parent)
         if (parent / ".git").exists():
             return found
-    return [workspace]  # not inside a repository: the CLIs stop at the workspace
+    # Not inside a repository: Codex's project is the workspace itself (a parent's .codex/
+    # was not loaded, observed); only the workspace is named.
+    return [workspace]
 
 
 def _relocate(finding: Finding, prefix: str) -> Finding:
