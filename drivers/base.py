@@ -35,6 +35,10 @@ class Descriptor:
     structured_output: bool = False
     sees: tuple[str, ...] = ()
     cannot_see: tuple[str, ...] = ()
+    # How the agent is kept from the server and from its workspace's own configuration
+    # (environment, homes, setting sources, MCP servers, git programs): short phrases for
+    # the README's driver table.
+    isolation: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -36,13 +36,16 @@ def driver_settings(driver: str) -> dict[str, Any]:
         "agents_dir": str(settings.GATEHOUSE_AGENTS_DIR),
         "command_timeout_s": settings.GATEHOUSE_COMMAND_TIMEOUT_S,
         "output_limit": settings.GATEHOUSE_OUTPUT_LIMIT,
-        "env": dict(getattr(settings, "GATEHOUSE_AGENT_ENV", {}) or {}),
+        # The agent's environment is an allow-list (drivers/agent_env.py): these add to it.
+        "env_names": list(settings.GATEHOUSE_AGENT_ENV),
+        "env_values": dict(settings.GATEHOUSE_AGENT_ENV_VALUES),
     }
     if driver == "claude-code":
         common.update(
             claude_bin=settings.GATEHOUSE_CLAUDE_BIN,
             model=settings.GATEHOUSE_CLAUDE_MODEL,
             allow_bypass_permissions=settings.GATEHOUSE_ALLOW_BYPASS_PERMISSIONS,
+            mcp_servers=dict(settings.GATEHOUSE_CLAUDE_MCP_SERVERS),
         )
     elif driver == "codex":
         common.update(

@@ -12,7 +12,9 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from project.env import env_bool, env_float, env_int, env_list, env_str
+from drivers.agent_env import is_forbidden
+from drivers.mcp_servers import validate_mcp_servers
+from project.env import env_bool, env_float, env_int, env_json_object, env_list, env_names, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("GATEHOUSE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -213,6 +215,27 @@ GATEHOUSE_CODEX_BASE_URL = env_str("GATEHOUSE_CODEX_BASE_URL")
 GATEHOUSE_CODEX_MODEL = env_str("GATEHOUSE_CODEX_MODEL", "gpt-5-codex")
 GATEHOUSE_CODEX_ENV_KEY = env_str("GATEHOUSE_CODEX_ENV_KEY", "OPENAI_API_KEY")
 GATEHOUSE_CLAUDE_MODEL = env_str("GATEHOUSE_CLAUDE_MODEL")
+if is_forbidden(GATEHOUSE_CODEX_ENV_KEY):
+    raise ImproperlyConfigured(
+        f"GATEHOUSE_CODEX_ENV_KEY={GATEHOUSE_CODEX_ENV_KEY!r}: Gatehouse's own variables never reach an agent; "
+        "name the model key something else (e.g. OPENAI_API_KEY)"
+    )
+# Agents get an allow-listed environment (drivers/agent_env.py), never the server's whole
+# environment. GATEHOUSE_AGENT_ENV adds names taken from the server's environment
+# (comma-separated, e.g. "AWS_REGION,HTTPS_PROXY"); GATEHOUSE_*, DJANGO_*, DATABASE_URL and
+# REDIS_URL are never passed, even when listed.
+GATEHOUSE_AGENT_ENV = env_names("GATEHOUSE_AGENT_ENV", [])
+# Values set for every agent process, e.g. a model proxy URL (settings only; tests use it to
+# point the CLIs at fake model servers).
+GATEHOUSE_AGENT_ENV_VALUES: dict[str, str] = {}
+# MCP servers Claude Code may start, in Claude's `mcpServers` shape (a JSON object:
+# {"name": {"command": ..., "args": [...], "env": {...}}} or {"name": {"type": "http", "url": ...}}).
+# Only these run (--mcp-config + --strict-mcp-config); a workspace's .mcp.json never does,
+# and every MCP tool call still goes through the gate.
+try:
+    GATEHOUSE_CLAUDE_MCP_SERVERS = validate_mcp_servers(env_json_object("GATEHOUSE_CLAUDE_MCP_SERVERS", {}))
+except ValueError as exc:
+    raise ImproperlyConfigured(f"GATEHOUSE_CLAUDE_MCP_SERVERS: {exc}") from None
 
 LOGGING = {
     "version": 1,

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from drivers import agent_env, workspace_config
 from drivers.base import Decision, Descriptor, DriverError, RunAborted, RunResult, ToolRequest
 from drivers.subprocess_io import JsonLinesProcess, ProcessExitedError, ProcessStartError, ProtocolError
 
@@ -18,6 +19,9 @@ from . import config, translate
 log = logging.getLogger(__name__)
 
 APPROVAL_POLICY = "untrusted"
+# Workspace configuration Codex would read (drivers/workspace_config.py); the run's timeline
+# names what of it was ignored (`.codex/`, pinned untrusted) or switched off (git programs).
+WORKSPACE_AGENTS = ("codex", "git")
 DEFAULT_IDLE_TIMEOUT_S = 300.0
 DEFAULT_OUTPUT_LIMIT = 64 * 1024
 # After an interrupt (cancel) or a `cancel` reply (abort): how long to wait for turn/completed.
@@ -116,10 +120,12 @@ class _Session:
             return RunResult(status="cancelled")
         home = config.prepare_home(Path(ctx.runtime_dir), self.settings, ctx.run_policy or {}, self.workspace)
         argv = [config.find_binary(self.settings), "app-server"]
+        scan = await asyncio.to_thread(workspace_config.scan, self.workspace)
+        await self._start_notices(scan)
         self.cancel_waiter = asyncio.ensure_future(ctx.wait_cancelled())
         try:
             try:
-                await self.proc.start(argv, cwd=self.workspace, env=config.child_env(self.settings, home))
+                await self.proc.start(argv, cwd=self.workspace, env=config.child_env(self.settings, home, scan.git_env()))
             except ProcessStartError as exc:
                 raise _Failure("agent_exited", str(exc)) from exc
             self.reader = asyncio.create_task(self._read_loop())
@@ -147,6 +153,17 @@ class _Session:
             raise
         finally:
             await self._shutdown()
+
+    async def _start_notices(self, scan: workspace_config.Scan) -> None:
+        """Once per run (not again when a worker resumes it): what the agent was kept from."""
+        if getattr(self.ctx, "resuming", False):
+            return
+        for payload in (
+            agent_env.refused_notice(self.settings, driver="codex"),
+            scan.notice(agents=WORKSPACE_AGENTS, driver="codex"),
+        ):
+            if payload is not None:
+                await self._emit("notice", payload)
 
     async def _handshake(self) -> None:
         await self._call(
