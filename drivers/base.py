@@ -39,6 +39,10 @@ class Descriptor:
     # (environment, homes, setting sources, MCP servers, git programs): short phrases for
     # the README's driver table.
     isolation: tuple[str, ...] = ()
+    # The driver can stop its agent while a person decides and bring it back later with
+    # nothing lost (it resumes the agent's own conversation, or replays from the record):
+    # only such runs hibernate (GATEHOUSE_HIBERNATE_AFTER_S).
+    resumes: bool = False
 
 
 @dataclass(frozen=True)

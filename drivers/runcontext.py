@@ -35,7 +35,15 @@ def _db(fn: Any) -> Any:
 class WorkerRunContext:
     """RunContext backed by the services: the gate records, decides and waits on rows."""
 
-    def __init__(self, run: Any, *, owner: str, settings_for_driver: Mapping[str, Any], on_lease_lost: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        run: Any,
+        *,
+        owner: str,
+        settings_for_driver: Mapping[str, Any],
+        on_lease_lost: Callable[[], None],
+        on_hibernate: Callable[[], None] | None = None,
+    ) -> None:
         self.run_id: int = run.pk
         self.prompt: str = run.prompt
         self.workspace = Path(run.workspace)
@@ -58,6 +66,11 @@ class WorkerRunContext:
         self.owner = owner
         self.lease_lost = False
         self._on_lease_lost = on_lease_lost
+        self._on_hibernate = on_hibernate
+        # A run waiting on a person longer than this sleeps (its driver can resume it).
+        self._hibernate_after = float(settings.GATEHOUSE_HIBERNATE_AFTER_S or 0)
+        if not getattr(self.descriptor, "resumes", False) or on_hibernate is None:
+            self._hibernate_after = 0.0
         self._cancel = asyncio.Event()
         self._wake = asyncio.Event()
         self._channel = ""
@@ -184,6 +197,16 @@ class WorkerRunContext:
             )
         return await self._settle(outcome)
 
+    async def _hibernate(self) -> None:
+        """Waited long enough on a person: stop here (the worker stops the agent so that it
+        can be resumed, and the run sleeps until a decision wakes it) — unless a step is
+        executing meanwhile (another tool call of the agent is still running)."""
+        if await _db(_step_executing)(self.run_id):
+            return
+        assert self._on_hibernate is not None
+        self._on_hibernate()  # cancels the run's task; the cancellation arrives here
+        await asyncio.Event().wait()
+
     # --- the resume contract ----------------------------------------------------------------
 
     async def _match_record(self, request: ToolRequest) -> RecordedStep | None:
@@ -212,8 +235,10 @@ class WorkerRunContext:
         from approvals.gate import gate_resolution
         from approvals.services import approval_expire
 
+        loop = asyncio.get_running_loop()
         while outcome.outcome == "wait":
             approval_id = outcome.approval_id
+            waiting_since = loop.time()
             while True:
                 self._wake.clear()
                 if self._cancel.is_set():
@@ -229,6 +254,8 @@ class WorkerRunContext:
                     continue
                 if deadline is not None:
                     timeout = min(timeout, deadline)
+                if self._hibernate_after and loop.time() - waiting_since >= self._hibernate_after:
+                    await self._hibernate()
                 try:
                     await asyncio.wait_for(self._wake.wait(), timeout=max(timeout, 0.01))
                 except TimeoutError:
@@ -261,6 +288,12 @@ def _recorded_driver_activities(run_id: int) -> list[tuple[str, str, dict[str, A
     # `turn.*`), not what the gate recorded under the same kinds (`tool.requested`...).
     rows = Activity.objects.filter(run_id=run_id, kind__in=DRIVER_ACTIVITY_KINDS - {"notice"}).order_by("seq")
     return [(a.kind, a.event, a.payload) for a in rows if a.event == a.kind or a.event.startswith("turn.")]
+
+
+def _step_executing(run_id: int) -> bool:
+    from runs.models import Step
+
+    return Step.objects.filter(run_id=run_id, status=Step.Status.EXECUTING).exists()
 
 
 def _deadline_in(approval_id: int) -> float | None:

@@ -41,6 +41,7 @@ DESCRIPTOR = Descriptor(
         "question": frozenset({"ask", "auto-deny"}),
     },
     retry=True,
+    resumes=True,  # replayed from the record: finished steps answered, never re-run
     structured_output=False,
     sees=("every step of the scenario, reads included",),
     cannot_see=(),

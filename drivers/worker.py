@@ -71,6 +71,7 @@ class Supervisor:
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.contexts: dict[int, WorkerRunContext] = {}
         self._starting: set[int] = set()
+        self._hibernating: set[int] = set()
         self._background: asyncio.Task[None] | None = None
 
     def ensure_background(self) -> None:
@@ -140,6 +141,12 @@ class Supervisor:
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
 
+    def hibernate(self, run_id: int) -> None:
+        """Put a run waiting on a person to sleep: its task stops (the driver stops its agent
+        resumably) and `_execute` records the run as hibernated, holding nothing here."""
+        self._hibernating.add(run_id)
+        self.stop_run(run_id)
+
     def stop_run(self, run_id: int) -> None:
         """Stop a run's task at once (its lease is gone): drivers' cleanup still runs."""
         task = self.tasks.get(run_id)
@@ -163,6 +170,7 @@ class Supervisor:
             context = WorkerRunContext(
                 run, owner=self.owner, settings_for_driver=driver_settings(run.driver),
                 on_lease_lost=lambda: self.stop_run(run_id),
+                on_hibernate=lambda: self.hibernate(run_id),
             )
             self.contexts[run_id] = context
             await context.open()
@@ -182,6 +190,15 @@ class Supervisor:
             logger.warning("run %s: lease lost to another worker; leaving it to the new owner", run_id)
             return
         except asyncio.CancelledError:
+            if run_id in self._hibernating:
+                self._hibernating.discard(run_id)
+                # This cancellation was ours (it stopped the driver): clear it so that
+                # recording the sleep is not cancelled too.
+                task = asyncio.current_task()
+                while task is not None and task.uncancel() > 0:
+                    pass
+                await self._put_to_sleep(run_id)
+                return
             # Shutting down (or the lease is gone): free the run for the next worker at once.
             # The release is fenced by owner, so a lost lease stays with its new owner.
             await _db(run_release)(run_id=run_id, owner=self.owner)
@@ -217,6 +234,15 @@ class Supervisor:
         except LeaseLost:
             logger.warning("run %s: lease lost before it could finish here; leaving it to the new owner", run_id)
 
+    async def _put_to_sleep(self, run_id: int) -> None:
+        from runs.leases import LeaseLost
+        from runs.services import run_hibernate
+
+        try:
+            await _db(run_hibernate)(run_id=run_id, owner=self.owner)
+        except LeaseLost:
+            logger.warning("run %s: lease lost while going to sleep; leaving it to the new owner", run_id)
+
     async def _stop_leftovers(self, run_id: int, records: list[dict[str, Any]]) -> None:
         """Before resuming, stop agent processes an earlier owner of the run left running."""
         from runs.services import run_forget_processes
@@ -237,13 +263,14 @@ class Supervisor:
 
 
 def _mark_started(*, run_id: int, resumed: bool, owner: str) -> None:
-    """running (or resumed), then waiting if a person is still asked (a resumed run)."""
+    """running (or resumed, or woken), then waiting if a person is still asked."""
     from django.db import transaction
 
     from approvals.gate import run_status_sync
-    from runs.services import run_mark_running
+    from runs.services import run_mark_running, run_woke
 
     with transaction.atomic():
+        run_woke(run_id=run_id, owner=owner)
         run_mark_running(run_id=run_id, resumed=resumed, owner=owner)
         run_status_sync(run_id=run_id)
 

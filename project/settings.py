@@ -202,6 +202,9 @@ GATEHOUSE_LEASE_TTL_S = env_float("GATEHOUSE_LEASE_TTL_S", 30.0)
 # A worker looks for queued runs and expired leases this often (the doorbell's backstop).
 GATEHOUSE_RECONCILE_S = env_float("GATEHOUSE_RECONCILE_S", 5.0)
 # Bytes of a command's output kept on a step and in the timeline.
+# A run waiting on a person longer than this hibernates: its agent process is stopped and
+# woken by the decision (0 = never).
+GATEHOUSE_HIBERNATE_AFTER_S = env_float("GATEHOUSE_HIBERNATE_AFTER_S", 60.0)
 GATEHOUSE_OUTPUT_LIMIT = env_int("GATEHOUSE_OUTPUT_LIMIT", 64 * 1024)
 GATEHOUSE_COMMAND_TIMEOUT_S = env_float("GATEHOUSE_COMMAND_TIMEOUT_S", 600.0)
 GATEHOUSE_CLAUDE_BIN = env_str("GATEHOUSE_CLAUDE_BIN")

@@ -90,6 +90,9 @@ class Run(models.Model):
     # The agent processes the run's worker started ({host, pid, start}), so the next owner
     # can stop what a dead worker left behind before it resumes the run.
     agent_processes = models.JSONField(default=list, blank=True)
+    # Asleep: its agent was stopped while a person decides; a decision (or the deadline, or
+    # a cancel) wakes it. The run stays `waiting`, its approvals stay decidable.
+    hibernated_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -268,6 +268,34 @@ def run_record_process(*, run_id: int, record: Mapping[str, Any], owner: str | N
         Run.objects.filter(pk=run_id).update(agent_processes=[*kept[-50:], dict(record)])
 
 
+def run_hibernate(*, run_id: int, owner: str | None = None) -> None:
+    """The worker stopped the run's agent while a person decides: the run sleeps (still
+    `waiting`, its approvals decidable) and holds no lease; a decision wakes it."""
+    with transaction.atomic():
+        fence(run_id, owner)
+        Run.objects.filter(pk=run_id).update(hibernated_at=timezone.now(), owner="", heartbeat_at=None)
+        activity_record(run_id=run_id, kind="run", event="run.hibernated",
+                        payload={"text": "Asleep: the agent was stopped while a person decides; a decision wakes it."})
+        broadcast.fragment_on_commit(
+            [broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], lambda: fragments.run_status(run_id)
+        )
+
+
+def run_woke(*, run_id: int, owner: str | None = None) -> None:
+    """A worker took a sleeping run back: it says so, once."""
+    with transaction.atomic():
+        fence(run_id, owner)
+        if Run.objects.filter(pk=run_id, hibernated_at__isnull=False).update(hibernated_at=None):
+            activity_record(run_id=run_id, kind="run", event="run.woke", payload={})
+
+
+def run_wake_on_commit(*, run_id: int) -> None:
+    """Ring the workers' doorbell for a sleeping run (a decision, a cancel): the reconcile
+    loop would find it anyway, this only makes it prompt."""
+    if Run.objects.filter(pk=run_id, hibernated_at__isnull=False).exists():
+        transaction.on_commit(lambda: broadcast.send_to_channel_now("drivers", {"type": "run.start", "run_id": run_id}))
+
+
 def run_forget_processes(*, run_id: int, owner: str | None = None) -> None:
     with transaction.atomic():
         fence(run_id, owner)
@@ -332,6 +360,7 @@ def run_cancel(*, run: Run, user: Any = None) -> Run:
         )
         run_id = run.pk
         broadcast.send_on_commit(broadcast.run_group(run_id), {"type": "run.cancel", "run_id": run_id})
+        run_wake_on_commit(run_id=run_id)
         if run.status == Run.Status.QUEUED and not run.owner:
             run_finish(run_id=run.pk, status=Run.Status.CANCELLED)
     run.refresh_from_db()

@@ -64,6 +64,7 @@ DESCRIPTOR = Descriptor(
         "question": frozenset({"ask", "auto-deny"}),
     },
     retry=False,
+    resumes=True,  # --resume <session id> (SIGTERM flushes the transcript)
     structured_output=False,
     sees=(
         "every tool call before it runs, reads included (PreToolUse hook on all tools)",

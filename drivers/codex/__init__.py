@@ -78,6 +78,7 @@ DESCRIPTOR = Descriptor(
         "plan_review": frozenset(),
     },
     retry=False,
+    resumes=True,  # thread/resume from the run's CODEX_HOME
     structured_output=False,
     sees=(
         "every shell command the agent runs through exec_command, read-only ones included, "
