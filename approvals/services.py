@@ -21,7 +21,6 @@ from approvals.gate.lifecycle import OPEN, step_move
 from approvals.gate.status import run_status_sync
 from approvals.models import Approval, Grant
 from project import broadcast, clock
-from runs import fragments
 from runs.models import Run, Step
 from runs.services import activity_record, run_wake_on_commit
 
@@ -87,7 +86,7 @@ def _after_resolution(approval: Approval, *, event_payload: Mapping[str, Any]) -
     approval_id, run_id = approval.pk, approval.run_id
     broadcast.send_on_commit(broadcast.run_group(run_id), {"type": "approval.resolved", "approval_id": approval_id})
     broadcast.fragment_on_commit(
-        [broadcast.INBOX_GROUP, broadcast.run_console_group(run_id)], lambda: fragments.approval_removed(approval_id)
+        [broadcast.INBOX_GROUP, broadcast.run_console_group(run_id)], "approval_removed", approval_id=approval_id
     )
 
 
@@ -234,7 +233,7 @@ def approvals_detach_for_run(*, run_id: int, cancelled: bool = False) -> None:
     for approval_id in ids:
         broadcast.fragment_on_commit(
             [broadcast.INBOX_GROUP, broadcast.run_console_group(run_id)],
-            lambda approval_id=approval_id: fragments.approval_removed(approval_id),
+            "approval_removed", approval_id=approval_id,
         )
 
 

@@ -16,7 +16,6 @@ from django.utils import timezone
 from approvals import policy as core
 from approvals.policy.run_policy import LOOSE_RUNTIME_MODES, describe_loosening, given_fields, loosened_fields
 from project import broadcast
-from runs import fragments
 from runs.leases import LeaseLost, fence
 from runs.models import Activity, AgentSession, Run
 
@@ -73,7 +72,7 @@ def activity_record(
         activity = Activity.objects.create(run_id=run_id, seq=seq, kind=kind, event=event, payload=dict(payload or {}))
         activity_id = activity.pk
         broadcast.fragment_on_commit(
-            [broadcast.run_console_group(run_id)], lambda: fragments.activity_appended(activity_id)
+            [broadcast.run_console_group(run_id)], "activity_appended", activity_id=activity_id
         )
     return activity
 
@@ -218,7 +217,7 @@ def run_create(
         )
         run_id = run.pk
         transaction.on_commit(lambda: broadcast.send_to_channel_now("drivers", {"type": "run.start", "run_id": run_id}))
-        broadcast.fragment_on_commit([broadcast.INBOX_GROUP], lambda: fragments.run_row(run_id))
+        broadcast.fragment_on_commit([broadcast.INBOX_GROUP], "run_row", run_id=run_id)
     return run
 
 
@@ -232,7 +231,7 @@ def _transition(run_id: int, to: str, *, only_from: tuple[str, ...] | None = Non
     changed = Run.objects.filter(pk=run_id, status__in=allowed_from).update(status=to, **fields)
     if changed:
         broadcast.fragment_on_commit(
-            [broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], lambda: fragments.run_status(run_id)
+            [broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], "run_status", run_id=run_id
         )
     return changed == 1
 
@@ -277,7 +276,7 @@ def run_hibernate(*, run_id: int, owner: str | None = None) -> None:
         activity_record(run_id=run_id, kind="run", event="run.hibernated",
                         payload={"text": "Asleep: the agent was stopped while a person decides; a decision wakes it."})
         broadcast.fragment_on_commit(
-            [broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], lambda: fragments.run_status(run_id)
+            [broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], "run_status", run_id=run_id
         )
 
 
