@@ -72,6 +72,7 @@ class Supervisor:
         self.contexts: dict[int, WorkerRunContext] = {}
         self._starting: set[int] = set()
         self._hibernating: set[int] = set()
+        self._cleaned_at: float | None = None
         self._background: asyncio.Task[None] | None = None
 
     def ensure_background(self) -> None:
@@ -85,6 +86,8 @@ class Supervisor:
         # both try to start the same run at once.
         if run_id in self._starting or (run_id in self.tasks and not self.tasks[run_id].done()):
             return False
+        if self.busy_slots() >= settings.GATEHOUSE_WORKER_MAX_RUNS:
+            return False  # full: the run stays queued for a slot here or another worker
         self._starting.add(run_id)
         try:
             if not await _db(run_claim)(run_id=run_id, owner=self.owner):
@@ -94,6 +97,25 @@ class Supervisor:
         finally:
             self._starting.discard(run_id)
 
+    async def _daily_cleanup(self) -> None:
+        """Once a day (and at start): delete what long-finished runs left (runs/retention.py)."""
+        from runs.retention import cleanup
+
+        now = asyncio.get_running_loop().time()
+        if self._cleaned_at is not None and now - self._cleaned_at < 24 * 3600:
+            return
+        self._cleaned_at = now
+        try:
+            done = await _db(cleanup)()
+        except Exception:
+            logger.exception("retention cleanup failed; retrying tomorrow")
+            return
+        if done.workspaces or done.homes:
+            logger.info("retention: deleted %d workspaces and %d agent homes", len(done.workspaces), len(done.homes))
+
+    def busy_slots(self) -> int:
+        return len(self._starting) + sum(1 for task in self.tasks.values() if not task.done())
+
     async def reconcile(self) -> None:
         from runs.leases import run_release, runs_claimable, runs_leased
 
@@ -102,7 +124,12 @@ class Supervisor:
         for run_id, owner in await _db(runs_leased)():
             if owner != self.owner and _dead_local_owner(owner):
                 await _db(run_release)(run_id=run_id, owner=owner)
-        for run_id in await _db(runs_claimable)():
+        free = settings.GATEHOUSE_WORKER_MAX_RUNS - self.busy_slots()
+        if free <= 0:
+            return
+        for run_id in await _db(runs_claimable)(limit=free * 2):
+            if self.busy_slots() >= settings.GATEHOUSE_WORKER_MAX_RUNS:
+                break
             await self.start_run(run_id)
 
     async def _maintain(self) -> None:
@@ -112,6 +139,7 @@ class Supervisor:
         interval = min(settings.GATEHOUSE_RECONCILE_S, settings.GATEHOUSE_LEASE_HEARTBEAT_S)
         while True:
             try:
+                await self._daily_cleanup()
                 await self.reconcile()
                 for run_id, task in list(self.tasks.items()):
                     if task.done():

@@ -201,6 +201,11 @@ GATEHOUSE_LEASE_HEARTBEAT_S = env_float("GATEHOUSE_LEASE_HEARTBEAT_S", 5.0)
 GATEHOUSE_LEASE_TTL_S = env_float("GATEHOUSE_LEASE_TTL_S", 30.0)
 # A worker looks for queued runs and expired leases this often (the doorbell's backstop).
 GATEHOUSE_RECONCILE_S = env_float("GATEHOUSE_RECONCILE_S", 5.0)
+# Runs one worker process executes at once (a run waiting on a person holds a slot until it
+# hibernates); more stay queued and are taken as slots free up, by any worker.
+GATEHOUSE_WORKER_MAX_RUNS = env_int("GATEHOUSE_WORKER_MAX_RUNS", max(8, 8 * (os.cpu_count() or 1)))
+# Workspaces and agent homes of runs finished longer ago than this are deleted (daily).
+GATEHOUSE_RETENTION_DAYS = env_float("GATEHOUSE_RETENTION_DAYS", 30.0)
 # Bytes of a command's output kept on a step and in the timeline.
 # A run waiting on a person longer than this hibernates: its agent process is stopped and
 # woken by the decision (0 = never).

@@ -76,17 +76,18 @@ def _awake_or_due(now: Any) -> Q:
     )
 
 
-def runs_claimable() -> list[int]:
+def runs_claimable(*, limit: int | None = None) -> list[int]:
     """Unfinished runs whose lease is free (never started, or their worker is gone), except
-    sleeping runs that nothing has woken yet."""
+    sleeping runs that nothing has woken yet; oldest first, at most `limit`."""
     now = timezone.now()
-    return list(
+    rows = (
         Run.objects.exclude(status__in=Run.FINISHED)
         .filter(_lease_free(now))
         .filter(_awake_or_due(clock.now()))
         .order_by("id")
         .values_list("id", flat=True)
     )
+    return list(rows[:limit] if limit is not None else rows)
 
 
 def runs_leased() -> list[tuple[int, str]]:
