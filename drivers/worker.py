@@ -348,8 +348,28 @@ class DriverWorkerConsumer(AsyncConsumer):
 
 class DriverWorker(Worker):
     """channels' Worker that also starts the supervisor's reconcile loop at once, so runs
-    queued while no worker listened (or whose worker died) are picked up."""
+    queued while no worker listened (or whose worker died) are picked up.
+
+    With `stop_on_signals` (the `runworker` process), SIGTERM/SIGINT stop every run of this
+    process resumably and free its leases before it exits, as `serve` does."""
+
+    stop_on_signals = False
 
     async def handle(self) -> None:
         supervisor().ensure_background()
-        await super().handle()
+        if not self.stop_on_signals:
+            await super().handle()
+            return
+        import signal
+
+        loop = asyncio.get_running_loop()
+        stopping = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stopping.set)
+        listening = asyncio.ensure_future(super().handle())
+        waiting = asyncio.ensure_future(stopping.wait())
+        await asyncio.wait({listening, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        await supervisor().shutdown()
+        for task in (listening, waiting):
+            task.cancel()
+        await asyncio.gather(listening, waiting, return_exceptions=True)

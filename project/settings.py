@@ -123,7 +123,13 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": env_str("GATEHOUSE_CHANNEL_PREFIX", "gatehouse")},
+            # redis-py 8 reads with a 5 s socket timeout by default, the same 5 s channels-redis
+            # blocks in BZPOPMIN: an idle worker's receive then fails with "Timeout reading".
+            # Read timeouts longer than the blocking pop keep idle receives alive.
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5}],
+                "prefix": env_str("GATEHOUSE_CHANNEL_PREFIX", "gatehouse"),
+            },
         }
     }
 else:
