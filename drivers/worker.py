@@ -355,6 +355,33 @@ class DriverWorker(Worker):
 
     stop_on_signals = False
 
+    async def listener(self, channel: str) -> None:
+        """channels' listener, but a channel layer that goes away (Redis down) does not end
+        the worker: it waits and listens again. Meanwhile the reconcile loop still starts
+        queued runs and waiting runs still read their rows (the database is the mailbox)."""
+        from project import broadcast
+
+        backoff = 0.5
+        while True:
+            try:
+                message = await self.channel_layer.receive(channel)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                broadcast._failed()
+                logger.debug("drivers channel unreachable; retrying in %.1f s", backoff, exc_info=True)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+                continue
+            backoff = 0.5
+            broadcast._recovered()
+            if not message.get("type", None):
+                logger.warning("ignoring a message without a type on %s", channel)
+                continue
+            scope = {"type": "channel", "channel": channel}
+            instance_queue = self.get_or_create_application_instance(channel, scope)
+            await instance_queue.put(message)
+
     async def handle(self) -> None:
         supervisor().ensure_background()
         if not self.stop_on_signals:

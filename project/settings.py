@@ -82,6 +82,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "project.health.context",
             ],
         },
     }
@@ -127,7 +128,7 @@ if REDIS_URL:
             # blocks in BZPOPMIN: an idle worker's receive then fails with "Timeout reading".
             # Read timeouts longer than the blocking pop keep idle receives alive.
             "CONFIG": {
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5}],
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 2}],
                 "prefix": env_str("GATEHOUSE_CHANNEL_PREFIX", "gatehouse"),
             },
         }
