@@ -36,6 +36,8 @@ def driver_settings(driver: str) -> dict[str, Any]:
         "agents_dir": str(settings.GATEHOUSE_AGENTS_DIR),
         "command_timeout_s": settings.GATEHOUSE_COMMAND_TIMEOUT_S,
         "output_limit": settings.GATEHOUSE_OUTPUT_LIMIT,
+        # An agent that writes nothing this long while no decision is pending is hung.
+        "idle_timeout_s": settings.GATEHOUSE_AGENT_IDLE_TIMEOUT_S,
         # The agent's environment is an allow-list (drivers/agent_env.py): these add to it.
         "env_names": list(settings.GATEHOUSE_AGENT_ENV),
         "env_values": dict(settings.GATEHOUSE_AGENT_ENV_VALUES),
@@ -134,26 +136,29 @@ class Supervisor:
 
     async def _maintain(self) -> None:
         """Reconcile free runs and renew this worker's leases, forever."""
-        from runs.leases import run_heartbeat
+        from runs.leases import runs_heartbeat
 
         interval = min(settings.GATEHOUSE_RECONCILE_S, settings.GATEHOUSE_LEASE_HEARTBEAT_S)
         while True:
             try:
                 await self._daily_cleanup()
-                await self.reconcile()
                 for run_id, task in list(self.tasks.items()):
                     if task.done():
                         self.tasks.pop(run_id, None)
-                        continue
-                    owned, cancel = await _db(run_heartbeat)(run_id=run_id, owner=self.owner)
-                    context = self.contexts.get(run_id)
-                    if context and not owned:
-                        # Another worker took the run over (this one stalled past the TTL):
-                        # stop here at once and leave the run to its new owner.
-                        context.lease_lost = True
-                        self.stop_run(run_id)
-                    elif context and cancel:
-                        context.request_cancel()
+                running = list(self.tasks)
+                if running:
+                    # Every lease of this worker in one round trip, whatever the number of runs.
+                    owned, cancels = await _db(runs_heartbeat)(run_ids=running, owner=self.owner)
+                    for run_id in running:
+                        context = self.contexts.get(run_id)
+                        if context and run_id not in owned:
+                            # Another worker took the run over (this one stalled past the
+                            # TTL): stop here at once and leave the run to its new owner.
+                            context.lease_lost = True
+                            self.stop_run(run_id)
+                        elif context and run_id in cancels:
+                            context.request_cancel()
+                await self.reconcile()
             except Exception:
                 logger.exception("worker maintenance failed; retrying")
             await asyncio.sleep(interval)

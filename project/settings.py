@@ -59,6 +59,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "project.middleware.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -218,6 +219,11 @@ GATEHOUSE_RETENTION_DAYS = env_float("GATEHOUSE_RETENTION_DAYS", 30.0)
 # woken by the decision (0 = never).
 GATEHOUSE_HIBERNATE_AFTER_S = env_float("GATEHOUSE_HIBERNATE_AFTER_S", 60.0)
 GATEHOUSE_OUTPUT_LIMIT = env_int("GATEHOUSE_OUTPUT_LIMIT", 64 * 1024)
+# An agent CLI that writes nothing this long while no decision is pending fails its run.
+GATEHOUSE_AGENT_IDLE_TIMEOUT_S = env_float("GATEHOUSE_AGENT_IDLE_TIMEOUT_S", 300.0)
+# API request bodies larger than this are refused with 413 before they are read.
+GATEHOUSE_MAX_BODY_BYTES = env_int("GATEHOUSE_MAX_BODY_BYTES", 2 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = GATEHOUSE_MAX_BODY_BYTES
 GATEHOUSE_COMMAND_TIMEOUT_S = env_float("GATEHOUSE_COMMAND_TIMEOUT_S", 600.0)
 GATEHOUSE_CLAUDE_BIN = env_str("GATEHOUSE_CLAUDE_BIN")
 GATEHOUSE_CODEX_BIN = env_str("GATEHOUSE_CODEX_BIN")

@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
@@ -100,6 +101,16 @@ def run_heartbeat(*, run_id: int, owner: str) -> tuple[bool, bool]:
     owned = Run.objects.filter(pk=run_id, owner=owner).update(heartbeat_at=timezone.now()) == 1
     cancel = Run.objects.filter(pk=run_id, cancel_requested=True).exists()
     return owned, cancel
+
+
+def runs_heartbeat(*, run_ids: list[int], owner: str) -> tuple[set[int], set[int]]:
+    """Renew all of a worker's leases at once; returns (still owned, cancel requested)."""
+    now = timezone.now()
+    with transaction.atomic():
+        owned = set(Run.objects.filter(pk__in=run_ids, owner=owner).values_list("id", flat=True))
+        Run.objects.filter(pk__in=owned, owner=owner).update(heartbeat_at=now)
+    cancels = set(Run.objects.filter(pk__in=owned, cancel_requested=True).values_list("id", flat=True))
+    return owned, cancels
 
 
 def run_release(*, run_id: int, owner: str) -> None:
