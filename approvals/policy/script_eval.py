@@ -1,0 +1,257 @@
+"""Deciding a shell script: one Segment per simple command, the most severe decides.
+
+Each command is read by meaning (`options.py`) and decided, in this order:
+
+1. its `commands` rule (the most restrictive that matches), else the rule set's default,
+   else its side-effect class (the most severe of the command's own class and the classes
+   of the files it writes), else the policy's default;
+2. then floors that make it at least `ask` whatever step 1 said: a deny/ask rule a
+   run-time word could complete (`commands.expansion`), a computed command name
+   (`commands.dynamic`), nesting deeper than we read (`commands.nesting`), an environment
+   that changes what runs (`commands.environment`), code given on the command line or read
+   from a pipe or a file (`commands.interpreter`, lifted only by an allow rule or grant
+   naming exactly that command), a network command with a substitution or a file to send
+   (`commands.network`);
+3. and the decisions of the files it touches (`path_eval.py`): a redirection that writes a
+   file is decided as an edit of its target; file operands add their `edits`/`reads` rules
+   and their class floors (`outside-workspace`, `protected`, sensitive reads).
+
+Relative paths are resolved against every directory the script may be in at that point:
+the request's cwd and each `cd`/`pushd` target seen before (a `cd` in a subshell may not
+have happened, so both count; one only known at run time makes later relative paths
+unknown).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .classes import LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
+from .decisions import fallback, rule_reason, worse
+from .operands import file_uses
+from .options import invocation
+from .path_eval import decide_use
+from .paths import Resolver
+from .risks import code_reason, env_reason, network_reason, risky_variable
+from .rules import SEVERITY, CompiledPolicy
+from .shell import Script, SimpleCommand, parse_script
+from .verdicts import PathUse, Segment, Verdict
+
+_MAX_CWDS = 16
+_NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
+
+
+class _Walk:
+    """The state of one script's evaluation: where it may be, the resolver (made lazily)."""
+
+    def __init__(self, policy: CompiledPolicy, cwd: str, resolver: Callable[[], Resolver]) -> None:
+        self.policy = policy
+        self.cwds: list[str | None] = [cwd]
+        self.shown_cwd: str | None = None
+        self._make_resolver = resolver
+        self._resolver: Resolver | None = None
+
+    @property
+    def resolver(self) -> Resolver:
+        if self._resolver is None:
+            self._resolver = self._make_resolver()
+        return self._resolver
+
+    def change_directory(self, cmd: SimpleCommand) -> None:
+        name = cmd.words[0]
+        if cmd.remote:
+            return
+        if name == "popd":
+            self._add([None], "?")
+            return
+        args = [w for w in cmd.words[1:] if not (w.startswith("-") and w != "-")]
+        if not args:
+            homes: list[str | None] = list(self.resolver.homes) or [None]
+            self._add(homes, homes[0] or "~")
+            return
+        word = args[0]
+        index = cmd.words.index(word)
+        if word == "-" or index in cmd.dynamic_at and not word.startswith(("$HOME", "${HOME}", "$PWD", "${PWD}")):
+            self._add([None], word)
+            return
+        targets = self.resolver.expand(word, self.cwds, dynamic=index in cmd.dynamic_at)
+        shown = next((t for t in targets if t), word)
+        self._add(targets, shown)
+
+    def _add(self, targets: list[str | None], shown: str) -> None:
+        for target in targets:
+            if target not in self.cwds:
+                self.cwds.append(target)
+        if len(self.cwds) > _MAX_CWDS:
+            self.cwds = self.cwds[:_MAX_CWDS] + [None]
+        self.shown_cwd = shown
+
+
+def _paths(walk: _Walk, cmd: SimpleCommand, inv) -> tuple[list[PathUse], list[str], bool]:
+    """(path uses, floor rules, talks to the network through /dev/tcp) of one command."""
+    uses: list[PathUse] = []
+    floors: list[str] = []
+    network = False
+    policy = walk.policy
+    for red in cmd.redirects:
+        if red.target.startswith(_NETWORK_DEVICES):
+            network = True
+        if not (red.writes or red.reads):
+            continue
+        resolver = walk.resolver
+        if red.writes:
+            loc = resolver.locate(red.target, walk.cwds, dynamic=red.dynamic, glob=red.glob, access="write")
+            use, more = decide_use(policy, resolver, loc, "write", redirect=True)
+            uses.append(use)
+            floors += more
+        if red.reads:
+            loc = resolver.locate(red.target, walk.cwds, dynamic=red.dynamic, glob=red.glob, access="read")
+            use, more = decide_use(policy, resolver, loc, "read")
+            uses.append(use)
+            floors += more
+    for fu in file_uses(inv, cmd.words):
+        if fu.word in _NOT_FILES or fu.word.startswith("/dev/fd/"):
+            continue
+        resolver = walk.resolver
+        dynamic = any(i in cmd.dynamic_at for i in fu.at) or (fu.word != "~" and "$" in fu.word
+                                                               and not fu.at)
+        glob = any(i in cmd.glob_at for i in fu.at)
+        access = "read" if fu.access == "read" else "write"
+        loc = resolver.locate(fu.word, walk.cwds, dynamic=dynamic, glob=glob, access=access, tree=fu.tree)
+        use, more = decide_use(policy, resolver, loc, fu.access)
+        uses.append(use)
+        floors += more
+    if cmd.operands_unknown and inv.program in _TOUCHES_FILES:
+        # xargs/parallel add operands at run time: files we cannot see
+        access = "write" if inv.program in _WRITERS else "read"
+        loc = walk.resolver.locate("$ARG", walk.cwds, dynamic=True, access=access)
+        use, more = decide_use(policy, walk.resolver, loc, access)
+        uses.append(use)
+        floors += more
+    return uses, floors, network
+
+
+_NOT_FILES = frozenset({"-", "", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/null", "/dev/tty"})
+_WRITERS = frozenset({"rm", "cp", "mv", "tee", "chmod", "chown", "ln", "touch", "mkdir", "shred", "truncate", "dd",
+                      "install", "sed"})
+
+
+_TOUCHES_FILES = frozenset({"cat", "head", "tail", "less", "more", "grep", "rg", "cp", "mv", "rm", "tee", "base64",
+                            "xxd", "od", "strings", "tar", "zip", "scp", "rsync", "curl", "wget", "chmod", "chown",
+                            "ln", "touch", "mkdir", "sed", "awk", "source", ".", "diff", "sort", "uniq", "shred",
+                            "truncate", "dd", "install", "wc", "file", "md5sum", "sha256sum", "sha1sum", "nl"})
+
+
+def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
+    policy = walk.policy
+    inv = invocation(cmd.words, cmd.wild_at)
+    cls = classify_invocation(inv)
+    uses: list[PathUse] = []
+    path_floors: list[str] = []
+    network_device = False
+    if not cmd.remote and (cmd.redirects or inv.program in _FILE_PROGRAMS or cmd.operands_unknown):
+        uses, path_floors, network_device = _paths(walk, cmd, inv)
+        cls = most_severe([cls] + [u.side_effect_class for u in uses if u.access != "read"])
+        if network_device:
+            cls = most_severe([cls, REMOTE])
+    if cmd.writes_file and cls in (None, READ_ONLY):
+        cls = LOCAL
+    what = f"`{cmd.text}`"
+    ruleset = policy.commands
+    certain = uncertain = None
+    if ruleset is not None:
+        certain, uncertain = ruleset.match_command(inv)
+    if ruleset is not None and certain is not None:
+        decision, index = certain
+        rule = f"commands.{decision}[{index}]"
+        reason = rule_reason(ruleset, decision, index, what)
+    else:
+        decision, rule, reason = fallback(policy, ruleset, cls, what)
+    parts: list[tuple[str, str, str, str | None]] = [(decision, rule, reason, "pattern")]
+    floors: list[str] = []
+
+    def floor(name: str, why: str, grantable: str | None = None) -> None:
+        floors.append(name)
+        parts.append(("ask", name, why, grantable))
+
+    if uncertain is not None and uncertain[0] != "allow" and worse(uncertain[0], decision):
+        pattern = ruleset.rules[uncertain[0]][uncertain[1]].pattern if ruleset is not None else ""
+        floor("commands.expansion", f"{what} has words only known at run time that could make it match the "
+                                    f"{uncertain[0]} rule `{pattern}`.")
+    if cmd.dynamic_name:
+        floor("commands.dynamic", f"{what} runs a command whose name is computed at run time, so a person decides.")
+    if cmd.too_deep:
+        floor("commands.nesting", f"{what} runs commands nested deeper than the policy reads, so a person decides.")
+    env = env_reason(cmd)
+    if env:
+        floor("commands.environment", f"{what}: {env}, so a person decides.")
+    code = code_reason(inv, cmd, cmd.stdin_text is not None)
+    if code and (ruleset is None or ruleset.exact_allow(inv) is None):
+        floor("commands.interpreter", f"{what}: {code}, so a person decides.", "exact")
+    net = network_reason(inv, cmd) if not network_device else "it talks to the network through /dev/tcp"
+    if net:
+        floor("commands.network", f"{what}: {net}, so a person decides.")
+    for use in uses:
+        if use.decision != "allow":
+            parts.append((use.decision, use.rule or "paths", use.reason, None))
+    floors += path_floors
+    worst = parts[0]
+    for part in parts[1:]:
+        if worse(part[0], worst[0]):
+            worst = part
+    grantable: str | None = None
+    if worst[0] == "ask":
+        kinds = [p[3] for p in parts if p[0] == "ask"]
+        grantable = None if None in kinds else ("exact" if "exact" in kinds else "pattern")
+    return Segment(cmd.text, cmd.words, cls, worst[0], worst[1], cmd.writes_file, worst[2], walk.shown_cwd,
+                   tuple(uses), grantable, tuple(dict.fromkeys(floors)), inv)
+
+
+_FILE_PROGRAMS = _TOUCHES_FILES | frozenset({
+    "tac", "hexdump", "cksum", "cmp", "comm", "paste", "join", "cut", "fold", "fmt", "expand", "rev", "column",
+    "iconv", "bat", "batcat", "jq", "unzip", "gzip", "gunzip", "bzip2", "xz", "zstd", "unlink", "rmdir", "chgrp",
+    "git", "http", "sqlite3", "crontab", "vim", "vi", "nvim", "nano", "emacs", "ed", "sudoedit", "mkfifo",
+    "sha224sum", "sha384sum", "sha512sum", "b2sum", "base32", "diff3", "sdiff", "zcat", "openssl", "yq", "ag",
+    "ack", "ugrep", "wipe", "srm", "unxz", "bunzip2", "lzma", "chattr", "setfacl", "duckdb", "mknod", "look",
+    "shuf", "pr", "tsort", "view", "ex", "pico", "micro", "hd", "basenc", "sum", "unexpand", "zless", "zmore",
+    "bzcat", "xzcat", "lzcat", "zstdcat", "unzstd", "gpg", "xmllint", "csvlook", "readelf", "objdump", "nm", "ldd",
+    "hexyl", "jless", "mdcat", "glow", "most",
+})
+
+
+def _assignment_segment(name: str, text: str) -> Segment:
+    return Segment(text, (), READ_ONLY, "ask", "commands.environment",
+                   reason=f"`{text}` sets `{name}`, which changes which program runs or how it starts, "
+                          "so a person decides.", grantable=None, floors=("commands.environment",))
+
+
+def decide_script(policy: CompiledPolicy, command: str, cwd: str, resolver: Callable[[], Resolver]
+                  ) -> tuple[Verdict, Script]:
+    script = parse_script(command)
+    walk = _Walk(policy, cwd, resolver)
+    segments = []
+    for cmd in script.commands:
+        segments.append(_segment(walk, cmd))
+        if cmd.words[0] in ("cd", "pushd", "popd") and not cmd.dynamic_name:
+            walk.change_directory(cmd)
+    for name, text in script.assignments:
+        if risky_variable(name):
+            segments.append(_assignment_segment(name, text))
+    segments_t = tuple(segments)
+    cls = segments_t[0].side_effect_class if len(segments_t) == 1 else most_severe(
+        [s.side_effect_class for s in segments_t])
+    floors = tuple(dict.fromkeys(f for s in segments_t for f in s.floors))
+    if not segments_t:
+        decision, rule, reason = fallback(policy, policy.commands, None, "an empty script")
+        if not script.parsed:
+            decision, rule = ("ask", "commands.unparseable") if SEVERITY[decision] < 2 else (decision, rule)
+            reason = "The script does not parse as shell, so it is never allowed automatically."
+        return Verdict(decision, reason, rule, (), None), script
+    worst = segments_t[0]
+    for seg in segments_t:  # the first of the most severe
+        if SEVERITY[seg.decision] > SEVERITY[worst.decision]:
+            worst = seg
+    if not script.parsed and SEVERITY[worst.decision] < SEVERITY["deny"]:
+        return Verdict("ask", "The script does not parse as shell, so it is never allowed automatically.",
+                       "commands.unparseable", segments_t, cls, None, (), floors + ("commands.unparseable",)), script
+    return Verdict(worst.decision, worst.reason, worst.rule or "default", segments_t, cls, None, (), floors), script
