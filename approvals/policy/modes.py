@@ -21,7 +21,7 @@ from .paths import PathContext, Resolver, default_context
 
 RUNTIME_MODES = ("approval-required", "auto-accept-edits", "auto", "full-access")
 _AUTO_KEEPS = frozenset({"commands.unparseable", "commands.nesting", "commands.dynamic", "commands.expansion",
-                         "commands.environment", "commands.network", "reads.sensitive", "classes.outside-workspace",
+                         "commands.environment", "commands.network", "reads.sensitive", "reads.environment", "classes.outside-workspace",
                          "classes.protected"})
 
 

@@ -23,7 +23,8 @@ class FileUse(NamedTuple):
     access: str  # "read", "write" or "link" (the target a new link points to)
     word: str  # the path as written (joined to a base directory where the command has one)
     at: tuple[int, ...]  # indices of the command's words it comes from (their run-time status applies)
-    tree: bool = False  # the whole tree under the path (rm -r, grep -r, cp -r)
+    tree: bool = False  # the whole tree under the path (rm -r, grep -r, cp -r, mv, links)
+    follow: bool = True  # acts on a symlink's target (False: rm, mv, a link's own name)
 
 
 _READ_ALL = frozenset({
@@ -39,6 +40,7 @@ _WRITE_ALL = frozenset({"tee", "touch", "mkdir", "rmdir", "rm", "shred", "unlink
                         "sudoedit", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
                         "lzma", "srm", "wipe"})
 _FIRST_IS_NOT_A_FILE = frozenset({"chmod", "chown", "chgrp"})
+_NO_FOLLOW = frozenset({"rm", "unlink", "rmdir", "srm", "shred", "wipe"})
 _GREPS = frozenset({"grep", "rg", "ag", "ack", "pt", "ugrep"})
 _RECURSIVE_ALWAYS = frozenset({"rg", "ag", "ack", "pt"})
 
@@ -97,9 +99,9 @@ def _copy(inv: Invocation, words, program: str) -> list[FileUse]:
         return [FileUse("read", w, at, recursive) for w, at in ops]
     out = []
     for word, at in sources:
-        out.append(FileUse("link" if link else "read", word, at, recursive))
+        out.append(FileUse("link" if link else "read", word, at, recursive or link))
         if program == "mv":
-            out.append(FileUse("write", word, at, True))
+            out.append(FileUse("write", word, at, True, False))
         out.append(FileUse("write", posixpath.join(dest[0], posixpath.basename(word.rstrip("/")) or word),
                            at + tuple(dest[1]), recursive))
     out.append(FileUse("write", dest[0], tuple(dest[1]), recursive))
@@ -123,11 +125,11 @@ def _ln(inv: Invocation, words) -> list[FileUse]:
         return []
     out = []
     for target, target_at, name, name_at in pairs:
-        out.append(FileUse("write", name, name_at))
+        out.append(FileUse("write", name, name_at, True, False))
         if symbolic and not target.startswith(("/", "~", "$")):
             # a relative symlink target is read from the link's own directory
             target = posixpath.join(posixpath.dirname(name), target)
-        out.append(FileUse("link", target, target_at + name_at))
+        out.append(FileUse("link", target, target_at + name_at, True))
     return out
 
 
@@ -228,7 +230,8 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
         return [FileUse("read", w, at, recursive) for w, at in _operands(inv, words)]
     if program in _WRITE_ALL:
         tree = bool(inv.options & {"-r", "-R"}) and program in ("rm", "chattr", "setfacl", "shred")
-        return [FileUse("write", w, at, tree) for w, at in _operands(inv, words)]
+        follow = program not in _NO_FOLLOW
+        return [FileUse("write", w, at, tree, follow) for w, at in _operands(inv, words)]
     if program in _FIRST_IS_NOT_A_FILE:
         skip = 0 if "--reference" in inv.options else 1
         tree = bool(inv.options & {"-R"})

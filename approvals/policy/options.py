@@ -409,7 +409,8 @@ class Invocation:
     positionals: tuple[str, ...]  # subcommands and operands in order; WILD for an unknown word
     options: frozenset[str]  # canonical options (`-r`, `--dry-run`); clusters of unknown programs also as letters
     values: Mapping[str, tuple[str, ...]]  # option -> the values it was given
-    wild: bool = False  # some word's run-time value is unknown (it could supply any option)
+    wild: bool = False  # some word's run-time value is unknown (it could supply any option or operand)
+    wild_option_at: frozenset[int] = frozenset()  # such words where an option may stand (before `--`, not a value)
     subcommand: str | None = None  # the catalogued subcommand, when the program has them
     has_subcommands: bool = False
     operands_from: int = 0  # index in positionals where operands start (after the subcommand)
@@ -455,6 +456,7 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
     value_at: dict[str, list[int]] = {}
     option_words: list[str] = []
     wild = False
+    wild_option_at: set[int] = set()
     subcommand: str | None = None
     operands_from = 0
     level = spec
@@ -471,6 +473,8 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
         is_wild = index in wild_at
         if is_wild:
             wild = True
+            if not ended:
+                wild_option_at.add(index)
         if ended or word == "-" or not word.startswith("-") or (pattern and word == "*"):
             positionals.append(WILD if is_wild and not pattern else word)
             positional_at.append(index)
@@ -539,6 +543,7 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
         options=frozenset(options),
         values={key: tuple(v) for key, v in values.items()},
         wild=wild,
+        wild_option_at=frozenset(wild_option_at),
         subcommand=subcommand,
         has_subcommands=spec.subcommands is not None,
         operands_from=operands_from,

@@ -42,8 +42,6 @@ def _candidates(loc: Location, resolver: Resolver) -> tuple[tuple[str, ...], tup
 
 
 def write_class(loc: Location, access: str = "write") -> str:
-    if access == "link":
-        return OUTSIDE if (loc.unknown or not loc.inside) else LOCAL
     if loc.protected:
         return PROTECTED
     return OUTSIDE if (loc.unknown or not loc.inside) else LOCAL
@@ -74,12 +72,19 @@ def _floors(policy: CompiledPolicy, loc: Location, access: str, cls: str | None,
                           + (f"it is protected ({why})." if loc.protected else
                              f"it looks like a secret ({why})." if why else "its path is only known at run time."))
         return decision, rule, reason, floors
+    if access == "link" and loc.secret and cls != PROTECTED:
+        floors.append("reads.sensitive")
+        if worse("ask", decision):
+            decision, rule = "ask", "reads.sensitive"
+            reason = f"The link points to {shown}, which looks like a secret ({loc.secret})."
     if cls in (PROTECTED, OUTSIDE):
         floor = class_floor(policy, cls)
         floors.append(f"classes.{cls}")
         if worse(floor, decision):
             decision, rule = floor, f"classes.{cls}"
-            if cls == PROTECTED:
+            if cls == PROTECTED and access == "link":
+                reason = f"The link points to {shown}, which is protected ({loc.protected})."
+            elif cls == PROTECTED:
                 reason = f"{shown} is protected ({loc.protected}): no grant or mode allows changing it."
             elif access == "link":
                 reason = f"The link points to {shown}, outside the workspace."
@@ -108,8 +113,7 @@ def decide_use(policy: CompiledPolicy, resolver: Resolver, loc: Location, access
     else:
         decided = fallback(policy, policy.edits, cls, what) if redirect else ("allow", "", "")
     decision, rule, reason, floors = _floors(policy, loc, access, cls, decided)
-    use = PathUse(loc.written, access, loc.real, loc.relative, cls, decision, rule or None, reason,
-                  loc.protected if access == "write" else None)
+    use = PathUse(loc.written, access, loc.real, loc.relative, cls, decision, rule or None, reason, loc.protected)
     return use, floors
 
 

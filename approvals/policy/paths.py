@@ -24,6 +24,7 @@ import fnmatch
 import glob as globlib
 import os
 import posixpath
+import re
 from dataclasses import dataclass
 from itertools import islice
 
@@ -95,6 +96,28 @@ def control_file(path: str) -> str | None:
     return None
 
 
+_CONTROL_DIRS_EXACT = ((".claude",), (".claude", "hooks"), (".codex",), (".opencode",), (".gemini",), (".git",),
+                       (".git", "hooks"))
+
+
+def control_tree(path: str) -> str | None:
+    """A control directory a path *is* (replacing, moving or linking it replaces what is in it)."""
+    parts = tuple(path.lower().rstrip("/").split("/"))
+    for exact in _CONTROL_DIRS_EXACT:
+        if parts[-len(exact):] == exact:
+            return "/".join(exact) + "/"
+    return None
+
+
+_PROC_SECRET = re.compile(r"^/proc/[^/]+/(task/[^/]+/)?(environ|mem|auxv|cmdline)$")
+
+
+def secret_path(path: str) -> str | None:
+    if path.startswith("/proc/") and _PROC_SECRET.match(path):
+        return "a process's environment or memory"
+    return secret_name(posixpath.basename(path))
+
+
 def secret_name(name: str) -> str | None:
     lowered = name.lower()
     for pattern in _SECRET_NAMES:
@@ -153,10 +176,11 @@ class Resolver:
         self.roots = self._protected_roots()
 
     def _protected_roots(self) -> tuple[tuple[str, str], ...]:
+        # lower-cased: on a case-insensitive file system `~/.SSH` is `~/.ssh`
         roots = [(p, p) for p in SYSTEM_PROTECTED]
         for home in self.real_homes:
-            roots += [(f"{home}/{name}", f"~/{name}") for name in HOME_PROTECTED]
-        roots += [(d, "Gatehouse's var directory") for d in self.protected_dirs]
+            roots += [(f"{home}/{name}".lower(), f"~/{name}") for name in HOME_PROTECTED]
+        roots += [(d.lower(), "Gatehouse's var directory") for d in self.protected_dirs]
         return tuple(roots)
 
     # --- expanding what a word stands for -------------------------------------------------
@@ -201,8 +225,9 @@ class Resolver:
         if hit:
             return hit
         inside = _under(path, self.real_workspace) or _under(path, self.workspace)
+        low = path.lower()
         for root, label in self.roots:
-            if _under(path, root):
+            if _under(low, root):
                 if label == "Gatehouse's var directory" and inside:
                     continue  # the run's own workspace inside var/workspaces
                 return label
@@ -224,10 +249,14 @@ class Resolver:
 
     def contains_protected(self, path: str) -> str | None:
         """A protected root that lies inside `path` (reading or deleting `path` recursively
-        reaches it)."""
+        reaches it), or the control directory `path` is."""
+        low = path.lower()
         for root, label in self.roots:
-            if _under(root, path) and root != path:
+            if _under(root, low) and root != low:
                 return label
+        hit = control_tree(path)
+        if hit:
+            return hit
         if path in ("/", "/home", "/Users", "/root"):
             return "a home directory"
         return None
@@ -236,25 +265,28 @@ class Resolver:
         return _under(real, self.real_workspace)
 
     def locate(self, word: str, cwds, *, dynamic: bool = False, glob: bool = False, access: str = "write",
-               tree: bool = False) -> Location:
+               tree: bool = False, follow: bool = True) -> Location:
         """The Location of a path word: of all it may stand for, the most severe for `access`.
 
-        `tree`: the command reads or changes everything under the path (`rm -r`, `grep -r`).
+        `tree`: the command reads or changes everything under the path (`rm -r`, `grep -r`,
+        `mv`, a link to it). `follow`: the command acts on a symlink's target (not `rm`,
+        `mv` or `ln`'s link name, unless the path ends in `/`).
         """
         best: Location | None = None
+        follow = follow or word.endswith("/")
         for candidate in self.expand(word, cwds, dynamic=dynamic):
-            for loc in self._candidates(word, candidate, glob, tree):
+            for loc in self._candidates(word, candidate, glob, tree, follow):
                 if best is None or loc.severity(access) > best.severity(access):
                     best = loc
         assert best is not None
         return best
 
-    def _candidates(self, word: str, path: str | None, glob: bool, tree: bool) -> list[Location]:
+    def _candidates(self, word: str, path: str | None, glob: bool, tree: bool, follow: bool) -> list[Location]:
         if path is None:
             return [self._unknown(word)]
         if glob:
-            return self._glob(word, path, tree)
-        return [self._one(word, path, tree)]
+            return self._glob(word, path, tree, follow)
+        return [self._one(word, path, tree, follow)]
 
     def _unknown(self, word: str) -> Location:
         # Known only at run time: what a relative tail would mean in a home still counts.
@@ -265,8 +297,12 @@ class Resolver:
                 protected = protected or f"~/{name}"
         return Location(word, None, None, None, False, protected, secret_name(posixpath.basename(word)), True)
 
-    def _one(self, word: str, path: str, tree: bool) -> Location:
-        real = _real(path)
+    def _one(self, word: str, path: str, tree: bool, follow: bool = True) -> Location:
+        if follow or path == "/":
+            real = _real(path)
+        else:
+            head, name = posixpath.split(path)
+            real = posixpath.join(_real(head), name)
         protected = self.protected(real) or self.protected(path)
         if tree and not protected:
             protected = self.contains_protected(real) or self.contains_protected(path)
@@ -274,10 +310,10 @@ class Resolver:
         relative = None
         if inside:
             relative = real[len(self.real_workspace.rstrip("/")) + 1:] if real != self.real_workspace else "."
-        secret = secret_name(posixpath.basename(real)) or secret_name(posixpath.basename(path))
+        secret = secret_path(real) or secret_path(path)
         return Location(word, path, real, relative, inside, protected, secret)
 
-    def _glob(self, word: str, path: str, tree: bool) -> list[Location]:
+    def _glob(self, word: str, path: str, tree: bool, follow: bool) -> list[Location]:
         directory, pattern = posixpath.split(path)
         if any(ch in directory for ch in "*?["):
             return [self._unknown(word)]  # a glob in a directory: it may reach anywhere below
@@ -287,7 +323,7 @@ class Resolver:
         protected = here.protected
         secret = None
         for name in names:
-            probe = self._one(word, posixpath.join(directory, name), tree)
+            probe = self._one(word, posixpath.join(directory, name), tree, follow)
             protected = protected or probe.protected
             secret = secret or probe.secret
         relative = f"{here.relative}/{pattern}" if here.relative not in (None, ".") else (
@@ -295,5 +331,5 @@ class Resolver:
         out.append(Location(word, path, posixpath.join(here.real or directory, pattern), relative, here.inside,
                             protected, secret))
         for match in islice(globlib.iglob(path), 32):
-            out.append(self._one(word, match, tree))
+            out.append(self._one(word, match, tree, follow))
         return out

@@ -56,28 +56,82 @@ _GIT_SUB_CODE = {
 }
 
 
-def _sed_runs_code(script: str) -> str | None:
-    """Whether a sed script runs a command (`e`), writes a file (`w`, `W`) or reads one
-    into the output by such means; read conservatively, command by command."""
-    for command in re.split(r"[;\n]", script):
-        text = command.strip().lstrip("{}").strip()
-        # drop an address: line numbers, $, /regex/, \cregexc, ranges, `!`
-        text = re.sub(r"^(?:\d+|\$|/(?:\\.|[^/])*/[IM]*|\\(.)(?:\\.|(?!\2).)*\2)"
-                      r"(?:\s*[,~]\s*(?:\d+|\$|/(?:\\.|[^/])*/[IM]*|\+\d+|~\d+))?\s*!?\s*", "", text)
-        if not text:
+def _sed_delimited(script: str, i: int, delim: str) -> int:
+    """Index just after the next unescaped `delim` from i."""
+    n = len(script)
+    while i < n:
+        ch = script[i]
+        if ch == "\\":
+            i += 2
             continue
-        head = text[0]
-        if head in "ewW":
-            return "runs a command" if head == "e" else "writes a file"
-        if head == "s" and len(text) > 1:
-            delim = text[1]
-            parts = re.split(r"(?<!\\)" + re.escape(delim), text[2:])
-            if len(parts) >= 3:
-                flags = parts[2]
-                if "e" in flags:
-                    return "runs a command"
-                if "w" in flags:
-                    return "writes a file"
+        if ch == delim:
+            return i + 1
+        i += 1
+    return n
+
+
+def _sed_address(script: str, i: int) -> int:
+    n = len(script)
+    if i < n and (script[i].isdigit() or script[i] in "+~"):
+        i += 1
+        while i < n and (script[i].isdigit() or script[i] == "~"):
+            i += 1
+    elif i < n and script[i] == "$":
+        i += 1
+    elif i < n and script[i] == "/":
+        i = _sed_delimited(script, i + 1, "/")
+    elif i + 1 < n and script[i] == "\\":
+        i = _sed_delimited(script, i + 2, script[i + 1])
+    else:
+        return i
+    while i < n and script[i] in "IM":
+        i += 1
+    return i
+
+
+def _sed_runs_code(script: str) -> str | None:
+    """Whether a sed script runs a command (`e`, the `e` flag of `s`) or writes a file
+    (`w`, `W`, the `w` flag of `s`), read command by command as GNU sed reads it."""
+    i = 0
+    n = len(script)
+    while i < n:
+        while i < n and script[i] in " \t\n;{}":
+            i += 1
+        if i >= n:
+            break
+        i = _sed_address(script, i)
+        while i < n and script[i] in " \t":
+            i += 1
+        if i < n and script[i] == ",":
+            i = _sed_address(script, i + 1)
+        while i < n and script[i] in " \t!":
+            i += 1
+        if i >= n:
+            break
+        command = script[i]
+        if command == "e":
+            return "runs a command"
+        if command in "wW":
+            return "writes a file"
+        if command in "sy" and i + 1 < n:
+            delim = script[i + 1]
+            j = _sed_delimited(script, i + 2, delim)
+            j = _sed_delimited(script, j, delim)
+            k = j
+            while k < n and script[k] not in ";\n}":
+                k += 1
+            flags = script[j:k]
+            if command == "s" and "e" in flags.split("w", 1)[0]:
+                return "runs a command"
+            if command == "s" and "w" in flags:
+                return "writes a file"
+            i = k
+            continue
+        if command in "aicrR:btTvlLqQ#" or command == "F":
+            while i < n and script[i] != "\n" and (command in "aic#" or script[i] != ";"):
+                i += 1
+            continue
+        i += 1
     return None
 
 
@@ -135,9 +189,20 @@ def _stdin(cmd: SimpleCommand) -> str:
     return {"pipe": "pipe", "file": "input file", "heredoc": "here-document"}.get(cmd.stdin or "", "input")
 
 
+def _script_words_dynamic(inv: Invocation, cmd: SimpleCommand, options: tuple[str, ...]) -> bool:
+    """Whether the script given to sed/awk (an option's value, else the first operand) is
+    only known at run time."""
+    at = [i for o in options for i in inv.value_at.get(o, ())]
+    if not at and inv.positional_at:
+        at = [inv.positional_at[inv.operands_from]] if len(inv.positional_at) > inv.operands_from else []
+    return any(i in cmd.dynamic_at for i in at)
+
+
 def _awk(inv: Invocation, cmd: SimpleCommand) -> str | None:
     if inv.options & {"-f", "-E", "-i", "-l", "--file", "--exec", "--include", "--load"}:
         return "`awk` runs a program file, which is not read"
+    if _script_words_dynamic(inv, cmd, ("-e", "--source")):
+        return "the `awk` program is only known at run time"
     program = inv.value("-e") or (inv.operands[0] if inv.operands else "")
     if _awk_runs_code(program):
         return "the `awk` program runs commands or writes files (`system`, a pipe or `>`)"
@@ -147,6 +212,8 @@ def _awk(inv: Invocation, cmd: SimpleCommand) -> str | None:
 def _sed(inv: Invocation, cmd: SimpleCommand) -> str | None:
     if "-f" in inv.options:
         return "`sed -f` runs a script file, which is not read"
+    if _script_words_dynamic(inv, cmd, ("-e",)):
+        return "the `sed` script is only known at run time"
     scripts = list(inv.values.get("-e", ())) or list(inv.operands[:1])
     for script in scripts:
         why = _sed_runs_code(script)
@@ -343,4 +410,42 @@ def network_reason(inv: Invocation, cmd: SimpleCommand) -> str | None:
     if program in ("nc", "ncat", "netcat", "socat", "telnet", "openssl", "mail", "sendmail", "mutt") and \
             cmd.stdin in ("pipe", "file"):
         return f"`{program}` sends its {_stdin(cmd)}"
+    return None
+
+
+_SECRET_VARIABLE = re.compile(r"\$\{?!?([A-Za-z_][A-Za-z0-9_]*)")
+_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|PRIVATE|COOKIE|SESSION|AUTH|DATABASE_URL|REDIS_URL|"
+                          r"DSN|CONN)", re.IGNORECASE)
+_PRINTS_VARIABLES = {"export": ("-p",), "declare": ("-p", "-x"), "typeset": ("-p", "-x"), "readonly": ("-p",)}
+
+
+def secret_variable(name: str) -> bool:
+    return _SECRET_NAME.search(name) is not None
+
+
+def environment_reason(inv: Invocation, cmd: SimpleCommand) -> str | None:
+    """Why this command shows the environment (which holds the agent's credentials)."""
+    words = cmd.words
+    name = words[0]
+    if name == "env":
+        rest = [w for w in words[1:] if not (w.startswith("-") or ("=" in w and w.split("=", 1)[0].isidentifier()))]
+        takes_value = any(w in ("-u", "--unset", "-C", "--chdir") for w in words[1:])
+        if not rest or (takes_value and len(rest) <= words.count("-u") + words.count("-C")):
+            return "`env` prints the environment, which holds the agent's credentials"
+    if name == "printenv":
+        names = [w for w in words[1:] if not w.startswith("-")]
+        if not names or any(secret_variable(n) for n in names):
+            return "`printenv` prints the environment, which holds the agent's credentials"
+    if name in _PRINTS_VARIABLES:
+        names = [w for w in words[1:] if not w.startswith("-")]
+        if not names:
+            return f"`{name}` prints the environment, which holds the agent's credentials"
+    if name == "set" and len(words) == 1:
+        return "`set` prints every variable, the agent's credentials among them"
+    if name == "compgen" and any(w in ("-e", "-v", "variable", "export") for w in words[1:]):
+        return "`compgen` lists the variables"
+    for i in cmd.dynamic_at:
+        for found in _SECRET_VARIABLE.findall(words[i]):
+            if secret_variable(found):
+                return f"it uses `${found}`, which looks like a credential"
     return None

@@ -32,7 +32,7 @@ from .operands import file_uses
 from .options import invocation
 from .path_eval import decide_use
 from .paths import Resolver
-from .risks import code_reason, env_reason, network_reason, risky_variable
+from .risks import code_reason, env_reason, environment_reason, network_reason, risky_variable
 from .rules import SEVERITY, CompiledPolicy
 from .shell import Script, SimpleCommand, parse_script
 from .verdicts import PathUse, Segment, Verdict
@@ -117,23 +117,15 @@ def _paths(walk: _Walk, cmd: SimpleCommand, inv) -> tuple[list[PathUse], list[st
                                                                and not fu.at)
         glob = any(i in cmd.glob_at for i in fu.at)
         access = "read" if fu.access == "read" else "write"
-        loc = resolver.locate(fu.word, walk.cwds, dynamic=dynamic, glob=glob, access=access, tree=fu.tree)
+        loc = resolver.locate(fu.word, walk.cwds, dynamic=dynamic, glob=glob, access=access, tree=fu.tree,
+                              follow=fu.follow)
         use, more = decide_use(policy, resolver, loc, fu.access)
-        uses.append(use)
-        floors += more
-    if cmd.operands_unknown and inv.program in _TOUCHES_FILES:
-        # xargs/parallel add operands at run time: files we cannot see
-        access = "write" if inv.program in _WRITERS else "read"
-        loc = walk.resolver.locate("$ARG", walk.cwds, dynamic=True, access=access)
-        use, more = decide_use(policy, walk.resolver, loc, access)
         uses.append(use)
         floors += more
     return uses, floors, network
 
 
 _NOT_FILES = frozenset({"-", "", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/null", "/dev/tty"})
-_WRITERS = frozenset({"rm", "cp", "mv", "tee", "chmod", "chown", "ln", "touch", "mkdir", "shred", "truncate", "dd",
-                      "install", "sed"})
 
 
 _TOUCHES_FILES = frozenset({"cat", "head", "tail", "less", "more", "grep", "rg", "cp", "mv", "rm", "tee", "base64",
@@ -142,9 +134,31 @@ _TOUCHES_FILES = frozenset({"cat", "head", "tail", "less", "more", "grep", "rg",
                             "truncate", "dd", "install", "wc", "file", "md5sum", "sha256sum", "sha1sum", "nl"})
 
 
+_OPTION_SENSITIVE = frozenset({"rm", "git", "find", "sed", "curl", "wget", "tar", "sort", "chmod", "chown", "cp",
+                               "mv", "ln", "docker", "podman", "kubectl", "npm", "pip", "gh", "http", "rsync", "scp",
+                               "ssh", "truncate", "shred", "xargs", "awk", "dd", "install", "zip", "unzip"})
+_OPTION_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_*?[]!")
+
+
+def _may_be_option(cmd: SimpleCommand, index: int) -> bool:
+    """Whether a run-time word could turn into options: an expansion, or a glob that could
+    match a file named like an option cluster (`*`, `-[r]f`, not `*.py` or `src/*`)."""
+    if index in cmd.dynamic_at:
+        return True
+    word = cmd.words[index]
+    return word[:1] in ("*", "?", "[", "-") and set(word) <= _OPTION_LETTERS
+
+
 def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     policy = walk.policy
-    inv = invocation(cmd.words, cmd.wild_at)
+    written = cmd.words
+    if cmd.operands_unknown:
+        # xargs/parallel append operands at run time: one more word we cannot see
+        words = cmd.words + ("$ARGS",)
+        inv = invocation(words, cmd.wild_at | {len(cmd.words)})
+        cmd = cmd._replace(words=words, dynamic_at=cmd.dynamic_at | {len(cmd.words)})
+    else:
+        inv = invocation(cmd.words, cmd.wild_at)
     cls = classify_invocation(inv)
     uses: list[PathUse] = []
     path_floors: list[str] = []
@@ -180,6 +194,10 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
                                     f"{uncertain[0]} rule `{pattern}`.")
     if cmd.dynamic_name:
         floor("commands.dynamic", f"{what} runs a command whose name is computed at run time, so a person decides.")
+    elif inv.program in _OPTION_SENSITIVE and "commands.expansion" not in floors and \
+            any(_may_be_option(cmd, i) for i in inv.wild_option_at):
+        floor("commands.expansion", f"{what} has words only known at run time that could be options "
+                                    f"changing what `{inv.program}` does, so a person decides.")
     if cmd.too_deep:
         floor("commands.nesting", f"{what} runs commands nested deeper than the policy reads, so a person decides.")
     env = env_reason(cmd)
@@ -188,6 +206,9 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     code = code_reason(inv, cmd, cmd.stdin_text is not None)
     if code and (ruleset is None or ruleset.exact_allow(inv) is None):
         floor("commands.interpreter", f"{what}: {code}, so a person decides.", "exact")
+    shown = environment_reason(inv, cmd)
+    if shown:
+        floor("reads.environment", f"{what}: {shown}, so a person decides.")
     net = network_reason(inv, cmd) if not network_device else "it talks to the network through /dev/tcp"
     if net:
         floor("commands.network", f"{what}: {net}, so a person decides.")
@@ -203,7 +224,7 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     if worst[0] == "ask":
         kinds = [p[3] for p in parts if p[0] == "ask"]
         grantable = None if None in kinds else ("exact" if "exact" in kinds else "pattern")
-    return Segment(cmd.text, cmd.words, cls, worst[0], worst[1], cmd.writes_file, worst[2], walk.shown_cwd,
+    return Segment(cmd.text, written, cls, worst[0], worst[1], cmd.writes_file, worst[2], walk.shown_cwd,
                    tuple(uses), grantable, tuple(dict.fromkeys(floors)), inv)
 
 

@@ -66,12 +66,9 @@ class SimpleCommand(NamedTuple):
 
     @property
     def wild_at(self) -> frozenset[int]:
-        """Words that could be any option at run time: expansions, and globs that could
-        match a file whose name starts with `-` (`*`, `?x`, `-[r]f`)."""
-        if not self.glob_at:
-            return self.dynamic_at
-        risky = {i for i in self.glob_at if self.words[i][:1] in ("*", "?", "[", "-")}
-        return self.dynamic_at | risky if risky else self.dynamic_at
+        """Words whose run-time value is not what is written: expansions, and unquoted
+        globs (`p*sh` runs `push` where a file of that name exists, `*` may give `-rf`)."""
+        return self.dynamic_at | self.glob_at if self.glob_at else self.dynamic_at
 
 
 class Script(NamedTuple):

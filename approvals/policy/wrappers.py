@@ -34,6 +34,7 @@ class _Inner(NamedTuple):
     remote: bool = False
     operands_unknown: bool = False
     start: int = 0  # index in the wrapper's words where `words` begins (-1 when rebuilt)
+    placeholder: str | None = None  # words containing it are replaced at run time (xargs -I {})
 
 
 def _skip_options(words, start: int, values: frozenset[str], *, assign: bool = False,
@@ -189,11 +190,14 @@ def _env(words, cmd) -> list[_Inner]:
 
 def _flock(words, cmd) -> list[_Inner]:
     takes = frozenset("-w --timeout -E --conflict-exit-code".split())
+    for i, word in enumerate(words):
+        if word in ("-c", "--command") and i + 1 < len(words):
+            return [_Inner(script=words[i + 1])]
+        if word.startswith("--command="):
+            return [_Inner(script=word.split("=", 1)[1])]
     i = 1
     while i < len(words):
         word = words[i]
-        if word in ("-c", "--command") and i + 1 < len(words):
-            return [_Inner(script=words[i + 1])]
         if word.startswith("-") and len(word) > 1:
             i += 2 if word in takes else 1
             continue
@@ -263,18 +267,25 @@ def _xargs(words, cmd) -> list[_Inner]:
     takes = frozenset("-a --arg-file -d --delimiter -E -I -L -n --max-args -P --max-procs -s --max-chars "
                       "--process-slot-var".split())
     i = 1
+    placeholder = None
     while i < len(words):
         word = words[i]
         if word == "--":
             i += 1
             break
+        if word == "-I" and i + 1 < len(words):
+            placeholder = words[i + 1]
+        elif word.startswith("-I") and len(word) > 2:
+            placeholder = word[2:]
+        elif word in ("-i", "--replace") or word.startswith(("-i", "--replace=")):
+            placeholder = word.split("=", 1)[1] if "=" in word else (word[2:] or "{}")
         if word.startswith("-") and len(word) > 1:
             i += 2 if word in takes else 1  # `-n1`, `--max-args=1` carry their value
             continue
         break
     if i >= len(words):
         return [_Inner(("echo",), operands_unknown=True, start=-1)]
-    return [_Inner(tuple(words[i:]), operands_unknown=True, start=i)]
+    return [_Inner(tuple(words[i:]), operands_unknown=True, start=i, placeholder=placeholder)]
 
 
 def _find(words, cmd) -> list[_Inner]:
@@ -502,6 +513,9 @@ def _append_inner(cmd: SimpleCommand, inner: _Inner, wrapper: str, out: list[Sim
         dynamic = frozenset(i for i, w in enumerate(words) if "$" in w or "`" in w)
         globs = frozenset()
         dynamic_name = cmd.dynamic_name or 0 in dynamic
+    if inner.placeholder:
+        dynamic = dynamic | frozenset(k for k, w in enumerate(words) if inner.placeholder in w)
+        dynamic_name = dynamic_name or inner.placeholder in first
     if "/" in first and not dynamic_name:
         first = first.rstrip("/").rsplit("/", 1)[-1] or first
     words = (first,) + tuple(words[1:])
