@@ -45,14 +45,15 @@ def context_of(req: Mapping, paths: PathContext | None) -> PathContext:
     return paths if paths is not None else default_context(req.get("cwd"))
 
 
-def _decide(policy: CompiledPolicy, req: Mapping, ctx: PathContext) -> tuple[Verdict, object]:
+def _decide(policy: CompiledPolicy, req: Mapping, paths: PathContext | None) -> tuple[Verdict, object]:
     tool = req["tool"]
-    cwd = req.get("cwd") or ctx.workspace
+    cwd = req.get("cwd") or (paths.workspace if paths is not None else None) or context_of(req, None).workspace
     resolver: list[Resolver] = []
 
     def make_resolver() -> Resolver:
+        # made on the first path a request names: most commands name none
         if not resolver:
-            resolver.append(Resolver(ctx))
+            resolver.append(Resolver(context_of(req, paths)))
         return resolver[0]
 
     if tool in policy.tools:
@@ -96,8 +97,7 @@ def evaluate(
     limited = _limits(policy, run_view or _NO_RUN)
     if limited is not None:
         return limited
-    ctx = context_of(req, paths)
-    verdict, script = _decide(policy, req, ctx)
+    verdict, script = _decide(policy, req, paths)
     if verdict.decision != "ask" or not checked_grants:
         return verdict
     grant = covering_grant(checked_grants, req, verdict, script)

@@ -158,8 +158,15 @@ def _tar(inv: Invocation, words) -> list[FileUse]:
     return archive
 
 
+def may_name_files_git(inv: Invocation) -> bool:
+    """Whether a git command may name files it reads or writes (most do not)."""
+    return bool(inv.values) or inv.subcommand in ("config", "clone", "init", "worktree") or "--no-index" in inv.options
+
+
 def _git(inv: Invocation, words) -> list[FileUse]:
     sub = inv.subcommand
+    if not may_name_files_git(inv):
+        return []
     if sub == "diff" and "--no-index" in inv.options:
         return [FileUse("read", w, at) for w, at in _operands(inv, words)]
     if sub == "config":

@@ -161,10 +161,10 @@ def command_regex(pattern: str) -> str:
     return pattern
 
 
-@dataclass(frozen=True, slots=True)
-class CommandHit:
-    position: int | None  # the first rule (in most-restrictive order) that certainly matches
-    uncertain: int | None  # an earlier deny/ask rule a run-time word could complete
+# (the first rule, in most-restrictive order, that certainly matches; an earlier deny/ask
+# rule a run-time word could complete), as positions in the matcher
+CommandHit = tuple[int | None, int | None]
+_NO_HIT: CommandHit = (None, None)
 
 
 class CommandMatcher:
@@ -189,14 +189,15 @@ class CommandMatcher:
 
     def _candidates(self, inv: Invocation) -> list[int]:
         if inv.has_subcommands and inv.positionals and inv.positionals[0] != WILD:
-            own = self._by_sub.get((inv.program, inv.positionals[0]), [])
-            rest = self._by_sub.get((inv.program, ""), [])
-            found = own + rest if rest else own
+            found = self._by_sub.get((inv.program, inv.positionals[0]), [])
+            rest = self._by_sub.get((inv.program, ""))
+            if rest:
+                found = sorted(found + rest)
         else:
             found = self._by_program.get(inv.program, [])
         if self._any:
             return sorted(found + self._any)
-        return sorted(found) if len(found) > 1 and inv.has_subcommands else found
+        return found
 
     def first(self, inv: Invocation) -> CommandHit:
         uncertain = None
@@ -204,10 +205,10 @@ class CommandMatcher:
             pat = self._patterns[pos]
             allow = self._allow[pos]
             if pat.matches(inv, allow=allow):
-                return CommandHit(pos, uncertain)
-            if uncertain is None and not allow and pat.may_match(inv):
+                return pos, uncertain
+            if uncertain is None and not allow and inv.wild and pat.may_match(inv):
                 uncertain = pos
-        return CommandHit(None, uncertain)
+        return (None, uncertain) if uncertain is not None else _NO_HIT
 
     def exact(self, inv: Invocation, positions) -> int | None:
         """The first of `positions` whose pattern names exactly this command."""

@@ -223,13 +223,15 @@ def _sed(inv: Invocation, cmd: SimpleCommand) -> str | None:
 
 
 def _git(inv: Invocation, cmd: SimpleCommand) -> str | None:
+    sub = inv.subcommand
+    if not inv.values and sub not in _GIT_SUB_CODE and sub not in ("bisect", "submodule", "filter-branch", "config"):
+        return None
     for setting in inv.values.get("-c", ()):
         key = setting.split("=", 1)[0].lower()
         if _GIT_EXEC_KEYS.match(key):
             return f"`git -c {key}=…` names a program for git to run"
     if inv.options & {"--config-env", "--exec-path"} and (inv.values.get("--config-env") or inv.values.get("--exec-path")):
         return "`git` is told to run programs from a setting or a directory"
-    sub = inv.subcommand
     if sub in _GIT_SUB_CODE and inv.options & set(_GIT_SUB_CODE[sub]):
         return f"`git {sub}` runs a command given on its command line"
     if sub in ("bisect",) and inv.operands[:1] == ("run",):
@@ -449,3 +451,20 @@ def environment_reason(inv: Invocation, cmd: SimpleCommand) -> str | None:
             if secret_variable(found):
                 return f"it uses `${found}`, which looks like a credential"
     return None
+
+
+# Programs any check above looks at: a command outside them, without assignments, run-time
+# words, a wrapper or a redirected input, has nothing for these checks to find.
+RISKY_PROGRAMS = frozenset(SHELLS | set(INTERPRETERS) | set(_CODE) | NETWORK | {"source", ".", "env", "printenv", "set",
+                                                                             "compgen"} | set(_PRINTS_VARIABLES))
+DECLARERS = frozenset({"export", "declare", "typeset", "readonly", "local"})
+ENV_PRINTERS = frozenset({"env", "printenv", "set", "compgen"} | set(_PRINTS_VARIABLES))
+
+
+def may_run_code(inv: Invocation) -> bool:
+    """Whether any check above could find something in a plain command (no assignments,
+    run-time words, wrapper or redirected input): a cheap test for the common case."""
+    if inv.program == "git":
+        return bool(inv.values) or inv.subcommand in _GIT_SUB_CODE or inv.subcommand in ("bisect", "submodule",
+                                                                                       "filter-branch", "config")
+    return inv.program in RISKY_PROGRAMS

@@ -13,7 +13,7 @@ from .canonical import canonical_json, policy_version
 from .classes import CLASSES
 from .errors import PolicyError, json_type
 from .options import Invocation
-from .patterns import CommandHit, CommandMatcher, PathMatcher, compile_command, glob_regex
+from .patterns import CommandMatcher, PathMatcher, compile_command, glob_regex
 
 DECISIONS = ("allow", "ask", "deny", "abort")
 RULE_DECISIONS = ("deny", "ask", "allow")  # most restrictive first
@@ -44,14 +44,14 @@ class RuleSet:
     # every rule in one matcher, most restrictive first: one call answers a request
     combined: Any = None
     order: tuple[tuple[str, int], ...] = ()
+    labels: Mapping[tuple[str, int], str] = field(default_factory=dict)  # (decision, index) -> "commands.deny[0]"
 
     def match_command(self, inv: Invocation) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
         """((decision, index) of the most restrictive certain match, (decision, index) of a
         more restrictive rule a run-time word could complete) for one command."""
-        hit: CommandHit = self.combined.first(inv)
-        certain = None if hit.position is None else self.order[hit.position]
-        uncertain = None if hit.uncertain is None else self.order[hit.uncertain]
-        return certain, uncertain
+        position, maybe = self.combined.first(inv)
+        order = self.order
+        return (None if position is None else order[position]), (None if maybe is None else order[maybe])
 
     def exact_allow(self, inv: Invocation) -> tuple[str, int] | None:
         """An allow rule that names exactly this command (lifts the interpreter floor)."""
@@ -135,7 +135,8 @@ def _ruleset(name: str, value: Any, check, matcher_type) -> RuleSet:
         _decision(default, f"{name}.default")
     order = tuple((decision, i) for decision in RULE_DECISIONS for i in range(len(rules[decision])))
     combined = matcher_type([rules[d][i].pattern for d, i in order], [d == "allow" for d, _ in order])
-    return RuleSet(name, rules, default, combined, order)
+    labels = {(d, i): f"{name}.{d}[{i}]" for d, i in order}
+    return RuleSet(name, rules, default, combined, order, labels)
 
 
 def _limit(value: Any, field: str) -> int:

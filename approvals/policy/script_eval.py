@@ -28,11 +28,20 @@ from collections.abc import Callable
 
 from .classes import LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
 from .decisions import fallback, rule_reason, worse
-from .operands import file_uses
+from .operands import file_uses, may_name_files_git
 from .options import invocation
 from .path_eval import decide_use
 from .paths import Resolver
-from .risks import code_reason, env_reason, environment_reason, network_reason, risky_variable
+from .risks import (
+    DECLARERS,
+    ENV_PRINTERS,
+    code_reason,
+    env_reason,
+    environment_reason,
+    may_run_code,
+    network_reason,
+    risky_variable,
+)
 from .rules import SEVERITY, CompiledPolicy
 from .shell import Script, SimpleCommand, parse_script
 from .verdicts import PathUse, Segment, Verdict
@@ -159,12 +168,15 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
         cmd = cmd._replace(words=words, dynamic_at=cmd.dynamic_at | {len(cmd.words)})
     else:
         inv = invocation(cmd.words, cmd.wild_at)
+    program = inv.program
     cls = classify_invocation(inv)
-    uses: list[PathUse] = []
+    uses: tuple[PathUse, ...] = ()
     path_floors: list[str] = []
     network_device = False
-    if not cmd.remote and (cmd.redirects or inv.program in _FILE_PROGRAMS or cmd.operands_unknown):
-        uses, path_floors, network_device = _paths(walk, cmd, inv)
+    if not cmd.remote and (cmd.redirects or cmd.operands_unknown or program in _FILE_PROGRAMS
+                           and (program != "git" or may_name_files_git(inv))):
+        found, path_floors, network_device = _paths(walk, cmd, inv)
+        uses = tuple(found)
         cls = most_severe([cls] + [u.side_effect_class for u in uses if u.access != "read"])
         if network_device:
             cls = most_severe([cls, REMOTE])
@@ -175,43 +187,19 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     certain = uncertain = None
     if ruleset is not None:
         certain, uncertain = ruleset.match_command(inv)
-    if ruleset is not None and certain is not None:
+    if certain is not None:
         decision, index = certain
-        rule = f"commands.{decision}[{index}]"
-        reason = rule_reason(ruleset, decision, index, what)
+        rule = ruleset.labels[certain]  # type: ignore[union-attr]
+        reason = rule_reason(ruleset, decision, index, what)  # type: ignore[arg-type]
     else:
         decision, rule, reason = fallback(policy, ruleset, cls, what)
-    parts: list[tuple[str, str, str, str | None]] = [(decision, rule, reason, "pattern")]
-    floors: list[str] = []
-
-    def floor(name: str, why: str, grantable: str | None = None) -> None:
-        floors.append(name)
-        parts.append(("ask", name, why, grantable))
-
-    if uncertain is not None and uncertain[0] != "allow" and worse(uncertain[0], decision):
-        pattern = ruleset.rules[uncertain[0]][uncertain[1]].pattern if ruleset is not None else ""
-        floor("commands.expansion", f"{what} has words only known at run time that could make it match the "
-                                    f"{uncertain[0]} rule `{pattern}`.")
-    if cmd.dynamic_name:
-        floor("commands.dynamic", f"{what} runs a command whose name is computed at run time, so a person decides.")
-    elif inv.program in _OPTION_SENSITIVE and "commands.expansion" not in floors and \
-            any(_may_be_option(cmd, i) for i in inv.wild_option_at):
-        floor("commands.expansion", f"{what} has words only known at run time that could be options "
-                                    f"changing what `{inv.program}` does, so a person decides.")
-    if cmd.too_deep:
-        floor("commands.nesting", f"{what} runs commands nested deeper than the policy reads, so a person decides.")
-    env = env_reason(cmd)
-    if env:
-        floor("commands.environment", f"{what}: {env}, so a person decides.")
-    code = code_reason(inv, cmd, cmd.stdin_text is not None)
-    if code and (ruleset is None or ruleset.exact_allow(inv) is None):
-        floor("commands.interpreter", f"{what}: {code}, so a person decides.", "exact")
-    shown = environment_reason(inv, cmd)
-    if shown:
-        floor("reads.environment", f"{what}: {shown}, so a person decides.")
-    net = network_reason(inv, cmd) if not network_device else "it talks to the network through /dev/tcp"
-    if net:
-        floor("commands.network", f"{what}: {net}, so a person decides.")
+    if uncertain is None and not uses and not network_device and cmd.plain and not may_run_code(inv):
+        # the common case: nothing but the command's own rule or class decides it
+        return Segment._make(cmd.text, written, cls, decision, rule, False, reason, walk.shown_cwd, (),
+                             "pattern" if decision == "ask" else None, (), inv)
+    parts = [(decision, rule, reason, "pattern")] + _floors(cmd, inv, ruleset, decision, uncertain, what,
+                                                            network_device)
+    floors = [p[1] for p in parts[1:]]
     for use in uses:
         if use.decision != "allow":
             parts.append((use.decision, use.rule or "paths", use.reason, None))
@@ -224,8 +212,43 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     if worst[0] == "ask":
         kinds = [p[3] for p in parts if p[0] == "ask"]
         grantable = None if None in kinds else ("exact" if "exact" in kinds else "pattern")
-    return Segment(cmd.text, written, cls, worst[0], worst[1], cmd.writes_file, worst[2], walk.shown_cwd,
-                   tuple(uses), grantable, tuple(dict.fromkeys(floors)), inv)
+    return Segment._make(cmd.text, written, cls, worst[0], worst[1], cmd.writes_file, worst[2], walk.shown_cwd,
+                         uses, grantable, tuple(dict.fromkeys(floors)) if floors else (), inv)
+
+
+def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: str, network_device: bool
+            ) -> list[tuple[str, str, str, str | None]]:
+    """The `ask` floors of one command beyond its own rule: (decision, rule, reason, grantable)."""
+    out: list[tuple[str, str, str, str | None]] = []
+    if uncertain is not None and uncertain[0] != "allow" and worse(uncertain[0], decision):
+        pattern = ruleset.rules[uncertain[0]][uncertain[1]].pattern
+        out.append(("ask", "commands.expansion", f"{what} has words only known at run time that could make it "
+                                                 f"match the {uncertain[0]} rule `{pattern}`.", None))
+    if cmd.dynamic_name:
+        out.append(("ask", "commands.dynamic", f"{what} runs a command whose name is computed at run time, "
+                                               "so a person decides.", None))
+    elif inv.program in _OPTION_SENSITIVE and not out and any(_may_be_option(cmd, i) for i in inv.wild_option_at):
+        out.append(("ask", "commands.expansion", f"{what} has words only known at run time that could be options "
+                                                 f"changing what `{inv.program}` does, so a person decides.", None))
+    if cmd.too_deep:
+        out.append(("ask", "commands.nesting", f"{what} runs commands nested deeper than the policy reads, "
+                                               "so a person decides.", None))
+    env = env_reason(cmd) if cmd.assigns or cmd.words[0] in DECLARERS else None
+    if env:
+        out.append(("ask", "commands.environment", f"{what}: {env}, so a person decides.", None))
+    code = code_reason(inv, cmd, cmd.stdin_text is not None)
+    if code and (ruleset is None or ruleset.exact_allow(inv) is None):
+        out.append(("ask", "commands.interpreter", f"{what}: {code}, so a person decides.", "exact"))
+    shown = environment_reason(inv, cmd) if cmd.dynamic_at or cmd.words[0] in ENV_PRINTERS else None
+    if shown:
+        out.append(("ask", "reads.environment", f"{what}: {shown}, so a person decides.", None))
+    net = network_reason(inv, cmd)
+    if net:
+        out.append(("ask", "commands.network", f"{what}: {net}, so a person decides.", None))
+    if network_device:
+        out.append(("ask", "commands.network", f"{what} talks to the network through /dev/tcp, "
+                                               "so a person decides.", None))
+    return out
 
 
 _FILE_PROGRAMS = _TOUCHES_FILES | frozenset({
@@ -259,8 +282,11 @@ def decide_script(policy: CompiledPolicy, command: str, cwd: str, resolver: Call
         if risky_variable(name):
             segments.append(_assignment_segment(name, text))
     segments_t = tuple(segments)
-    cls = segments_t[0].side_effect_class if len(segments_t) == 1 else most_severe(
-        [s.side_effect_class for s in segments_t])
+    if len(segments_t) == 1 and script.parsed:
+        only = segments_t[0]  # the common case: one command
+        return Verdict._make(only.decision, only.reason, only.rule or "default", segments_t, only.side_effect_class,
+                             None, (), only.floors), script
+    cls = most_severe([s.side_effect_class for s in segments_t])
     floors = tuple(dict.fromkeys(f for s in segments_t for f in s.floors))
     if not segments_t:
         decision, rule, reason = fallback(policy, policy.commands, None, "an empty script")
@@ -275,4 +301,4 @@ def decide_script(policy: CompiledPolicy, command: str, cwd: str, resolver: Call
     if not script.parsed and SEVERITY[worst.decision] < SEVERITY["deny"]:
         return Verdict("ask", "The script does not parse as shell, so it is never allowed automatically.",
                        "commands.unparseable", segments_t, cls, None, (), floors + ("commands.unparseable",)), script
-    return Verdict(worst.decision, worst.reason, worst.rule or "default", segments_t, cls, None, (), floors), script
+    return Verdict._make(worst.decision, worst.reason, worst.rule or "default", segments_t, cls, None, (), floors), script

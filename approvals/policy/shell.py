@@ -65,6 +65,13 @@ class SimpleCommand(NamedTuple):
     operands_unknown: bool = False  # more operands come at run time (xargs, parallel)
 
     @property
+    def plain(self) -> bool:
+        """Nothing but its words to read: no redirection, run-time word, assignment, input,
+        wrapper, nesting or remote host."""
+        return not (self.redirects or self.dynamic_at or self.glob_at or self.assigns or self.stdin
+                    or self.wrapped_by or self.too_deep or self.remote or self.dynamic_name or self.operands_unknown)
+
+    @property
     def wild_at(self) -> frozenset[int]:
         """Words whose run-time value is not what is written: expansions, and unquoted
         globs (`p*sh` runs `push` where a file of that name exists, `*` may give `-rf`)."""
@@ -300,12 +307,16 @@ def _plain_words(text: str) -> tuple[list[str], tuple[str, ...]] | None:
     if _PLAIN_COMMAND.fullmatch(text) is None:
         return None
     words = text.split()
-    assigns = []
-    while words and _ASSIGNMENT.match(words[0]):
-        assigns.append(words.pop(0).split("=", 1)[0].rstrip("+"))
+    if "=" not in text:
+        assigns: tuple[str, ...] = ()
+    else:
+        found = []
+        while words and _ASSIGNMENT.match(words[0]):
+            found.append(words.pop(0).split("=", 1)[0].rstrip("+"))
+        assigns = tuple(found)
     if words and "/" in words[0]:
         words[0] = words[0].rstrip("/").rsplit("/", 1)[-1] or words[0]
-    return words, tuple(assigns)
+    return words, assigns
 
 
 def parse_script(script: str) -> Script:
@@ -330,11 +341,24 @@ class _Context(NamedTuple):
 
 
 _FRESH = _Context()
+_NONE: frozenset[int] = frozenset()
+
+
+def _new_command(fields: tuple) -> SimpleCommand:
+    # positional NamedTuple construction without keyword handling (the fast path)
+    return tuple.__new__(SimpleCommand, fields)
+
+
+_WRAPPERS: list = []  # (inner_commands, looks_through), imported on first use (wrappers imports this module)
 
 
 def _parse(script: str, level: int) -> Script:
-    from .wrappers import inner_commands, looks_through
+    if not _WRAPPERS:
+        from .wrappers import inner_commands as _inner
+        from .wrappers import looks_through as _looks
 
+        _WRAPPERS.extend((_inner, _looks))
+    inner_commands, looks_through = _WRAPPERS
     tree = _parser().parse(script.encode("utf-8"))
     root = tree.root_node
     parsed = not root.has_error
@@ -355,8 +379,8 @@ def _parse(script: str, level: int) -> Script:
                 words, assigns = plain
                 if not words:
                     continue
-                cmd = SimpleCommand(text, tuple(words), False, assigns=assigns, stdin=ctx.stdin,
-                                    stdin_text=ctx.stdin_text, level=level)
+                cmd = _new_command((text, tuple(words), False, False, None, (), _NONE, _NONE, assigns, ctx.stdin,
+                                    ctx.stdin_text, False, False, level, False))
             else:
                 got = _command_words(node)
                 if not got.words:

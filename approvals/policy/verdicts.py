@@ -65,6 +65,17 @@ class Segment:
     floors: tuple[str, ...] = ()  # rules that made it at least `ask` beyond its own rule
     invocation: Invocation | None = field(default=None, repr=False, compare=False)
 
+    @classmethod
+    def _make(cls, command, words, side_effect_class, decision, rule, writes_file, reason, cwd, paths, grantable,
+              floors, invocation) -> Segment:
+        # The frozen dataclass __init__ sets fields one by one; evaluate's hot path fills
+        # the instance dict at once (same fields, same immutability afterwards).
+        obj = object.__new__(cls)
+        obj.__dict__.update(command=command, words=words, side_effect_class=side_effect_class, decision=decision,
+                            rule=rule, writes_file=writes_file, reason=reason, cwd=cwd, paths=paths,
+                            grantable=grantable, floors=floors, invocation=invocation)
+        return obj
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "command": self.command,
@@ -89,6 +100,14 @@ class Verdict:
     grant: Mapping | None = None  # the grant that turned ask into allow
     paths: tuple[PathUse, ...] = ()  # the paths an edit or read tool touches
     floors: tuple[str, ...] = ()  # every rule that made some part at least `ask` beyond its own rule
+
+    @classmethod
+    def _make(cls, decision, reason, rule, segments=(), side_effect_class=None, grant=None, paths=(), floors=()
+              ) -> Verdict:
+        obj = object.__new__(cls)
+        obj.__dict__.update(decision=decision, reason=reason, rule=rule, segments=segments,
+                            side_effect_class=side_effect_class, grant=grant, paths=paths, floors=floors)
+        return obj
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
