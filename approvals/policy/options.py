@@ -170,8 +170,9 @@ _DOCKER_SUBS: dict[str, Spec] = {
     "run": _spec("d/detach i/interactive t/tty e/env: v/volume: p/publish: /name: /rm u/user: w/workdir: "
                  "/network: /net=network /entrypoint: /privileged /mount: /env-file: /platform: l/label: "
                  "m/memory: /cpus: /pid: /ipc: /cap-add: /cap-drop: /security-opt: /device: h/hostname: "
-                 "/add-host: /restart: /gpus: P/publish-all /init /read-only"),
-    "exec": _spec("d/detach i/interactive t/tty e/env: u/user: w/workdir: /privileged /env-file:"),
+                 "/add-host: /restart: /gpus: P/publish-all /init /read-only", stop_at_operand=True),
+    "exec": _spec("d/detach i/interactive t/tty e/env: u/user: w/workdir: /privileged /env-file:",
+                  stop_at_operand=True),
     "build": _spec("t/tag: f/file: /build-arg: /target: /platform: /no-cache q/quiet /progress: /secret: "
                    "/ssh: o/output: /push /load"),
     "push": _spec("a/all-tags q/quiet /platform:"),

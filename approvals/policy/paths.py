@@ -208,14 +208,16 @@ class Resolver:
             return [None]
         if not bases:
             if text.startswith("/"):
-                return [posixpath.normpath(text)]
+                return [text]
             bases = list(cwds)
+        # Joined, not normalised: `link/..` is the parent of the link's *target*, which only
+        # realpath (walking the components) gets right.
         out: list[str | None] = []
         for base in bases:
             if base is None:
                 out.append(None)
             else:
-                out.append(posixpath.normpath(posixpath.join(base, text)) if text else base)
+                out.append(posixpath.join(base, text) if text else base)
         return out
 
     # --- classifying a candidate -------------------------------------------------------------
@@ -297,11 +299,12 @@ class Resolver:
                 protected = protected or f"~/{name}"
         return Location(word, None, None, None, False, protected, secret_name(posixpath.basename(word)), True)
 
-    def _one(self, word: str, path: str, tree: bool, follow: bool = True) -> Location:
-        if follow or path == "/":
-            real = _real(path)
+    def _one(self, word: str, raw: str, tree: bool, follow: bool = True) -> Location:
+        path = posixpath.normpath(raw)
+        head, name = posixpath.split(raw.rstrip("/") or "/")
+        if follow or path == "/" or name in ("", ".", ".."):
+            real = _real(raw)
         else:
-            head, name = posixpath.split(path)
             real = posixpath.join(_real(head), name)
         protected = self.protected(real) or self.protected(path)
         if tree and not protected:

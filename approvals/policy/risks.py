@@ -279,7 +279,9 @@ def _opens_shell(inv: Invocation, cmd: SimpleCommand) -> str | None:
             return f"`{program}` opens a shell that reads its input"
     if program == "chroot" and len(inv.operands) <= 1:
         return "`chroot` opens a shell that reads its input"
-    if program == "script" and not ({"-c", "--command"} & set(cmd.words)):
+    if program == "script" and not any(w == "--command" or w.startswith("--command=") or
+                                       (w.startswith("-") and not w.startswith("--") and w.endswith("c"))
+                                       for w in cmd.words[1:]):
         return "`script` opens a shell that reads its input"
     if program == "doas" and ("-s" in cmd.words):
         return "`doas -s` opens a shell that reads its input"
@@ -450,6 +452,9 @@ def environment_reason(inv: Invocation, cmd: SimpleCommand) -> str | None:
         for found in _SECRET_VARIABLE.findall(words[i]):
             if secret_variable(found):
                 return f"it uses `${found}`, which looks like a credential"
+    for found in cmd.heredoc_vars:
+        if secret_variable(found):
+            return f"its here-document uses `${found}`, which looks like a credential"
     return None
 
 

@@ -239,7 +239,8 @@ def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: st
     code = code_reason(inv, cmd, cmd.stdin_text is not None)
     if code and (ruleset is None or ruleset.exact_allow(inv) is None):
         out.append(("ask", "commands.interpreter", f"{what}: {code}, so a person decides.", "exact"))
-    shown = environment_reason(inv, cmd) if cmd.dynamic_at or cmd.words[0] in ENV_PRINTERS else None
+    shown = environment_reason(inv, cmd) if cmd.dynamic_at or cmd.heredoc_vars or cmd.words[0] in ENV_PRINTERS \
+        else None
     if shown:
         out.append(("ask", "reads.environment", f"{what}: {shown}, so a person decides.", None))
     net = network_reason(inv, cmd)

@@ -63,13 +63,15 @@ class SimpleCommand(NamedTuple):
     remote: bool = False  # runs on another machine (ssh host CMD): its paths are not ours
     level: int = 0  # how many wrappers or nested scripts enclose it
     operands_unknown: bool = False  # more operands come at run time (xargs, parallel)
+    heredoc_vars: tuple[str, ...] = ()  # variables a here-document on its input expands
 
     @property
     def plain(self) -> bool:
         """Nothing but its words to read: no redirection, run-time word, assignment, input,
         wrapper, nesting or remote host."""
         return not (self.redirects or self.dynamic_at or self.glob_at or self.assigns or self.stdin
-                    or self.wrapped_by or self.too_deep or self.remote or self.dynamic_name or self.operands_unknown)
+                    or self.wrapped_by or self.too_deep or self.remote or self.dynamic_name or self.operands_unknown
+                    or self.heredoc_vars)
 
     @property
     def wild_at(self) -> frozenset[int]:
@@ -199,6 +201,21 @@ def _redirect(node) -> Redirect | None:
     return Redirect(op, word, op in _WRITE_OPS or op == "<>", op in _READ_OPS, dynamic, glob)
 
 
+_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def heredoc_variables(nodes) -> tuple[str, ...]:
+    """Variables the here-documents among `nodes` expand (an unquoted delimiter)."""
+    found: list[str] = []
+    for node in nodes:
+        if node.type == "heredoc_redirect":
+            quoted = any(c.type == "heredoc_start" and any(q in _text(c) for q in "'\"\\") for c in node.children)
+            body = next((c for c in node.children if c.type == "heredoc_body"), None)
+            if body is not None and not quoted:
+                found += _VARIABLE.findall(_text(body))
+    return tuple(found)
+
+
 def _redirects_of(nodes) -> tuple[list[Redirect], str | None, str | None]:
     """(redirects, stdin kind, stdin text) of redirect nodes."""
     out: list[Redirect] = []
@@ -240,6 +257,7 @@ _LEAVES = frozenset({"word", "raw_string", "number", "ansi_c_string", "comment",
 
 
 class _Words(NamedTuple):
+    heredoc_vars: tuple[str, ...]
     words: list[str]
     dynamic_name: bool
     dynamic_at: frozenset[int]
@@ -282,8 +300,8 @@ def _command_words(node) -> _Words:
                 glob_at.add(len(words))
             words.append(unquote(child))
     redirects, stdin, stdin_text = _redirects_of(redirect_nodes)
-    return _Words(words, dynamic, frozenset(dynamic_at), frozenset(glob_at), tuple(assigns), redirects,
-                  stdin, stdin_text)
+    return _Words(heredoc_variables(redirect_nodes) if stdin == "heredoc" else (), words, dynamic,
+                  frozenset(dynamic_at), frozenset(glob_at), tuple(assigns), redirects, stdin, stdin_text)
 
 
 def _declaration_words(node) -> list[str]:
@@ -319,8 +337,16 @@ def _plain_words(text: str) -> tuple[list[str], tuple[str, ...]] | None:
     return words, assigns
 
 
+MAX_SCRIPT_CHARS = 512 * 1024
+
+
 def parse_script(script: str) -> Script:
-    """All simple commands of `script`, in source order (inner wrapped commands follow)."""
+    """All simple commands of `script`, in source order (inner wrapped commands follow).
+
+    A script longer than MAX_SCRIPT_CHARS is not read (it could take seconds): it counts as
+    one that does not parse, never allowed."""
+    if len(script) > MAX_SCRIPT_CHARS:
+        return Script((), False)
     return _parse(script, 0)
 
 
@@ -338,6 +364,7 @@ class _Context(NamedTuple):
     redirects: tuple[Redirect, ...] = ()
     stdin: str | None = None
     stdin_text: str | None = None
+    heredoc_vars: tuple[str, ...] = ()
 
 
 _FRESH = _Context()
@@ -370,7 +397,8 @@ def _parse(script: str, level: int) -> Script:
         node, ctx, shown = stack.pop()
         own = extra.pop(node.id, None) if extra else None
         if own is not None:
-            ctx = _Context(ctx.redirects + own.redirects, own.stdin or ctx.stdin, own.stdin_text or ctx.stdin_text)
+            ctx = _Context(ctx.redirects + own.redirects, own.stdin or ctx.stdin, own.stdin_text or ctx.stdin_text,
+                           ctx.heredoc_vars + own.heredoc_vars)
         ntype = node.type
         if ntype == "command":
             text = shown or _text(node)
@@ -380,7 +408,7 @@ def _parse(script: str, level: int) -> Script:
                 if not words:
                     continue
                 cmd = _new_command((text, tuple(words), False, False, None, (), _NONE, _NONE, assigns, ctx.stdin,
-                                    ctx.stdin_text, False, False, level, False))
+                                    ctx.stdin_text, False, False, level, False, ctx.heredoc_vars))
             else:
                 got = _command_words(node)
                 if not got.words:
@@ -392,7 +420,7 @@ def _parse(script: str, level: int) -> Script:
                     text, tuple(got.words), any(r.writes for r in redirects), got.dynamic_name,
                     redirects=redirects, dynamic_at=got.dynamic_at, glob_at=got.glob_at, assigns=got.assigns,
                     stdin=got.stdin or ctx.stdin, stdin_text=got.stdin_text if got.stdin else ctx.stdin_text,
-                    level=level,
+                    level=level, heredoc_vars=ctx.heredoc_vars + got.heredoc_vars,
                 )
             if looks_through(cmd.words[0]) and not cmd.dynamic_name:
                 if level >= MAX_NESTED_SCRIPTS:
@@ -424,12 +452,13 @@ def _parse(script: str, level: int) -> Script:
             redirect_nodes = [c for c in node.children if c.type.endswith("redirect")]
             found, stdin, stdin_text = _redirects_of(redirect_nodes)
             redirects = tuple(found)
+            variables = heredoc_variables(redirect_nodes) if stdin == "heredoc" else ()
             body = node.child_by_field_name("body")
             for child in reversed(node.children):
                 if child.type.endswith("redirect"):
                     stack.append((child, _FRESH, None))
             if body is not None:
-                mine = _Context(redirects, stdin, stdin_text)
+                mine = _Context(redirects, stdin, stdin_text, variables)
                 target = _last_command(body)
                 if body.type == "list":
                     extra[target.id] = mine
@@ -441,13 +470,14 @@ def _parse(script: str, level: int) -> Script:
                         extra[parts[0].id] = mine
                     elif parts:
                         extra[parts[-1].id] = _Context(tuple(r for r in redirects if not r.reads))
-                        extra[parts[0].id] = _Context(tuple(r for r in redirects if r.reads), stdin, stdin_text)
+                        extra[parts[0].id] = _Context(tuple(r for r in redirects if r.reads), stdin, stdin_text,
+                                                      variables)
                     stack.append((body, ctx, None))
                 else:
                     # a lone command shows with its redirections (`echo hi > out`)
                     lone_text = _text(node) if body.type == "command" else None
                     merged = _Context(ctx.redirects + mine.redirects, stdin or ctx.stdin,
-                                      stdin_text if stdin else ctx.stdin_text)
+                                      stdin_text if stdin else ctx.stdin_text, ctx.heredoc_vars + variables)
                     stack.append((body, merged, lone_text))
             continue
         elif ntype == "pipeline":

@@ -25,6 +25,7 @@ from typing import NamedTuple
 from .options import program_name
 from .shell import MAX_NESTED_SCRIPTS, SimpleCommand, _parse
 
+MAX_INNER_SCRIPT_CHARS = 32 * 1024
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "fish", "mksh", "yash", "tcsh", "csh", "rbash"})
 
 
@@ -330,7 +331,8 @@ def _ssh(words, cmd) -> list[_Inner]:
 
 def _script(words, cmd) -> list[_Inner]:
     for i, word in enumerate(words):
-        if word in ("-c", "--command") and i + 1 < len(words):
+        cluster = word.startswith("-") and not word.startswith("--") and word.endswith("c")
+        if (word == "--command" or cluster) and i + 1 < len(words):
             return [_Inner(script=words[i + 1])]
         if word.startswith("--command="):
             return [_Inner(script=word.split("=", 1)[1])]
@@ -488,6 +490,11 @@ def inner_commands(cmd: SimpleCommand, out: list[SimpleCommand], level: int) -> 
         return True
     ok = True
     for inner in handler(cmd.words, cmd):
+        if inner.script is not None and len(inner.script) > MAX_INNER_SCRIPT_CHARS:
+            # Quoting grows with every level of nesting: a script this long inside another is
+            # not read (it would cost seconds), and never allowed.
+            out.append(SimpleCommand(cmd.text[:200], (name,), wrapped_by=name, too_deep=True, level=level + 1))
+            continue
         if inner.script is not None:
             script = _parse(inner.script, level + 1)
             ok = ok and script.parsed
