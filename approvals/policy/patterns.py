@@ -86,8 +86,14 @@ class CommandPattern:
         return regex.match(subject) is not None
 
     def may_match(self, inv: Invocation) -> bool:
-        """Whether a run-time word of the command could make this (deny/ask) pattern match."""
+        """Whether a run-time word of the command could make this (deny/ask) pattern match:
+        supply the options it lacks (only a word where an option may stand, before `--`),
+        or stand for an operand it names."""
         if not inv.wild or (self.program != "*" and self.program != inv.program):
+            return False
+        lacking = any(alternatives.isdisjoint(inv.options) for alternatives in self.requirements) or (
+            self.values and not self._values_match(inv))
+        if lacking and not inv.wild_option_at:
             return False
         subject = SEP + SEP.join(inv.positionals) if inv.positionals else ""
         return self.loose_wild.match(subject) is not None
@@ -126,7 +132,13 @@ def compile_command(pattern: str) -> CommandPattern:
     has_star = any("*" in w for w in words)
     requirements = tuple(frozenset((o,)) for o in sorted(inv.options))
     spec = spec_of(inv.program)
-    if inv.subcommand == "*" and spec.subcommands:
+    if not spec.known and words[0] != "*":
+        # outside the catalogue: `-xy` asks for the letters, in any grouping or order
+        requirements = tuple(frozenset((o,)) for o in sorted({w.split("=", 1)[0] for w in inv.option_words
+                                                             if w.startswith("--")}
+                                                            | {"-" + ch for w in inv.option_words
+                                                               if not w.startswith("--") for ch in w[1:].split("=")[0]}))
+    elif inv.subcommand == "*" and spec.subcommands:
         # `git * --force`: the option may be spelled per subcommand; any of its readings counts
         pieces = [w if w.startswith("--") else "-" + ch for w in inv.option_words
                   for ch in ([""] if w.startswith("--") else w[1:])]

@@ -35,6 +35,7 @@ from .paths import Resolver
 from .risks import (
     DECLARERS,
     ENV_PRINTERS,
+    NETWORK,
     code_reason,
     env_reason,
     environment_reason,
@@ -197,8 +198,14 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
         # the common case: nothing but the command's own rule or class decides it
         return Segment._make(cmd.text, written, cls, decision, rule, False, reason, walk.shown_cwd, (),
                              "pattern" if decision == "ask" else None, (), inv)
-    parts = [(decision, rule, reason, "pattern")] + _floors(cmd, inv, ruleset, decision, uncertain, what,
-                                                            network_device)
+    found_floors = _floors(cmd, inv, ruleset, decision, uncertain, what, network_device)
+    parts = [(decision, rule, reason, "pattern")]
+    for part in found_floors:
+        if part[3] == "exact-rule":
+            if decision == "allow":
+                parts[0] = (part[0], part[1], part[2], "pattern")
+        else:
+            parts.append(part)
     floors = [p[1] for p in parts[1:]]
     for use in uses:
         if use.decision != "allow":
@@ -227,7 +234,8 @@ def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: st
     if cmd.dynamic_name:
         out.append(("ask", "commands.dynamic", f"{what} runs a command whose name is computed at run time, "
                                                "so a person decides.", None))
-    elif inv.program in _OPTION_SENSITIVE and not out and any(_may_be_option(cmd, i) for i in inv.wild_option_at):
+    elif inv.program in _OPTION_SENSITIVE and inv.program not in NETWORK and not out and \
+            any(_may_be_option(cmd, i) for i in inv.wild_option_at):
         out.append(("ask", "commands.expansion", f"{what} has words only known at run time that could be options "
                                                  f"changing what `{inv.program}` does, so a person decides.", None))
     if cmd.too_deep:
@@ -237,8 +245,12 @@ def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: st
     if env:
         out.append(("ask", "commands.environment", f"{what}: {env}, so a person decides.", None))
     code = code_reason(inv, cmd, cmd.stdin_text is not None)
-    if code and (ruleset is None or ruleset.exact_allow(inv) is None):
+    exact = ruleset.exact_allow(inv) if code and ruleset is not None else None
+    if code and exact is None:
         out.append(("ask", "commands.interpreter", f"{what}: {code}, so a person decides.", "exact"))
+    elif exact is not None:
+        # the rule that names exactly this use is the one that allows it
+        out.append(("allow", ruleset.labels[exact], rule_reason(ruleset, exact[0], exact[1], what), "exact-rule"))
     shown = environment_reason(inv, cmd) if cmd.dynamic_at or cmd.heredoc_vars or cmd.words[0] in ENV_PRINTERS \
         else None
     if shown:
