@@ -80,8 +80,9 @@ def _floors(policy: CompiledPolicy, loc: Location, access: str, cls: str | None,
     if cls in (PROTECTED, OUTSIDE):
         floor = class_floor(policy, cls)
         floors.append(f"classes.{cls}")
-        if worse(floor, decision):
-            decision, rule = floor, f"classes.{cls}"
+        if worse(floor, decision) or rule == f"classes.{cls}":
+            if worse(floor, decision):
+                decision, rule = floor, f"classes.{cls}"
             if cls == PROTECTED and access == "link":
                 reason = f"The link points to {shown}, which is protected ({loc.protected})."
             elif cls == PROTECTED:

@@ -276,7 +276,8 @@ class Resolver:
         """
         best: Location | None = None
         follow = follow or word.endswith("/")
-        for candidate in self.expand(word, cwds, dynamic=dynamic):
+        # the latest directory a `cd` moved to comes first: it names the path on a tie
+        for candidate in reversed(self.expand(word, cwds, dynamic=dynamic)):
             for loc in self._candidates(word, candidate, glob, tree, follow):
                 if best is None or loc.severity(access) > best.severity(access):
                     best = loc

@@ -130,4 +130,6 @@ def make_sandbox(root: Path) -> Sandbox:
     (ws / "other-run").symlink_to(root / "var" / "workspaces" / "other")
     (ws / "source-link").symlink_to("src")
     (ws / "hooks-link").symlink_to(".git/hooks")
+    (root / "elsewhere").mkdir()
+    (ws / "elsewhere-link").symlink_to(root / "elsewhere")  # out of the workspace, to nothing protected
     return box
