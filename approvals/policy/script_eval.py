@@ -199,7 +199,7 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
         return Segment._make(cmd.text, written, cls, decision, rule, False, reason, walk.shown_cwd, (),
                              "pattern" if decision == "ask" else None, (), inv)
     found_floors = _floors(cmd, inv, ruleset, decision, uncertain, what, network_device)
-    parts = [(decision, rule, reason, "pattern")]
+    parts: list[tuple[str, str, str, str | None]] = [(decision, rule, reason, "pattern")]
     for part in found_floors:
         if part[3] == "exact-rule":
             if decision == "allow":
