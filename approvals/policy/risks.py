@@ -343,7 +343,7 @@ _CODE: dict[str, Check] = {
     "alias": _simple("`alias` defines a command name that runs something else"),
     "at": _simple("`at` schedules commands from its input"),
     "batch": _simple("`batch` schedules commands from its input"),
-    "crontab": _simple("`crontab` installs commands that run later", None),
+    "crontab": lambda inv, cmd: None if inv.options & {"-l"} else "`crontab` installs commands that run later",
     "enable": _simple("`enable -f` loads a builtin from a library", frozenset({"-f"})),
     "bind": _simple("`bind -x` binds a key to a command", frozenset({"-x"})),
     "complete": _simple("`complete -C` runs a command to complete", frozenset({"-C"})),
