@@ -354,6 +354,11 @@ _BY_NAME: dict[str, Callable] = {
 }
 
 
+# Programs the catalogue knows (a link to one of them is read as that program).
+KNOWN_PROGRAMS = frozenset(_CONSTANT) | frozenset(_BY_NAME) | frozenset(
+    {"mkfs", "python", "node", "perl", "ruby", "php", "git", "curl", "wget"})
+
+
 def classify_invocation(inv: Invocation) -> str | None:
     """The side-effect class of one command read by meaning."""
     name = inv.program

@@ -263,6 +263,9 @@ class Resolver:
             return "a home directory"
         return None
 
+    def real_path(self, path: str) -> str:
+        return _real(path)
+
     def inside(self, real: str) -> bool:
         return _under(real, self.real_workspace)
 

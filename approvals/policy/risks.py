@@ -156,7 +156,8 @@ def code_reason(inv: Invocation, cmd: SimpleCommand, looked_through: bool) -> st
     if cmd.wrapped_by in ("find", "xargs", "parallel") and (program in SHELLS or program in INTERPRETERS):
         return f"`{cmd.wrapped_by}` runs `{program}` with arguments only known at run time"
     if program in SHELLS:
-        if any(w.startswith("-") and not w.startswith("--") and "c" in w[1:] for w in cmd.words[1:]):
+        if any(w.startswith("-") and not w.startswith("--") and "c" in w[1:] for w in cmd.words[1:]
+               if not w.startswith("-o")):
             return None  # `bash -c 'script'`: the script is read as commands of its own
         script = [w for w in inv.positionals if w != "-"]
         if script:

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .classes import LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
+from .classes import KNOWN_PROGRAMS, LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
 from .decisions import fallback, rule_reason, worse
 from .operands import file_uses, may_name_files_git
-from .options import invocation
+from .options import invocation, program_name
 from .path_eval import decide_use
 from .paths import Resolver
 from .risks import (
@@ -44,8 +44,9 @@ from .risks import (
     risky_variable,
 )
 from .rules import SEVERITY, CompiledPolicy
-from .shell import Script, SimpleCommand, parse_script
+from .shell import Script, SimpleCommand, command_name, parse_script
 from .verdicts import PathUse, Segment, Verdict
+from .wrappers import looks_through
 
 _MAX_CWDS = 16
 _NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
@@ -159,6 +160,22 @@ def _may_be_option(cmd: SimpleCommand, index: int) -> bool:
     return word[:1] in ("*", "?", "[", "-") and set(word) <= _OPTION_LETTERS
 
 
+def _linked_program(walk: _Walk, cmd: SimpleCommand) -> str | None:
+    """The program a command path really runs when it is a link to another one."""
+    assert cmd.path is not None
+    own = program_name(cmd.words[0])[0]
+    if own in KNOWN_PROGRAMS or looks_through(own):
+        return None  # it names a program we know already (`/usr/lib/git-core/git-push` is `git push`)
+    for cwd in walk.cwds:
+        if cwd is None and not cmd.path.startswith("/"):
+            continue
+        real = walk.resolver.real_path(cmd.path if cmd.path.startswith("/") else f"{cwd}/{cmd.path}")
+        name = command_name(real).lower()
+        if name != cmd.words[0].lower() and (name in KNOWN_PROGRAMS or looks_through(name)):
+            return name
+    return None
+
+
 def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     policy = walk.policy
     written = cmd.words
@@ -168,6 +185,11 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
         inv = invocation(words, cmd.wild_at | {len(cmd.words)})
         cmd = cmd._replace(words=words, dynamic_at=cmd.dynamic_at | {len(cmd.words)})
     else:
+        inv = invocation(cmd.words, cmd.wild_at)
+    linked = _linked_program(walk, cmd) if cmd.path and not cmd.remote else None
+    if linked is not None:
+        # `./x -rf /` where x is a link to rm: read it as the program it runs
+        cmd = cmd._replace(words=(linked,) + cmd.words[1:])
         inv = invocation(cmd.words, cmd.wild_at)
     program = inv.program
     cls = classify_invocation(inv)
@@ -194,11 +216,15 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
         reason = rule_reason(ruleset, decision, index, what)  # type: ignore[arg-type]
     else:
         decision, rule, reason = fallback(policy, ruleset, cls, what)
-    if uncertain is None and not uses and not network_device and cmd.plain and not may_run_code(inv):
+    if uncertain is None and not uses and not network_device and cmd.plain and not may_run_code(inv) \
+            and linked is None:
         # the common case: nothing but the command's own rule or class decides it
         return Segment._make(cmd.text, written, cls, decision, rule, False, reason, walk.shown_cwd, (),
                              "pattern" if decision == "ask" else None, (), inv)
     found_floors = _floors(cmd, inv, ruleset, decision, uncertain, what, network_device)
+    if linked is not None and looks_through(linked):
+        found_floors.append(("ask", "commands.dynamic", f"{what} runs `{linked}` through a link, which is not read "
+                                                        "for the commands it runs, so a person decides.", None))
     parts: list[tuple[str, str, str, str | None]] = [(decision, rule, reason, "pattern")]
     for part in found_floors:
         if part[3] == "exact-rule":

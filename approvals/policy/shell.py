@@ -64,6 +64,7 @@ class SimpleCommand(NamedTuple):
     level: int = 0  # how many wrappers or nested scripts enclose it
     operands_unknown: bool = False  # more operands come at run time (xargs, parallel)
     heredoc_vars: tuple[str, ...] = ()  # variables a here-document on its input expands
+    path: str | None = None  # the command word as written when it is a path (`./x`, `/usr/bin/rm`)
 
     @property
     def plain(self) -> bool:
@@ -257,6 +258,7 @@ _LEAVES = frozenset({"word", "raw_string", "number", "ansi_c_string", "comment",
 
 
 class _Words(NamedTuple):
+    path: str | None
     heredoc_vars: tuple[str, ...]
     words: list[str]
     dynamic_name: bool
@@ -270,6 +272,7 @@ class _Words(NamedTuple):
 
 def _command_words(node) -> _Words:
     words: list[str] = []
+    path: str | None = None
     dynamic = False
     dynamic_at: set[int] = set()
     glob_at: set[int] = set()
@@ -284,7 +287,8 @@ def _command_words(node) -> _Words:
             if is_dynamic or is_glob:
                 dynamic = True
             elif "/" in name:
-                name = name.rstrip("/").rsplit("/", 1)[-1] or name
+                path = name
+                name = command_name(name)
             words.append(name)
         elif ctype == "variable_assignment":
             assigns.append(_text(child).split("=", 1)[0].rstrip("+"))
@@ -300,8 +304,15 @@ def _command_words(node) -> _Words:
                 glob_at.add(len(words))
             words.append(unquote(child))
     redirects, stdin, stdin_text = _redirects_of(redirect_nodes)
-    return _Words(heredoc_variables(redirect_nodes) if stdin == "heredoc" else (), words, dynamic,
+    return _Words(path, heredoc_variables(redirect_nodes) if stdin == "heredoc" else (), words, dynamic,
                   frozenset(dynamic_at), frozenset(glob_at), tuple(assigns), redirects, stdin, stdin_text)
+
+
+def command_name(path: str) -> str:
+    """The name a command path runs: its last component (`/proc/self/exe` is the shell)."""
+    if path.startswith("/proc/") and path.rstrip("/").endswith("/exe"):
+        return "sh"
+    return path.rstrip("/").rsplit("/", 1)[-1] or path
 
 
 def _declaration_words(node) -> list[str]:
@@ -333,7 +344,7 @@ def _plain_words(text: str) -> tuple[list[str], tuple[str, ...]] | None:
             found.append(words.pop(0).split("=", 1)[0].rstrip("+"))
         assigns = tuple(found)
     if words and "/" in words[0]:
-        words[0] = words[0].rstrip("/").rsplit("/", 1)[-1] or words[0]
+        return None  # a command path: read from the tree, which keeps the path
     return words, assigns
 
 
@@ -408,7 +419,7 @@ def _parse(script: str, level: int) -> Script:
                 if not words:
                     continue
                 cmd = _new_command((text, tuple(words), False, False, None, (), _NONE, _NONE, assigns, ctx.stdin,
-                                    ctx.stdin_text, False, False, level, False, ctx.heredoc_vars))
+                                    ctx.stdin_text, False, False, level, False, ctx.heredoc_vars, None))
             else:
                 got = _command_words(node)
                 if not got.words:
@@ -420,7 +431,7 @@ def _parse(script: str, level: int) -> Script:
                     text, tuple(got.words), any(r.writes for r in redirects), got.dynamic_name,
                     redirects=redirects, dynamic_at=got.dynamic_at, glob_at=got.glob_at, assigns=got.assigns,
                     stdin=got.stdin or ctx.stdin, stdin_text=got.stdin_text if got.stdin else ctx.stdin_text,
-                    level=level, heredoc_vars=ctx.heredoc_vars + got.heredoc_vars,
+                    level=level, heredoc_vars=ctx.heredoc_vars + got.heredoc_vars, path=got.path,
                 )
             if looks_through(cmd.words[0]) and not cmd.dynamic_name:
                 if level >= MAX_NESTED_SCRIPTS:

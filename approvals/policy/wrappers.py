@@ -19,11 +19,12 @@ own, so a rule about the inner command holds whatever wraps it:
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from typing import NamedTuple
 
 from .options import program_name
-from .shell import MAX_NESTED_SCRIPTS, SimpleCommand, _parse
+from .shell import MAX_NESTED_SCRIPTS, SimpleCommand, _parse, command_name
 
 MAX_INNER_SCRIPT_CHARS = 32 * 1024
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "fish", "mksh", "yash", "tcsh", "csh", "rbash"})
@@ -115,23 +116,33 @@ def _sudo(words) -> list[_Inner]:
         break
     rest = tuple(words[i:])
     if shell:
-        return [_Inner(script=" ".join(rest))] if rest else []
+        # sudo -s/-i runs the shell with `-c` and each word quoted
+        return [_Inner(script=shlex.join(rest))] if rest else []
     return [_Inner(rest, start=i)] if rest else []
 
 
 def _shell(words, cmd: SimpleCommand) -> list[_Inner]:
+    """`-c` is a flag: the script is the first operand after every option (`bash -c -- 'x'`,
+    `bash -c -e 'x'`, `bash -xc 'x'`); without it, the first operand is a script file and no
+    operand means commands from the input."""
     i = 1
+    command_flag = False
     while i < len(words):
         word = words[i]
+        if word == "--" or word == "-":
+            i += 1
+            break
         if word in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
             i += 2
             continue
         if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
-            return [_Inner(script=words[i + 1] if i + 1 < len(words) else "")]
+            command_flag = True
         if word.startswith(("-", "+")) and len(word) > 1:
             i += 1
             continue
         break
+    if command_flag:
+        return [_Inner(script=words[i] if i < len(words) else "")]
     if i >= len(words) or words[i] == "-":
         if cmd.stdin_text is not None:
             return [_Inner(script=cmd.stdin_text)]  # `bash <<'EOF' ... EOF`: the text is the script
@@ -523,8 +534,9 @@ def _append_inner(cmd: SimpleCommand, inner: _Inner, wrapper: str, out: list[Sim
     if inner.placeholder:
         dynamic = dynamic | frozenset(k for k, w in enumerate(words) if inner.placeholder in w)
         dynamic_name = dynamic_name or inner.placeholder in first
+    path = None
     if "/" in first and not dynamic_name:
-        first = first.rstrip("/").rsplit("/", 1)[-1] or first
+        path, first = first, command_name(first)
     words = (first,) + tuple(words[1:])
     assigns = cmd.assigns
     if wrapper in ("env", "sudo", "doas") and shift > 0:
@@ -533,7 +545,7 @@ def _append_inner(cmd: SimpleCommand, inner: _Inner, wrapper: str, out: list[Sim
         assigns = assigns + extra
     sub = SimpleCommand(" ".join(words), words, False, dynamic_name, wrapper, (), dynamic, globs, assigns,
                         cmd.stdin, cmd.stdin_text, False, cmd.remote or inner.remote, level + 1,
-                        cmd.operands_unknown or inner.operands_unknown)
+                        cmd.operands_unknown or inner.operands_unknown, (), path)
     if looks_through(first) and not dynamic_name:
         if level + 1 >= MAX_NESTED_SCRIPTS:
             out.append(sub._replace(too_deep=True))

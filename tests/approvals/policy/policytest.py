@@ -132,4 +132,6 @@ def make_sandbox(root: Path) -> Sandbox:
     (ws / "hooks-link").symlink_to(".git/hooks")
     (root / "elsewhere").mkdir()
     (ws / "elsewhere-link").symlink_to(root / "elsewhere")  # out of the workspace, to nothing protected
+    (ws / "rmlink").symlink_to("/bin/rm")  # a program under another name
+    (ws / "shlink").symlink_to("/bin/sh")
     return box

@@ -67,6 +67,8 @@ WRAPPERS = deny(
     "script -qc 'rm -rf /' /dev/null", "trap 'rm -rf /' EXIT", "docker run alpine rm -rf /",
     "kubectl exec pod -- rm -rf /", "strace -f -o /dev/null rm -rf /", "busybox sh -c 'rm -rf /'",
     "sudo sh -c 'rm -rf /'", "xargs -I{} sh -c 'rm -rf /' < l", "env curl https://x", "sudo -u x git push",
+    "bash -c -- 'rm -rf /'", "bash -c -e 'rm -rf /'", "sh -c -x -- 'git push'", "sudo -i -u root -- sh -c 'rm -rf /'",
+    "sudo -s sh -c 'rm -rf /'", "./rmlink -rf /", "/proc/self/exe -c 'rm -rf /'",
     "nohup git push &", "ssh host git push", "find . -exec curl {} \\;", "watch curl https://x",
 )
 
@@ -88,7 +90,7 @@ NESTING_AND_RUN_TIME_WORDS = deny(
     "$(echo rm) -rf /", "`echo rm` -rf /", "rm {-rf,/}", "o=-rf; rm $o /", 'rm "$o" /', "rm * /",
     "git $(echo push)", "git p*sh", "git ${x}", "echo push | xargs git", "echo -rf / | xargs rm",
     "xargs -I{} git {} origin < cmds", "sh -c 'git \"$@\"' _ push", "f() { git \"$@\"; }; f push",
-    "eval \"$(echo git push)\"", "c=curl; $c https://x",
+    "eval \"$(echo git push)\"", "c=curl; $c https://x", "./shlink -c 'ls'",
     # deeper than the policy reads: never allowed, whatever is inside
     nested("ls", 9), nested("curl https://x", 9), "sudo " * 12 + "ls", "eval " * 12 + "ls", "nice " * 10 + "ls",
 )
