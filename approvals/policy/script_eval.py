@@ -152,11 +152,13 @@ _OPTION_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXY
 
 
 def _may_be_option(cmd: SimpleCommand, index: int) -> bool:
-    """Whether a run-time word could turn into options: an expansion, or a glob that could
-    match a file named like an option cluster (`*`, `-[r]f`, not `*.py` or `src/*`)."""
-    if index in cmd.dynamic_at:
-        return True
+    """Whether a run-time word could turn into options: an unquoted expansion (split into
+    words), a quoted one that starts the word (`"$f"` may be `-rf`; `--author="$(id)"` stays
+    that option), or a glob that could match a file named like an option cluster (`*`,
+    `-[r]f`, not `*.py` or `src/*`)."""
     word = cmd.words[index]
+    if index in cmd.dynamic_at:
+        return index in cmd.split_at or word[:1] in ("$", "`")
     return word[:1] in ("*", "?", "[", "-") and set(word) <= _OPTION_LETTERS
 
 
@@ -183,7 +185,8 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
         # xargs/parallel append operands at run time: one more word we cannot see
         words = cmd.words + ("$ARGS",)
         inv = invocation(words, cmd.wild_at | {len(cmd.words)})
-        cmd = cmd._replace(words=words, dynamic_at=cmd.dynamic_at | {len(cmd.words)})
+        cmd = cmd._replace(words=words, dynamic_at=cmd.dynamic_at | {len(cmd.words)},
+                           split_at=cmd.split_at | {len(cmd.words)})
     else:
         inv = invocation(cmd.words, cmd.wild_at)
     linked = _linked_program(walk, cmd) if cmd.path and not cmd.remote else None

@@ -65,6 +65,7 @@ class SimpleCommand(NamedTuple):
     operands_unknown: bool = False  # more operands come at run time (xargs, parallel)
     heredoc_vars: tuple[str, ...] = ()  # variables a here-document on its input expands
     path: str | None = None  # the command word as written when it is a path (`./x`, `/usr/bin/rm`)
+    split_at: frozenset[int] = frozenset()  # words with an unquoted expansion (bash splits its value)
 
     @property
     def plain(self) -> bool:
@@ -172,6 +173,15 @@ def word_status(node) -> tuple[bool, bool]:
     return dynamic, glob
 
 
+def splits(node) -> bool:
+    """Whether an argument holds an unquoted expansion, whose value bash splits into words
+    (`$x`, `a$(b)`): it could become several options. A quoted one (`"$x"`,
+    `--author="$(id)"`) stays one word."""
+    if node.type in _EXPANSIONS:
+        return True
+    return node.type == "concatenation" and any(c.type in _EXPANSIONS for c in node.children)
+
+
 def _redirect(node) -> Redirect | None:
     """The Redirect of a file_redirect node (None for a bare descriptor move)."""
     op = None
@@ -258,6 +268,7 @@ _LEAVES = frozenset({"word", "raw_string", "number", "ansi_c_string", "comment",
 
 
 class _Words(NamedTuple):
+    split_at: frozenset[int]
     path: str | None
     heredoc_vars: tuple[str, ...]
     words: list[str]
@@ -275,6 +286,7 @@ def _command_words(node) -> _Words:
     path: str | None = None
     dynamic = False
     dynamic_at: set[int] = set()
+    split_at: set[int] = set()
     glob_at: set[int] = set()
     assigns: list[str] = []
     redirect_nodes = []
@@ -300,11 +312,13 @@ def _command_words(node) -> _Words:
             is_dynamic, is_glob = word_status(child)
             if is_dynamic:
                 dynamic_at.add(len(words))
+                if splits(child):
+                    split_at.add(len(words))
             if is_glob:
                 glob_at.add(len(words))
             words.append(unquote(child))
     redirects, stdin, stdin_text = _redirects_of(redirect_nodes)
-    return _Words(path, heredoc_variables(redirect_nodes) if stdin == "heredoc" else (), words, dynamic,
+    return _Words(frozenset(split_at), path, heredoc_variables(redirect_nodes) if stdin == "heredoc" else (), words, dynamic,
                   frozenset(dynamic_at), frozenset(glob_at), tuple(assigns), redirects, stdin, stdin_text)
 
 
@@ -419,7 +433,7 @@ def _parse(script: str, level: int) -> Script:
                 if not words:
                     continue
                 cmd = _new_command((text, tuple(words), False, False, None, (), _NONE, _NONE, assigns, ctx.stdin,
-                                    ctx.stdin_text, False, False, level, False, ctx.heredoc_vars, None))
+                                    ctx.stdin_text, False, False, level, False, ctx.heredoc_vars, None, _NONE))
             else:
                 got = _command_words(node)
                 if not got.words:
@@ -432,6 +446,7 @@ def _parse(script: str, level: int) -> Script:
                     redirects=redirects, dynamic_at=got.dynamic_at, glob_at=got.glob_at, assigns=got.assigns,
                     stdin=got.stdin or ctx.stdin, stdin_text=got.stdin_text if got.stdin else ctx.stdin_text,
                     level=level, heredoc_vars=ctx.heredoc_vars + got.heredoc_vars, path=got.path,
+                    split_at=got.split_at,
                 )
             if looks_through(cmd.words[0]) and not cmd.dynamic_name:
                 if level >= MAX_NESTED_SCRIPTS:

@@ -525,14 +525,17 @@ def _append_inner(cmd: SimpleCommand, inner: _Inner, wrapper: str, out: list[Sim
     shift = inner.start
     if shift >= 0:
         dynamic = frozenset(i - shift for i in cmd.dynamic_at if i >= shift)
+        split = frozenset(i - shift for i in cmd.split_at if i >= shift)
         globs = frozenset(i - shift for i in cmd.glob_at if i >= shift)
         dynamic_name = cmd.dynamic_name or shift in cmd.dynamic_at or shift in cmd.glob_at
     else:
         dynamic = frozenset(i for i, w in enumerate(words) if "$" in w or "`" in w)
+        split = dynamic
         globs = frozenset()
         dynamic_name = cmd.dynamic_name or 0 in dynamic
     if inner.placeholder:
         dynamic = dynamic | frozenset(k for k, w in enumerate(words) if inner.placeholder in w)
+        split = split | frozenset(k for k, w in enumerate(words) if inner.placeholder in w)
         dynamic_name = dynamic_name or inner.placeholder in first
     path = None
     if "/" in first and not dynamic_name:
@@ -545,7 +548,7 @@ def _append_inner(cmd: SimpleCommand, inner: _Inner, wrapper: str, out: list[Sim
         assigns = assigns + extra
     sub = SimpleCommand(" ".join(words), words, False, dynamic_name, wrapper, (), dynamic, globs, assigns,
                         cmd.stdin, cmd.stdin_text, False, cmd.remote or inner.remote, level + 1,
-                        cmd.operands_unknown or inner.operands_unknown, (), path)
+                        cmd.operands_unknown or inner.operands_unknown, (), path, split)
     if looks_through(first) and not dynamic_name:
         if level + 1 >= MAX_NESTED_SCRIPTS:
             out.append(sub._replace(too_deep=True))
