@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 WILD = "\x01"  # a positional whose run-time value is unknown ($x, a glob that may match `-rf`)
 
@@ -380,15 +381,23 @@ _ALIASES = {"egrep": "grep", "fgrep": "grep", "rgrep": "grep", "ggrep": "grep", 
 _ALIAS_OPTIONS = {"egrep": "-E", "fgrep": "-F", "rgrep": "-r"}
 
 
+_STEMS = ("python", "pip", "perl", "ruby", "php", "lua", "node")
+
+
 def program_name(word: str) -> tuple[str, tuple[str, ...]]:
     """(catalogue name, extra leading words) of a command word: `python3.11` -> python,
     `git-push` -> git push, `RM` -> rm (a case-insensitive file system runs it as rm)."""
+    alias = _ALIASES.get(word)
+    if alias is not None:
+        return alias, ()
+    if word.isalpha() and word.islower():
+        return word, ()  # the common case: a plain lower-case name
     name = word.lower()
     if name.endswith(".exe"):
         name = name[:-4]
     if name in _ALIASES:
         return _ALIASES[name], ()
-    for stem in ("python", "pip", "perl", "ruby", "php", "lua", "node"):
+    for stem in _STEMS:
         if name.startswith(stem) and name[len(stem):].replace(".", "").isdigit():
             return stem, ()
     if name.startswith("git-") and name[4:] in _GIT_SUBS:
@@ -402,8 +411,7 @@ def spec_of(program: str) -> Spec:
     return _CATALOGUE.get(program, UNKNOWN)
 
 
-@dataclass(frozen=True, slots=True)
-class Invocation:
+class Invocation(NamedTuple):
     """One simple command read by meaning."""
 
     program: str
@@ -418,7 +426,7 @@ class Invocation:
     option_words: tuple[str, ...] = ()  # the option words as written (for `*` patterns and display)
     end_of_options: bool = False  # a `--` ended the options
     positional_at: tuple[int, ...] = ()  # index in the command's words of each positional
-    value_at: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # index of the word holding each value
+    value_at: Mapping[str, tuple[int, ...]] = {}  # index of the word holding each value
 
     def value(self, option: str) -> str | None:
         got = self.values.get(option)
@@ -429,13 +437,7 @@ class Invocation:
         return self.positionals[self.operands_from:]
 
 
-def _add(options: set[str], values: dict[str, list[str]], canon: str, value: str | None,
-         value_at: dict[str, list[int]] | None = None, at: int = -1) -> None:
-    options.add(canon)
-    if value is not None:
-        values.setdefault(canon, []).append(value)
-        if value_at is not None:
-            value_at.setdefault(canon, []).append(at)
+_NO_INTS: frozenset[int] = frozenset()
 
 
 def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = False) -> Invocation:
@@ -444,17 +446,24 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
     `wild_at` are indices of words whose value is only known at run time; `pattern` reads a
     rule pattern (where `*` is a wildcard word, never an option value's end of options).
     """
-    program, lead = program_name(words[0])
-    rest = list(lead) + list(words[1:])
-    offset = 1 - len(lead)  # index in `words` of rest[k] is k + offset
-    spec = spec_of(program)
+    first = words[0]
+    program, lead = program_name(first)
+    if lead:
+        rest = list(lead) + list(words[1:])
+        offset = 1 - len(lead)  # index in `words` of rest[k] is k + offset
+        k = 0
+    else:
+        rest = list(words)
+        offset = 0
+        k = 1
+    spec = _CATALOGUE.get(program, UNKNOWN)
     options: set[str] = set()
     values: dict[str, list[str]] = {}
-    if words[0].lower() in _ALIAS_OPTIONS:
-        options.add(_ALIAS_OPTIONS[words[0].lower()])
+    value_at: dict[str, list[int]] = {}
+    if first in _ALIAS_OPTIONS or first.lower() in _ALIAS_OPTIONS:
+        options.add(_ALIAS_OPTIONS[first.lower()])
     positionals: list[str] = []
     positional_at: list[int] = []
-    value_at: dict[str, list[int]] = {}
     option_words: list[str] = []
     wild = False
     wild_option_at: set[int] = set()
@@ -464,51 +473,53 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
     ended = False
     end_seen = False
     # tar's first word may be a dashless cluster (`tar xzf a.tgz`)
-    if program == "tar" and rest and rest[0][:1].isalpha() and rest[0].isalpha():
-        rest[0] = "-" + rest[0]
-    k = 0
+    if program == "tar" and len(rest) > k and rest[k].isalpha():
+        rest[k] = "-" + rest[k]
     n = len(rest)
     while k < n:
         word = rest[k]
         index = k + offset
-        is_wild = index in wild_at
+        is_wild = bool(wild_at) and index in wild_at
         if is_wild:
             wild = True
             if not ended:
                 wild_option_at.add(index)
-        if ended or word == "-" or not word.startswith("-") or (pattern and word == "*"):
-            positionals.append(WILD if is_wild and not pattern else word)
+        if ended or word[:1] != "-" or word == "-" or (pattern and word == "*"):
             positional_at.append(index)
             if level.stop_at_operand:
                 ended = True
             if level.subcommands is not None and subcommand is None and not is_wild:
-                name = level.sub_aliases.get(word, word)
-                subcommand = name
-                positionals[-1] = name
+                subcommand = level.sub_aliases.get(word, word)
+                positionals.append(subcommand)
                 operands_from = len(positionals)
-                level = level.subcommands.get(name) or level.default_sub or UNKNOWN
+                level = level.subcommands.get(subcommand) or level.default_sub or UNKNOWN
+            else:
+                positionals.append(WILD if is_wild and not pattern else word)
             k += 1
             continue
         if word == "--":
-            ended = True
-            end_seen = True
+            ended = end_seen = True
             k += 1
             continue
         option_words.append(word)
-        if word.startswith("--") or level.single_dash:
+        if word[1] == "-" or level.single_dash:
             name, eq, attached_value = word.lstrip("-").partition("=")
-            if level.single_dash:
-                canons: tuple[str, ...] = ("-" + name,)
-            else:
-                canons = level.long(name)
+            canons: tuple[str, ...] = ("-" + name,) if level.single_dash else level.long(name)
             value: str | None = attached_value if eq else None
             at = index
-            if value is None and k + 1 < n and any(c in level.values and c not in level.attached for c in canons):
-                value = rest[k + 1]
-                k += 1
-                at = index + 1
+            if value is None and k + 1 < n:
+                takes = level.values
+                for c in canons:
+                    if c in takes and c not in level.attached:
+                        value = rest[k + 1]
+                        k += 1
+                        at = index + 1
+                        break
             for canon in canons:
-                _add(options, values, canon, value, value_at, at)
+                options.add(canon)
+                if value is not None:
+                    values.setdefault(canon, []).append(value)
+                    value_at.setdefault(canon, []).append(at)
             k += 1
             continue
         if not level.known:
@@ -518,40 +529,38 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
             k += 1
             continue
         # a short-option cluster: -rf, -sXPOST, -Cdir, -n5
+        shorts = level.shorts
+        takes = level.values
         j = 1
-        while j < len(word):
+        length = len(word)
+        while j < length:
             letter = word[j]
-            canon = level.shorts.get(letter, "-" + letter)
-            tail = word[j + 1:]
-            if canon in level.values and canon not in level.attached:
+            canon = shorts.get(letter) or "-" + letter
+            options.add(canon)
+            if canon in takes and canon not in level.attached:
+                tail = word[j + 1:]
                 if tail:
-                    _add(options, values, canon, tail, value_at, index)
+                    values.setdefault(canon, []).append(tail)
+                    value_at.setdefault(canon, []).append(index)
                 elif k + 1 < n:
-                    _add(options, values, canon, rest[k + 1], value_at, index + 1)
+                    values.setdefault(canon, []).append(rest[k + 1])
+                    value_at.setdefault(canon, []).append(index + 1)
                     k += 1
-                else:
-                    _add(options, values, canon, None)
                 break
             if canon in level.attached:
-                _add(options, values, canon, tail or None, value_at, index)
+                tail = word[j + 1:]
+                if tail:
+                    values.setdefault(canon, []).append(tail)
+                    value_at.setdefault(canon, []).append(index)
                 break
-            _add(options, values, canon, None)
             j += 1
         k += 1
     return Invocation(
-        program=program,
-        positionals=tuple(positionals),
-        options=frozenset(options),
-        values={key: tuple(v) for key, v in values.items()},
-        wild=wild,
-        wild_option_at=frozenset(wild_option_at),
-        subcommand=subcommand,
-        has_subcommands=spec.subcommands is not None,
-        operands_from=operands_from,
-        option_words=tuple(option_words),
-        end_of_options=end_seen,
-        positional_at=tuple(positional_at),
-        value_at={key: tuple(v) for key, v in value_at.items()},
+        program, tuple(positionals), frozenset(options),
+        {key: tuple(v) for key, v in values.items()} if values else {},
+        wild, frozenset(wild_option_at) if wild_option_at else _NO_INTS, subcommand, spec.subcommands is not None,
+        operands_from, tuple(option_words), end_seen, tuple(positional_at),
+        {key: tuple(v) for key, v in value_at.items()} if value_at else {},
     )
 
 

@@ -55,6 +55,8 @@ _NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
 class _Walk:
     """The state of one script's evaluation: where it may be, the resolver (made lazily)."""
 
+    __slots__ = ("policy", "cwds", "shown_cwd", "_make_resolver", "_resolver")
+
     def __init__(self, policy: CompiledPolicy, cwd: str, resolver: Callable[[], Resolver]) -> None:
         self.policy = policy
         self.cwds: list[str | None] = [cwd]

@@ -406,11 +406,12 @@ _WRAPPERS: list = []  # (inner_commands, looks_through), imported on first use (
 
 def _parse(script: str, level: int) -> Script:
     if not _WRAPPERS:
+        from .wrappers import LOOK_THROUGH as _names
         from .wrappers import inner_commands as _inner
         from .wrappers import looks_through as _looks
 
-        _WRAPPERS.extend((_inner, _looks))
-    inner_commands, looks_through = _WRAPPERS
+        _WRAPPERS.extend((_inner, _looks, _names))
+    inner_commands, looks_through, look_through_names = _WRAPPERS
     tree = _parser().parse(script.encode("utf-8"))
     root = tree.root_node
     parsed = not root.has_error
@@ -448,7 +449,9 @@ def _parse(script: str, level: int) -> Script:
                     level=level, heredoc_vars=ctx.heredoc_vars + got.heredoc_vars, path=got.path,
                     split_at=got.split_at,
                 )
-            if looks_through(cmd.words[0]) and not cmd.dynamic_name:
+            name = cmd.words[0]
+            if (name in look_through_names or not name.isalpha() or not name.islower()) and looks_through(name) \
+                    and not cmd.dynamic_name:
                 if level >= MAX_NESTED_SCRIPTS:
                     out.append(cmd._replace(too_deep=True))
                 else:
