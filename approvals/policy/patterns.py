@@ -167,12 +167,6 @@ def _spellings(program: str, spec, word: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def command_regex(pattern: str) -> str:
-    """Validate a command pattern (kept for callers that only check one); its source."""
-    compile_command(pattern)
-    return pattern
-
-
 # (the first rule, in most-restrictive order, that certainly matches; an earlier deny/ask
 # rule a run-time word could complete), as positions in the matcher
 CommandHit = tuple[int | None, int | None]
@@ -277,7 +271,3 @@ class PathMatcher:
                 if regex.match(cand):
                     return i
         return None
-
-
-def glob_matches(pattern: str, relative: str) -> bool:
-    return glob_regex(pattern).match(relative) is not None

@@ -38,7 +38,6 @@ INTERPRETERS: dict[str, tuple[str, ...]] = {
 _STDIN_INTERPRETERS = frozenset({"python", "node", "perl", "ruby", "php", "lua", "luajit", "tclsh", "wish",
                                  "irb", "jshell", "expect", "osascript", "powershell", "rscript", "r", "julia",
                                  "bun", "deno", "elixir", "groovy", "scala"})
-_SHELL_OPENERS = frozenset({"su", "runuser", "chroot", "script", "doas"})
 
 # git settings that name a program to run (lower-cased; `*` any part)
 _GIT_EXEC_KEYS = re.compile(
