@@ -29,6 +29,7 @@ from functools import lru_cache
 
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
+from .classes import SEVERITY, classify_invocation
 from .options import WILD, Invocation, read_words, spec_of
 
 SEP = "\x00"  # words never contain NUL, so it separates them unambiguously
@@ -69,11 +70,20 @@ class CommandPattern:
     strict: re.Pattern[str]  # allow: operands word by word from the first
     loose: re.Pattern[str]  # deny / ask: operands in order, others between
     loose_wild: re.Pattern[str]  # as loose, a run-time word standing for any word
+    # An allow pattern's own side-effect class (its severity): the command it allows may add
+    # options, but none that make it more severe (`git push origin x` does not allow
+    # `git push --force origin x`). None: the pattern names no class (`python`, `git *`).
+    ceiling: int | None = None
 
-    def matches(self, inv: Invocation, *, allow: bool) -> bool:
-        """Whether the pattern certainly matches (allow: narrowly; deny/ask: widely)."""
+    def matches(self, inv: Invocation, *, allow: bool, cls: str | None | bool = False) -> bool:
+        """Whether the pattern certainly matches (allow: narrowly; deny/ask: widely).
+        `cls`: the command's side-effect class when the caller has it."""
         if self.program != "*" and self.program != inv.program:
             return False
+        if allow and self.ceiling is not None:
+            own = classify_invocation(inv) if cls is False else cls
+            if own is not None and SEVERITY[own] > self.ceiling:  # type: ignore[index]
+                return False
         if self.requirements:
             have = inv.options
             for alternatives in self.requirements:
@@ -144,6 +154,9 @@ def compile_command(pattern: str) -> CommandPattern:
                   for ch in ([""] if w.startswith("--") else w[1:])]
         requirements = tuple(_spellings(inv.program, spec, piece) for piece in pieces)
     values = tuple(sorted((opt, _value_regex(v)) for opt, vals in inv.values.items() for v in vals))
+    # a bare program (`curl`, `sudo`) allows all it does; a pattern that names more only what it shows
+    names_more = len(words) > 1 and words[0] != "*"
+    own_class = classify_invocation(inv) if names_more else None
     return CommandPattern(
         source=pattern,
         program=program,
@@ -156,6 +169,7 @@ def compile_command(pattern: str) -> CommandPattern:
         strict=re.compile(strict + f"(?={SEP}|\\Z)", re.DOTALL),
         loose=re.compile("".join(loose_parts) + f"(?={SEP}|\\Z)", re.DOTALL),
         loose_wild=re.compile("".join(wild_parts) + f"(?={SEP}|\\Z)", re.DOTALL),
+        ceiling=None if own_class is None else SEVERITY[own_class],
     )
 
 
@@ -205,12 +219,12 @@ class CommandMatcher:
             return sorted(found + self._any)
         return found
 
-    def first(self, inv: Invocation) -> CommandHit:
+    def first(self, inv: Invocation, cls: str | None | bool = False) -> CommandHit:
         uncertain = None
         for pos in self._candidates(inv):
             pat = self._patterns[pos]
             allow = self._allow[pos]
-            if pat.matches(inv, allow=allow):
+            if pat.matches(inv, allow=allow, cls=cls):
                 return pos, uncertain
             if uncertain is None and not allow and inv.wild and pat.may_match(inv):
                 uncertain = pos

@@ -46,10 +46,12 @@ class RuleSet:
     order: tuple[tuple[str, int], ...] = ()
     labels: Mapping[tuple[str, int], str] = field(default_factory=dict)  # (decision, index) -> "commands.deny[0]"
 
-    def match_command(self, inv: Invocation) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
+    def match_command(self, inv: Invocation, cls: str | None | bool = False
+                      ) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
         """((decision, index) of the most restrictive certain match, (decision, index) of a
-        more restrictive rule a run-time word could complete) for one command."""
-        position, maybe = self.combined.first(inv)
+        more restrictive rule a run-time word could complete) for one command (`cls`: its
+        side-effect class, when known)."""
+        position, maybe = self.combined.first(inv, cls)
         order = self.order
         return (None if position is None else order[position]), (None if maybe is None else order[maybe])
 

@@ -197,7 +197,7 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
         cmd = cmd._replace(words=(linked,) + cmd.words[1:])
         inv = invocation(cmd.words, cmd.wild_at)
     program = inv.program
-    cls = classify_invocation(inv)
+    cls = own_cls = classify_invocation(inv)
     uses: tuple[PathUse, ...] = ()
     path_floors: list[str] = []
     network_device = False
@@ -214,7 +214,7 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     ruleset = policy.commands
     certain = uncertain = None
     if ruleset is not None:
-        certain, uncertain = ruleset.match_command(inv)
+        certain, uncertain = ruleset.match_command(inv, own_cls)
     if certain is not None:
         decision, index = certain
         rule = ruleset.labels[certain]  # type: ignore[union-attr]

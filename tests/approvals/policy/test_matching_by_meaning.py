@@ -41,7 +41,9 @@ def test_a_command_is_read_into_program_positionals_options_and_values(words, pr
     ("rm -rf", "rm -r x", False, False),
     ("rm -rf /", "rm -rf /tmp/x /", False, True),  # deny: its operands in order, others between
     ("rm -rf /", "rm -rf /tmp/x /", True, False),  # allow: word by word from the first operand
-    ("git push origin", "git push -f origin main", True, True),
+    ("git push origin", "git push -f origin main", False, True),
+    ("git push origin", "git push -u origin main", True, True),
+    ("git push origin", "git push -f origin main", True, False),  # an allow never widens to --force
     ("git push origin", "git push upstream origin", False, True),
     ("git push origin", "git push upstream origin", True, False),
     ("git push", "git log push", False, False),  # the subcommand comes first
@@ -105,4 +107,24 @@ def test_allow_rules_are_narrow_so_a_longer_command_is_not_allowed_by_accident()
         ("bash", bash("git -c core.pager=x log"), "ask", "commands.interpreter"),
         ("bash", bash("npm run test -- --watch"), "allow", "commands.allow[1]"),
         ("bash", bash("npm run lint test"), "ask", "commands.default"),
+    ])
+
+
+def test_an_allow_rule_or_grant_never_widens_to_a_more_severe_spelling_of_its_command():
+    policy = {"commands": {"allow": ["git push origin feature", "rm build/x", "curl https://api", "sed -n", "curl"],
+                           "default": "ask"}, **{"classes": {"read-only": "allow", "local-mutation": "allow",
+                                                             "remote-mutation": "ask", "destructive": "deny"}}}
+    assert_cases(policy, [
+        ("bash", bash("git push -u origin feature"), "allow", "commands.allow[0]"),
+        ("bash", bash("git push --force origin feature"), "ask", "commands.default"),  # destructive: not shown
+        ("bash", bash("git push origin +feature"), "ask", "commands.default"),
+        ("bash", bash("rm -v build/x"), "allow", "commands.allow[1]"),
+        ("bash", bash("rm -rf build/x"), "ask", "commands.default"),
+        ("bash", bash("sed -n -i s/a/b/ f"), "ask", "commands.default"),
+        ("bash", bash("curl -X POST https://api"), "allow", "commands.allow[4]"),  # the bare `curl` allows all curl
+    ])
+    grant = [{"tool": "bash", "match": "git push origin feature"}]
+    assert_cases({"default": "ask"}, [
+        ("bash", bash("git push origin feature"), "allow", "grant", {"grants": grant}),
+        ("bash", bash("git push -f origin feature"), "ask", "default", {"grants": grant}),
     ])
