@@ -16,6 +16,7 @@ from __future__ import annotations
 import posixpath
 from typing import NamedTuple
 
+from .classes import READ_ONLY, classify_invocation
 from .options import WILD, Invocation
 
 
@@ -163,10 +164,21 @@ def may_name_files_git(inv: Invocation) -> bool:
     return bool(inv.values) or inv.subcommand in ("config", "clone", "init", "worktree") or "--no-index" in inv.options
 
 
+_GIT_WHERE = ("-C", "--git-dir", "--work-tree")
+
+
 def _git(inv: Invocation, words) -> list[FileUse]:
     sub = inv.subcommand
     if not may_name_files_git(inv):
         return []
+    out: list[FileUse] = []
+    if any(o in inv.values for o in _GIT_WHERE) and classify_invocation(inv) not in (READ_ONLY, None):
+        # `git -C /elsewhere commit` changes that repository, not the workspace's
+        out = _value_uses(inv, _GIT_WHERE, "write", tree=True)
+    return out + _git_files(inv, words, sub)
+
+
+def _git_files(inv: Invocation, words, sub: str | None) -> list[FileUse]:
     if sub == "diff" and "--no-index" in inv.options:
         return [FileUse("read", w, at) for w, at in _operands(inv, words)]
     if sub == "config":
@@ -289,6 +301,8 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
         return [FileUse("write", w, at) for w, at in ops[:1]] + [FileUse("read", w, at, recursive) for w, at in ops[1:]]
     if program == "git":
         return _git(inv, words)
+    if program == "npm" and inv.subcommand in ("install", "ci", "uninstall", "update", "link", "prune", "dedupe"):
+        return _value_uses(inv, ("--prefix",), "write", tree=True)  # `npm --prefix /elsewhere install`
     if program in ("sqlite3", "duckdb"):
         return [FileUse("write", w, at) for w, at in _operands(inv, words)[:1]]
     if program == "crontab" and not (inv.options & {"-l"}):

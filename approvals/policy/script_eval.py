@@ -303,7 +303,7 @@ _FILE_PROGRAMS = _TOUCHES_FILES | frozenset({
     "ack", "ugrep", "wipe", "srm", "unxz", "bunzip2", "lzma", "chattr", "setfacl", "duckdb", "mknod", "look",
     "shuf", "pr", "tsort", "view", "ex", "pico", "micro", "hd", "basenc", "sum", "unexpand", "zless", "zmore",
     "bzcat", "xzcat", "lzcat", "zstdcat", "unzstd", "gpg", "xmllint", "csvlook", "readelf", "objdump", "nm", "ldd",
-    "hexyl", "jless", "mdcat", "glow", "most",
+    "hexyl", "jless", "mdcat", "glow", "most", "npm",
 })
 
 

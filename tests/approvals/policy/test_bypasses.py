@@ -161,7 +161,7 @@ OUTSIDE_THE_WORKSPACE = [
     "cd /tmp && echo x > y", "(cd /tmp; echo x > y)", "pushd /tmp && touch y", "cd \"$(mktemp -d)\" && touch y",
     "echo x > \"$F\"", "rm \"$f\"", "sed -i s/a/b/ /tmp/f", "wget -O /tmp/x https://x", "cp README.md /srv/x",
     "sort -o /tmp/x README.md", "install -d /opt/x", "unzip a.zip -d /srv/x", "tar xf a.tar -C /srv",
-    "rsync -a src/ /srv/src",
+    "rsync -a src/ /srv/src", "git -C /srv/repo commit -am x", "npm --prefix /srv/app install",
 ) + deny(
     # the agent's isolated home lies in Gatehouse's var directory: `~` is protected there
     "touch $HOME/x", "echo x > ~/notes.txt", "ln -s /etc/passwd p",
