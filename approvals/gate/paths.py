@@ -25,3 +25,11 @@ def path_context(run: Run) -> Any:
         return None
     homes = tuple(dict.fromkeys([os.path.expanduser("~"), agent_home(run)]))
     return context_type(workspace=run.workspace, homes=homes, protected_dirs=(str(settings.VAR_DIR),))
+
+
+def offline_path_context(workspace: str) -> Any:
+    """The PathContext to reproduce a decision outside a run (`policy_check`, the evaluate
+    endpoint): the given workspace, the server user's home, Gatehouse's directories."""
+    protected = (settings.VAR_DIR, settings.GATEHOUSE_RUNTIME_DIR, settings.GATEHOUSE_WORKSPACES_DIR)
+    return core.PathContext(workspace=workspace, homes=(os.path.expanduser("~"),),
+                            protected_dirs=tuple(dict.fromkeys(str(p) for p in protected)))

@@ -21,7 +21,8 @@ from tests.processes import child_env, database_url_of_test_db, free_port, manag
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ECHO = {"steps": [{"tool": "bash", "input": {"command": "echo scaled > out.txt"}}]}
+# asked under the default policy: an awk program that writes a file
+ECHO = {"steps": [{"tool": "bash", "input": {"command": """awk 'BEGIN { print "scaled" > "out.txt" }'"""}}]}
 
 
 @pytest.fixture

@@ -13,7 +13,9 @@ from tests.flow import decide, eventually, start_run
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
-WAITS = {"steps": [{"tool": "bash", "input": {"command": "echo hi > out.txt"}}]}
+# asked under the default policy: an awk program that writes a file (a plain redirection
+# inside the workspace is a local edit, allowed)
+WAITS = {"steps": [{"tool": "bash", "input": {"command": """awk 'BEGIN { print "hi" > "out.txt" }'"""}}]}
 
 
 async def test_extra_runs_stay_queued_until_a_slot_frees_up(api: Any, worker: Any, settings: Any) -> None:
