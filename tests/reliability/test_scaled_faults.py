@@ -210,26 +210,35 @@ def test_fifty_concurrent_decisions_on_one_approval_have_one_winner(cluster: Clu
 
 
 def test_a_decision_racing_its_deadline_either_wins_or_the_timeout_does(cluster: Cluster, tmp_path: Path) -> None:
-    runs = start_runs(cluster, tmp_path, 8, timeout_s=3, on_timeout="abort")
-    pending = all_waiting(cluster, runs)
-    outcomes: dict[int, int] = {}
-    for i, run in enumerate(runs):
-        approval = Approval.objects.get(pk=pending[run["id"]]["id"])
-        assert approval.deadline is not None
-        from django.utils import timezone
+    from django.utils import timezone
 
-        # Aim around the deadline: from 150 ms before to 150 ms after it.
+    runs = start_runs(cluster, tmp_path, 8, timeout_s=4, on_timeout="abort")
+    outcomes: dict[int, int] = {}
+
+    def race(i: int, run: dict[str, Any]) -> None:
+        approval = cluster.wait(lambda: Approval.objects.filter(run_id=run["id"], status="pending").first(), what="asked")
+        assert approval.deadline is not None
+        # Aim around the deadline: from 160 ms before it to 120 ms after it.
         target = (approval.deadline - timezone.now()).total_seconds() + (i - 4) * 0.04
         time.sleep(max(0.0, target))
         outcomes[run["id"]], _ = cluster.call("POST", f"/api/v1/approvals/{approval.pk}/approve/", {"hash": approval.hash}, web=i % 2)
+
+    threads = [threading.Thread(target=race, args=(i, run)) for i, run in enumerate(runs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
     finished = all_finished(cluster, runs)
     for run in runs:
-        approval = Approval.objects.get(pk=pending[run["id"]]["id"])
+        approval = Approval.objects.get(run_id=run["id"])
         done = finished[run["id"]]
+        notices = list(Activity.objects.filter(run_id=run["id"], kind="notice").values_list("payload", flat=True))
         if outcomes[run["id"]] == 200:
-            assert approval.status == "approved" and done.status == "completed", (run["id"], approval.status, done.status)
+            assert approval.status == "approved" and done.status == "completed", (run["id"], approval.status, done.status, notices)
             assert (Path(run["workspace"]) / "decided.txt").exists()
         else:
             assert outcomes[run["id"]] == 410, outcomes[run["id"]]
-            assert approval.status == "expired" and (done.status, done.failure_reason) == ("failed", "approval_timeout")
+            assert approval.status == "expired", (run["id"], approval.status)
+            assert (done.status, done.failure_reason) == ("failed", "approval_timeout"), (
+                notices, cluster.log("worker-1"), cluster.log("worker-2"))
             assert not (Path(run["workspace"]) / "decided.txt").exists()
