@@ -33,6 +33,9 @@ class Descriptor:
     approval_modes: Mapping[str, frozenset[str]] = field(default_factory=dict)
     retry: bool = False
     structured_output: bool = False
+    # After a restart the driver continues the agent's own conversation (its session or
+    # thread), so only the pending step comes again; otherwise the prompt is replayed.
+    resumes_conversation: bool = False
     sees: tuple[str, ...] = ()
     cannot_see: tuple[str, ...] = ()
 
@@ -101,6 +104,14 @@ class DriverError(Exception):
         self.permanent = permanent
 
 
+class OptionsError(Exception):
+    """A run's driver options are refused; `field` names the offending option."""
+
+    def __init__(self, message: str, *, field: str = "options") -> None:
+        super().__init__(message)
+        self.field = field
+
+
 class RunAborted(Exception):
     """The gate answered `abort` (or the run was cancelled): stop the agent at once."""
 
@@ -118,6 +129,8 @@ class RunContext(Protocol):
     # Scratch space for this run (agent HOME, config dirs); created, under var/runtime/.
     runtime_dir: Path
     scenario: Mapping[str, Any] | None
+    # Driver options chosen for this run (validated by the driver at run creation).
+    options: Mapping[str, Any]
     runtime_mode: str  # approval-required | auto-accept-edits | auto | full-access
     interaction_mode: str  # default | plan
     run_policy: Mapping[str, Any]  # materialised run policy (sandbox, approvals, ...)

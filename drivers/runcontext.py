@@ -42,6 +42,7 @@ class WorkerRunContext:
         self.runtime_dir = settings.GATEHOUSE_RUNTIME_DIR / f"run-{run.pk}"
         self.runtime_dir.mkdir(parents=True, exist_ok=True)
         self.scenario = run.scenario
+        self.options: Mapping[str, Any] = dict(run.options or {})
         self.runtime_mode: str = run.session.runtime_mode
         self.interaction_mode: str = run.session.interaction_mode
         self.run_policy: Mapping[str, Any] = run.run_policy

@@ -12,7 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from project.env import env_bool, env_float, env_int, env_list, env_str
+from project.env import env_bool, env_float, env_int, env_json_object, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("GATEHOUSE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -210,6 +210,15 @@ GATEHOUSE_CODEX_BASE_URL = env_str("GATEHOUSE_CODEX_BASE_URL")
 GATEHOUSE_CODEX_MODEL = env_str("GATEHOUSE_CODEX_MODEL", "gpt-5-codex")
 GATEHOUSE_CODEX_ENV_KEY = env_str("GATEHOUSE_CODEX_ENV_KEY", "OPENAI_API_KEY")
 GATEHOUSE_CLAUDE_MODEL = env_str("GATEHOUSE_CLAUDE_MODEL")
+# ACP agents by name: {"name": "command line" | ["argv", ...] | {"command": ..., "profile": ...}}.
+# Added to (or replacing) the built-in entries for the agents `make agents` installs.
+GATEHOUSE_ACP_AGENTS = env_json_object("GATEHOUSE_ACP_AGENTS", {})
+# OpenCode, for the `opencode` driver and the ACP agent `opencode`: the binary, an
+# OpenAI-compatible chat-completions endpoint, its model, and the variable holding the key.
+GATEHOUSE_OPENCODE_BIN = env_str("GATEHOUSE_OPENCODE_BIN")
+GATEHOUSE_OPENCODE_BASE_URL = env_str("GATEHOUSE_OPENCODE_BASE_URL")
+GATEHOUSE_OPENCODE_MODEL = env_str("GATEHOUSE_OPENCODE_MODEL", "gpt-4.1")
+GATEHOUSE_OPENCODE_ENV_KEY = env_str("GATEHOUSE_OPENCODE_ENV_KEY", "OPENAI_API_KEY")
 
 LOGGING = {
     "version": 1,

@@ -92,6 +92,7 @@ def run_create(
     driver: str,
     prompt: str = "",
     scenario: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
     workspace: str = "",
     run_policy: Mapping[str, Any] | None = None,
     policy_name: str = "",
@@ -100,7 +101,7 @@ def run_create(
 ) -> Run:
     """Validate, store a queued run, and ring the worker's doorbell after commit.
 
-    1. The driver must exist, its options (scenario) must be valid, and the run policy
+    1. The driver must exist, its options (scenario, driver options) must be valid, and the run policy
        (given, else the session's, else the rule policy's, else the server default;
        the nearer replaces the farther whole) must be one the driver models.
     2. The rule policy is snapshotted on the run, so later edits don't change it.
@@ -110,7 +111,7 @@ def run_create(
     from drivers import registry
 
     descriptor = registry.descriptor(driver)  # raises RunError for an unknown driver
-    registry.validate_options(driver, scenario=scenario)
+    registry.validate_options(driver, scenario=scenario, options=options)
     policy_row, document = policy_for_run(policy_name)
     session_policy = session.run_policy if session is not None else None
     layers = [
@@ -132,6 +133,7 @@ def run_create(
             driver=driver,
             prompt=prompt,
             scenario=dict(scenario) if scenario is not None else None,
+            options=dict(options or {}),
             workspace="",
             policy=policy_row,
             policy_document=document,

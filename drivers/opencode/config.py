@@ -1,0 +1,109 @@
+"""OpenCode's configuration, from Gatehouse only: the binary, OPENCODE_CONFIG_CONTENT, the env.
+
+Shared by the `opencode` driver (`opencode serve`) and the ACP agent `opencode`
+(`opencode acp`). Nothing is written into the workspace: the configuration travels in
+OPENCODE_CONFIG_CONTENT, and OPENCODE_DISABLE_PROJECT_CONFIG makes 1.18.33 skip every
+project source (read in its config loader: `opencode.json[c]` found upwards from the
+workspace, `.opencode/` directories with their agents, commands, plugins and tools, and
+project instruction files such as AGENTS.md). HOME and the XDG directories are the run's,
+so no user-level config or `~/.opencode` is read either.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from drivers.acp.env import agent_environment
+
+PROVIDER_ID = "gatehouse"
+
+# Every permission asks, so Gatehouse decides; `question` is itself a question to a person
+# (the question tool's own request reaches Gatehouse as `question.asked`).
+PERMISSIONS: dict[str, str] = {"*": "ask", "question": "allow"}
+
+ISOLATION_ENV = {
+    "OPENCODE_DISABLE_PROJECT_CONFIG": "1",
+    "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    "OPENCODE_DISABLE_MODELS_FETCH": "1",
+    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+    "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+    "OPENCODE_DISABLE_SHARE": "1",
+    "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+    "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1",
+    "OPENCODE_PURE": "1",
+}
+
+# Files in a workspace that OpenCode would load without OPENCODE_DISABLE_PROJECT_CONFIG.
+WORKSPACE_CONFIG = ("opencode.json", "opencode.jsonc", ".opencode")
+
+
+def find_binary(settings: Mapping[str, Any]) -> str | None:
+    """GATEHOUSE_OPENCODE_BIN, else `opencode` on PATH, else the copy `make agents` installed."""
+    configured = settings.get("opencode_bin")
+    if configured:
+        return str(configured)
+    on_path = shutil.which("opencode")
+    if on_path:
+        return on_path
+    agents_dir = Path(settings.get("agents_dir") or Path(__file__).resolve().parents[2] / ".agents").resolve()
+    for candidate in (
+        agents_dir / "node_modules" / "opencode-linux-x64" / "bin" / "opencode",
+        agents_dir / "node_modules" / ".bin" / "opencode",
+    ):
+        if candidate.exists():
+            return str(candidate)
+    return None
+
+
+def env_key(settings: Mapping[str, Any]) -> str:
+    return str(settings.get("opencode_env_key") or "OPENAI_API_KEY")
+
+
+def config_content(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The whole OpenCode configuration of a run.
+
+    With GATEHOUSE_OPENCODE_BASE_URL the model is served by that OpenAI-compatible
+    chat-completions endpoint (provider `gatehouse`, key from the variable named by
+    GATEHOUSE_OPENCODE_ENV_KEY); without it GATEHOUSE_OPENCODE_MODEL names one of
+    OpenCode's own providers (`provider/model`).
+    """
+    model = str(settings.get("opencode_model") or "")
+    config: dict[str, Any] = {
+        "permission": dict(PERMISSIONS),
+        "autoupdate": False,
+        "share": "disabled",
+        "plugin": [],
+        "mcp": {},
+        "formatter": False,
+        "lsp": False,
+    }
+    base_url = settings.get("opencode_base_url")
+    if base_url:
+        config["provider"] = {
+            PROVIDER_ID: {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "Gatehouse-configured endpoint",
+                "options": {"baseURL": str(base_url), "apiKey": "{env:" + env_key(settings) + "}"},
+                "models": {model: {"name": model, "tool_call": True}},
+            }
+        }
+        model = f"{PROVIDER_ID}/{model}"
+    if model:
+        config["model"] = model
+        config["small_model"] = model
+    return config
+
+
+def environment(settings: Mapping[str, Any], runtime_dir: Path) -> dict[str, str]:
+    """The OpenCode process's environment: allow-listed, isolated, configured from Gatehouse."""
+    extra = {**ISOLATION_ENV, "OPENCODE_CONFIG_CONTENT": json.dumps(config_content(settings))}
+    return agent_environment(settings, home=Path(runtime_dir) / "opencode-home", provider_names=[env_key(settings)], extra=extra)
+
+
+def workspace_config_files(workspace: Path) -> list[str]:
+    """The OpenCode configuration a workspace holds (ignored by the driver; said once)."""
+    return [name for name in WORKSPACE_CONFIG if (Path(workspace) / name).exists()]
