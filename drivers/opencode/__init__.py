@@ -1,0 +1,53 @@
+"""The OpenCode driver: `opencode serve` (HTTP + SSE), one server process per run.
+
+Flow: the server starts on a free 127.0.0.1 port with basic auth and its whole
+configuration in OPENCODE_CONFIG_CONTENT (every permission `ask`, the model provider
+from settings, project configuration disabled: `config.py`); `POST /session`,
+`POST /session/{id}/prompt_async`, then `GET /event` is followed until the session is
+idle. `permission.asked` becomes an approval answered `once` or `reject` (with the
+reviewer's reason as the message, which OpenCode hands to the model); `question.asked`
+becomes a question, answered or rejected. Cancel is `POST /session/{id}/abort`; a
+permission still pending after it is never approved. The server is stopped (process
+group SIGTERM, then SIGKILL) and reaped when the run ends, whatever the ending.
+"""
+
+from __future__ import annotations
+
+from drivers.base import Descriptor, RunContext, RunResult
+
+from .driver import OpenCodeRun
+
+__all__ = ["DESCRIPTOR", "OpenCodeDriver"]
+
+DESCRIPTOR = Descriptor(
+    name="opencode",
+    title="OpenCode (opencode serve)",
+    sandbox=frozenset(),
+    web_search=frozenset(),
+    browser=frozenset(),
+    approval_modes={
+        "permission": frozenset({"ask", "auto-approve", "auto-deny"}),
+        "question": frozenset({"ask", "auto-deny"}),
+        "plan_review": frozenset(),
+    },
+    retry=False,
+    resumes_conversation=True,
+    sees=(
+        "every permission OpenCode asks (every permission is set to ask): bash commands, file "
+        "edits and writes with their diff, reads, globs, greps, web fetches, tasks, todos, "
+        "paths outside the workspace",
+        "questions (the question tool)",
+        "the agent's messages, tool calls and usage (SSE events)",
+    ),
+    cannot_see=(
+        "what an allowed bash command does inside its shell",
+        "OpenCode's own bookkeeping in the run's data directory",
+    ),
+)
+
+
+class OpenCodeDriver:
+    descriptor = DESCRIPTOR
+
+    async def run(self, ctx: RunContext) -> RunResult:
+        return await OpenCodeRun(ctx).run()
