@@ -153,6 +153,15 @@ class AcpClient:
         # claude-code-acp asks ExitPlanMode with the modes to continue in as options.
         plan = {str(o.get("optionId")) for o in offered} >= {"default", "plan"}
         request = mapping.build_request(call, self.workspace, plan_options=plan)
+        outside = mapping.outside_paths(call, self.workspace)
+        if outside:
+            # Files are the workspace's only (an agent may touch them itself, after the
+            # permission, not through fs/*): refused without asking anyone.
+            text = f"Gatehouse refused: {outside[0]} is outside the run's workspace; files are served inside the workspace only."
+            await self.notice("warning", text, tool_call_id=request.native_id)
+            self.refusals.append(text)
+            reject = mapping.select_option(offered, Decision(outcome="deny"))
+            return _selected(reject) if reject else RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         decision = await self._gate(request)
         if decision is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))

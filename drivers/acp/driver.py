@@ -119,7 +119,7 @@ class AcpRun:
         program = spec.argv[0] if Path(spec.argv[0]).is_absolute() else shutil.which(spec.argv[0], path=env.get("PATH"))
         if not program or not Path(program).exists():
             raise _Failed("agent_not_found", f"ACP agent {spec.name!r}: {spec.argv[0]} not found (run `make agents`, or set GATEHOUSE_ACP_AGENTS).")
-        if spec.profile == "claude-code-acp" and not Path(spec.argv[1]).exists():
+        if spec.profile == "claude-code-acp" and spec.argv[1].endswith(".js") and not Path(spec.argv[1]).exists():
             raise _Failed("agent_not_found", f"ACP agent {spec.name!r}: {spec.argv[1]} not found (run `make agents`).")
         ignored = agents.ignored_workspace_config(spec, self.workspace)
         if ignored:

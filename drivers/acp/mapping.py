@@ -126,6 +126,32 @@ def _edit_diff(call: Mapping[str, Any], raw: Mapping[str, Any], path: str, shown
     return "", False
 
 
+PATH_KEYS = ("file_path", "filepath", "filePath", "path", "notebook_path", "parentDir", "new_path", "destination")
+
+
+def outside_paths(call: Mapping[str, Any], workspace: Path) -> list[str]:
+    """The paths a tool call names (input, diffs, locations) that resolve outside the
+    workspace. Commands and fetches are the policy's; a file path is the workspace's only."""
+    if call.get("kind") in ("execute", "fetch"):
+        return []
+    raw_value = call.get("rawInput")
+    raw: Mapping[str, Any] = raw_value if isinstance(raw_value, Mapping) else {}
+    named = [str(raw[k]) for k in PATH_KEYS if isinstance(raw.get(k), str) and raw.get(k)]
+    named += [str(d["path"]) for d in _diffs(call) if d.get("path")]
+    named += [str(loc["path"]) for loc in call.get("locations") or [] if isinstance(loc, Mapping) and loc.get("path")]
+    root = Path(workspace).resolve()
+    outside = []
+    for path in dict.fromkeys(named):
+        try:
+            resolved = (root / path).resolve()
+        except (OSError, RuntimeError, ValueError):
+            outside.append(path)
+            continue
+        if resolved != root and root not in resolved.parents:
+            outside.append(path)
+    return outside
+
+
 def build_request(call: Mapping[str, Any], workspace: Path, *, plan_options: bool = False) -> ToolRequest:
     """A permission request's tool call (merged with what `tool_call` updates said) as a
     canonical ToolRequest with a reviewer presentation."""

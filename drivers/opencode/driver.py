@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 DEFAULT_IDLE_TIMEOUT_S = 300.0
 STOP_GRACE_S = 10.0
 MESSAGE_CHARS = 64 * 1024
+MAX_FOLLOW_UPS = 10
 CONTINUE_PROMPT = (
     "Gatehouse restarted while you were working. Continue the task from where you left off; "
     "a tool call that was waiting for approval can be made again."
@@ -58,6 +59,7 @@ class OpenCodeRun:
         self.emitted_texts: list[str] = []
         self.usage: dict[str, Any] = {}
         self.gates_waiting = 0
+        self.follow_ups: list[str] = []
         self._running_seen: set[str] = set()
         self._last_event = 0.0
         self._usage_emitted: dict[str, Any] = {}
@@ -72,6 +74,14 @@ class OpenCodeRun:
             try:
                 await self._start()
                 status = await self._follow(cancel)
+                for _ in range(MAX_FOLLOW_UPS):
+                    if status != "idle" or not self.follow_ups:
+                        break
+                    # What OpenCode could not tell the model itself (a declined question
+                    # ends its loop): said in the conversation, and the session goes on.
+                    text, self.follow_ups = "\n".join(self.follow_ups), []
+                    await self._prompt(text)
+                    status = await self._follow(cancel)
                 if status == "cancelled":
                     await self._stop("Run cancelled: the OpenCode session was aborted.")
                     return self._result("cancelled")
@@ -122,7 +132,9 @@ class OpenCodeRun:
             await self.ctx.save_agent_state({"session_id": self.session_id})
         self.sessions.add(self.session_id)
         await self._emit("turn", {"phase": "start", "session_id": self.session_id, "resumed": resumed, "port": self.server.port})
-        text = CONTINUE_PROMPT if resumed else (self.ctx.prompt or "")
+        await self._prompt(CONTINUE_PROMPT if resumed else (self.ctx.prompt or ""))
+
+    async def _prompt(self, text: str) -> None:
         status, body = await self._request("POST", f"/session/{self.session_id}/prompt_async", {"parts": [{"type": "text", "text": text}]})
         if status not in (200, 204):
             raise _Failed("agent_error", f"OpenCode refused the prompt ({status}): {clip(str(body), 500)}")
@@ -326,8 +338,16 @@ class OpenCodeRun:
         tool = props.get("tool") or {}
         call_id = str(tool.get("callID") or "") if isinstance(tool, Mapping) else ""
         request = mapping.permission_request(props, self.workspace, self.tools.get(call_id, ""))
-        decision = await self._gate(request)
         path = f"/permission/{request.native_id}/reply"
+        outside = mapping.outside_workspace(request, self.workspace)
+        if outside:
+            # Files are the workspace's only, as for the ACP client: refused without asking
+            # anyone (an approval could not make it right).
+            text = f"Gatehouse refused: {outside} is outside the run's workspace; files are served inside the workspace only."
+            await self._notice("warning", text, permission=props.get("permission"))
+            await self._request("POST", path, {"reply": "reject", "message": text})
+            return
+        decision = await self._gate(request)
         if self.stopping:
             return  # aborted meanwhile: the request is dead, never approved
         if decision.allowed:
@@ -352,6 +372,11 @@ class OpenCodeRun:
             self.abort = (decision.reason or "aborted", f"The run was aborted at a question: {decision.reason or 'aborted'}")
         if answers is None or decision.outcome == "abort":
             await self._request("POST", f"/question/{request.native_id}/reject")
+            if decision.outcome != "abort":
+                reason = f" ({decision.reason})" if decision.reason else ""
+                self.follow_ups.append(
+                    f"There is no human answer to your question: it was declined in Gatehouse{reason}. Continue without an answer, or stop."
+                )
         else:
             await self._request("POST", f"/question/{request.native_id}/reply", {"answers": answers})
 

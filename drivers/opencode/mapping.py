@@ -63,6 +63,21 @@ def permission_request(event: Mapping[str, Any], workspace: Path, tool_name: str
     return ToolRequest(tool, tool_input, cwd, "permission", subtype, presentation, native_id)
 
 
+def outside_workspace(request: ToolRequest, workspace: Path) -> str:
+    """The path a file request names outside the workspace (symlinks resolved), or ""."""
+    if request.tool == "external_directory":
+        return str(request.input.get("path") or "a directory") or "a directory"
+    if request.subtype not in ("file-change", "file-read"):
+        return ""
+    path = str(request.input.get("file_path") or "")
+    root = Path(workspace).resolve()
+    try:
+        resolved = (root / path).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return path or "?"
+    return "" if resolved == root or root in resolved.parents else path
+
+
 def _question_id(header: str, index: int, taken: set[str]) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", header.lower()).strip("-")[:40] or f"q{index + 1}"
     if slug in taken:
