@@ -112,6 +112,15 @@ class OptionsError(Exception):
         self.field = field
 
 
+class WorkspaceConfigError(Exception):
+    """The workspace holds agent configuration the agent would load and that Gatehouse
+    cannot switch off (it could run a program or widen a permission): the run is refused."""
+
+    def __init__(self, message: str, *, files: list[str]) -> None:
+        super().__init__(message)
+        self.files = files
+
+
 class RunAborted(Exception):
     """The gate answered `abort` (or the run was cancelled): stop the agent at once."""
 

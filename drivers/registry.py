@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from drivers.base import Descriptor, Driver, OptionsError
+from drivers.base import Descriptor, Driver, OptionsError, WorkspaceConfigError
 
 # name -> "module:attribute" of the driver class; the module also exports DESCRIPTOR.
 DRIVERS: dict[str, str] = {
@@ -82,3 +83,19 @@ def validate_options(
         validator(options, driver_settings(name))
     except OptionsError as exc:
         raise RunError("invalid_options", str(exc), field=exc.field) from None
+
+
+def check_workspace(name: str, *, workspace: str, options: Mapping[str, Any] | None) -> None:
+    """Refuse a workspace whose agent configuration the driver's agent would load and
+    Gatehouse cannot switch off (`workspace_agent_config`, naming the file)."""
+    from runs.services import RunError
+
+    checker = getattr(_module(name), "check_workspace", None)
+    if checker is None:
+        return
+    from drivers.worker import driver_settings
+
+    try:
+        checker(Path(workspace), options or {}, driver_settings(name))
+    except WorkspaceConfigError as exc:
+        raise RunError("workspace_agent_config", str(exc), field="workspace", files=exc.files) from None

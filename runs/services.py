@@ -143,6 +143,7 @@ def run_create(
             created_by=user,
         )
         run.workspace = _prepare_workspace(run.pk, workspace)
+        registry.check_workspace(driver, workspace=run.workspace, options=options)
         run.save(update_fields=["workspace"])
         activity_record(
             run_id=run.pk,

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from drivers.base import Descriptor, RunContext, RunResult
 
-from .agents import validate_options
+from .agents import check_workspace, validate_options
 from .driver import AcpRun
 
-__all__ = ["DESCRIPTOR", "AcpDriver", "validate_options"]
+__all__ = ["DESCRIPTOR", "AcpDriver", "check_workspace", "validate_options"]
 
 DESCRIPTOR = Descriptor(
     name="acp",

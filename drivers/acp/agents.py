@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from drivers.base import OptionsError
+from drivers.base import OptionsError, WorkspaceConfigError
 from drivers.opencode import config as opencode_config
 
 from .env import agent_environment
@@ -142,10 +142,21 @@ def session_meta(spec: AgentSpec) -> dict[str, Any]:
     return {}
 
 
-def ignored_workspace_config(spec: AgentSpec, workspace: Path) -> list[str]:
-    """Agent configuration in the workspace that the agent is told not to load."""
+def check_workspace(workspace: Path, options: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
+    """Refuse a workspace whose agent configuration the chosen agent would run anyway."""
+    spec = agent_for(options, settings)
     if spec.profile == "opencode":
-        return opencode_config.workspace_config_files(workspace)
+        found = opencode_config.blocking_config_files(workspace)
+        if found:
+            raise WorkspaceConfigError(opencode_config.refusal(found), files=found)
+
+
+def ignored_workspace_config(spec: AgentSpec, workspace: Path) -> list[str]:
+    """Agent configuration in the workspace that the agent is told not to load (said once
+    in the timeline). claude-code-acp: `settingSources: []` keeps the bundled Claude Code
+    off every settings file (hooks, MCP servers, modes); the adapter itself still reads
+    `.claude/settings*.json` permission rules, which can only skip its permission request:
+    the command or file operation then reaches the gate through terminal/* or fs/*."""
     if spec.profile == "claude-code-acp":
         names = [".claude/settings.json", ".claude/settings.local.json", ".mcp.json"]
         return [n for n in names if (Path(workspace) / n).exists()]

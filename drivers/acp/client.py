@@ -264,6 +264,8 @@ class AcpClient:
             raise RequestError(-32603, f"cannot write {path}: {exc}") from None
         if step_id is not None:
             await self.ctx.step_finished(step_id, output=f"wrote {len(content)} characters")
+        await self.emit("tool", {"phase": "fs/write_text_file", "path": mapping.relative_path(str(resolved), self.workspace),
+                                 "covered_by": covering.request.native_id if covering else None, "step": step_id})  # fmt: skip
         return WriteTextFileResponse()
 
     # -- terminal/* --------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import acp
 from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
-from drivers.base import OptionsError, RunContext, RunResult
+from drivers.base import OptionsError, RunContext, RunResult, WorkspaceConfigError
 from drivers.subprocess_io import JsonLinesProcess, ProcessStartError
 
 from . import agents
@@ -121,6 +121,11 @@ class AcpRun:
             raise _Failed("agent_not_found", f"ACP agent {spec.name!r}: {spec.argv[0]} not found (run `make agents`, or set GATEHOUSE_ACP_AGENTS).")
         if spec.profile == "claude-code-acp" and spec.argv[1].endswith(".js") and not Path(spec.argv[1]).exists():
             raise _Failed("agent_not_found", f"ACP agent {spec.name!r}: {spec.argv[1]} not found (run `make agents`).")
+        try:
+            agents.check_workspace(self.workspace, self.ctx.options or {}, self.settings)
+        except WorkspaceConfigError as exc:
+            # Checked at run creation too; a file that appeared since is refused here.
+            raise _Failed("workspace_agent_config", str(exc)) from None
         ignored = agents.ignored_workspace_config(spec, self.workspace)
         if ignored:
             await self._notice("info", f"Ignored the workspace's agent configuration: {', '.join(ignored)} (Gatehouse configures the agent).", ignored=ignored)

@@ -13,11 +13,23 @@ group SIGTERM, then SIGKILL) and reaped when the run ends, whatever the ending.
 
 from __future__ import annotations
 
-from drivers.base import Descriptor, RunContext, RunResult
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
+from drivers.base import Descriptor, RunContext, RunResult, WorkspaceConfigError
+
+from .config import blocking_config_files, refusal
 from .driver import OpenCodeRun
 
-__all__ = ["DESCRIPTOR", "OpenCodeDriver"]
+__all__ = ["DESCRIPTOR", "OpenCodeDriver", "check_workspace"]
+
+
+def check_workspace(workspace: Path, options: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
+    """Refuse a workspace whose OpenCode configuration OpenCode would run (config.py)."""
+    found = blocking_config_files(workspace)
+    if found:
+        raise WorkspaceConfigError(refusal(found), files=found)
 
 DESCRIPTOR = Descriptor(
     name="opencode",
@@ -40,6 +52,8 @@ DESCRIPTOR = Descriptor(
         "the agent's messages, tool calls and usage (SSE events)",
     ),
     cannot_see=(
+        "a workspace with OpenCode configuration (opencode.json[c], .opencode/, also in a parent "
+        "directory) is refused: OpenCode 1.18.33 loads its plugins and agents whatever it is told",
         "what an allowed bash command does inside its shell",
         "OpenCode's own bookkeeping in the run's data directory",
     ),

@@ -2,11 +2,18 @@
 
 Shared by the `opencode` driver (`opencode serve`) and the ACP agent `opencode`
 (`opencode acp`). Nothing is written into the workspace: the configuration travels in
-OPENCODE_CONFIG_CONTENT, and OPENCODE_DISABLE_PROJECT_CONFIG makes 1.18.33 skip every
-project source (read in its config loader: `opencode.json[c]` found upwards from the
-workspace, `.opencode/` directories with their agents, commands, plugins and tools, and
-project instruction files such as AGENTS.md). HOME and the XDG directories are the run's,
-so no user-level config or `~/.opencode` is read either.
+OPENCODE_CONFIG_CONTENT, HOME and the XDG directories are the run's (no user-level config
+or `~/.opencode`), and OPENCODE_DISABLE_PROJECT_CONFIG keeps the main config loader off
+the project's `opencode.json[c]`, `.opencode/` and instruction files.
+
+That is not enough, so a workspace with OpenCode configuration is refused: 1.18.33 has a
+second loader (plugins, agents, commands, skills) that walks up from the workspace to the
+project root collecting `.opencode/` and `opencode.json[c]` and ignores that flag and
+OPENCODE_PURE. Observed: a workspace `opencode.json` naming `./evil-plugin.js`, or a
+`.opencode/plugin/evil.js`, ran its code in the OpenCode process at start-up (the
+marker file appeared) before any request reached the gate; an agent defined there could
+also widen permissions. `blocking_config_files` finds them in the workspace and every
+parent directory; the run is refused (`workspace_agent_config`) when there is one.
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ ISOLATION_ENV = {
     "OPENCODE_PURE": "1",
 }
 
-# Files in a workspace that OpenCode would load without OPENCODE_DISABLE_PROJECT_CONFIG.
+# What OpenCode loads from the workspace and its parents whatever the flags say.
 WORKSPACE_CONFIG = ("opencode.json", "opencode.jsonc", ".opencode")
 
 
@@ -104,6 +111,21 @@ def environment(settings: Mapping[str, Any], runtime_dir: Path) -> dict[str, str
     return agent_environment(settings, home=Path(runtime_dir) / "opencode-home", provider_names=[env_key(settings)], extra=extra)
 
 
-def workspace_config_files(workspace: Path) -> list[str]:
-    """The OpenCode configuration a workspace holds (ignored by the driver; said once)."""
-    return [name for name in WORKSPACE_CONFIG if (Path(workspace) / name).exists()]
+def blocking_config_files(workspace: Path) -> list[str]:
+    """OpenCode configuration in the workspace or any parent directory (OpenCode's
+    plugin/agent loader walks up to the project root; a non-git workspace's root is `/`)."""
+    found = []
+    start = Path(workspace).resolve()
+    for directory in (start, *start.parents):
+        for name in WORKSPACE_CONFIG:
+            candidate = directory / name
+            if candidate.exists():
+                found.append(str(candidate))
+    return found
+
+
+def refusal(found: list[str]) -> str:
+    return (
+        f"OpenCode would load {found[0]} from the workspace (its plugins run at start-up, its agents can widen "
+        "permissions, and OpenCode 1.18.33 cannot be told to ignore them): refused. Remove it, or run another driver."
+    )

@@ -110,9 +110,10 @@ class OpenCodeRun:
         binary = config.find_binary(self.settings)
         if not binary or not Path(binary).exists():
             raise _Failed("agent_not_found", "opencode not found: set GATEHOUSE_OPENCODE_BIN, put `opencode` on PATH, or run `make agents`.")
-        ignored = config.workspace_config_files(self.workspace)
-        if ignored:
-            await self._notice("info", f"Ignored the workspace's OpenCode configuration: {', '.join(ignored)} (Gatehouse configures OpenCode).", ignored=ignored)
+        found = config.blocking_config_files(self.workspace)
+        if found:
+            # Checked at run creation too; a file that appeared since is refused here.
+            raise _Failed("workspace_agent_config", config.refusal(found))
         env = config.environment(self.settings, Path(self.ctx.runtime_dir))
         try:
             await self.server.start(binary, cwd=self.workspace, env=env)

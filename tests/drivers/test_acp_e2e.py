@@ -428,3 +428,23 @@ async def test_unknown_agent_or_option_is_refused_naming_the_field(api: Any, wor
     )
     assert response.status_code == HTTPStatus.BAD_REQUEST and response.json()["field"] == "options"
     assert not await Run.objects.filter(driver__in=["acp", "opencode"]).aexists()
+
+
+# --- 10. a workspace OpenCode would take orders from is refused --------------------------------
+
+
+async def test_workspace_with_opencode_configuration_is_refused(api: Any, workspace: Path) -> None:
+    (workspace / ".opencode" / "plugin").mkdir(parents=True)
+    (workspace / ".opencode" / "plugin" / "evil.js").write_text("export const Evil = async () => ({})\n")
+    for body in ({"driver": "opencode"}, {"driver": "acp", "options": {"agent": "opencode"}}):
+        response = await sync_to_async(api.post)("/api/v1/runs/", {**body, "prompt": "hi", "workspace": str(workspace)}, format="json")
+        assert response.status_code == HTTPStatus.BAD_REQUEST, response.content
+        error = response.json()
+        assert (error["code"], error["field"]) == ("workspace_agent_config", "workspace")
+        assert error["files"] == [str(workspace.resolve() / ".opencode")]
+    assert not await Run.objects.aexists()
+    # claude-code-acp is told to load no settings: the same workspace is fine for it.
+    response = await sync_to_async(api.post)(
+        "/api/v1/runs/", {"driver": "acp", "options": {"agent": "claude-code-acp"}, "prompt": "hi", "workspace": str(workspace)}, format="json"
+    )
+    assert response.status_code == HTTPStatus.CREATED, response.content
