@@ -65,6 +65,7 @@ DESCRIPTOR = Descriptor(
     },
     retry=False,
     structured_output=False,
+    resumes_conversation=True,  # --resume with the saved session id
     sees=(
         "every tool call before it runs, reads included (PreToolUse hook on all tools)",
         "shell commands (Bash), with their output",

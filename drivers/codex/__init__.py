@@ -75,6 +75,7 @@ DESCRIPTOR = Descriptor(
     },
     retry=False,
     structured_output=False,
+    resumes_conversation=True,  # thread/resume with the saved thread id
     sees=(
         "every shell command the agent runs through exec_command, read-only ones included, "
         "before it runs (approvalPolicy untrusted over thread/start)",
