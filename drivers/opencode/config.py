@@ -108,7 +108,21 @@ def config_content(settings: Mapping[str, Any]) -> dict[str, Any]:
 def environment(settings: Mapping[str, Any], runtime_dir: Path) -> dict[str, str]:
     """The OpenCode process's environment: allow-listed, isolated, configured from Gatehouse."""
     extra = {**ISOLATION_ENV, "OPENCODE_CONFIG_CONTENT": json.dumps(config_content(settings))}
-    return agent_environment(settings, home=Path(runtime_dir) / "opencode-home", provider_names=[env_key(settings)], extra=extra)
+    env = agent_environment(settings, home=Path(runtime_dir) / "opencode-home", provider_names=[env_key(settings)], extra=extra)
+    _no_plugin_install(Path(env["XDG_CONFIG_HOME"]) / "opencode")
+    return env
+
+
+def _no_plugin_install(config_dir: Path) -> None:
+    """Keep OpenCode from fetching `@opencode-ai/plugin` from the npm registry at every
+    start (it installs it into its config directory for plugins, which Gatehouse never
+    gives it). Read in 1.18.33's `Npm.install`: nothing is installed when `node_modules`
+    exists and the lock file already lists every dependency of `package.json`."""
+    config_dir.mkdir(parents=True, exist_ok=True)
+    (config_dir / "node_modules").mkdir(exist_ok=True)
+    dependencies = {"@opencode-ai/plugin": "*"}
+    (config_dir / "package.json").write_text(json.dumps({"dependencies": dependencies}), encoding="utf-8")
+    (config_dir / "package-lock.json").write_text(json.dumps({"packages": {"": {"dependencies": dependencies}}}), encoding="utf-8")
 
 
 def blocking_config_files(workspace: Path) -> list[str]:

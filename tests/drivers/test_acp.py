@@ -198,3 +198,17 @@ async def test_opencode_workspace_configuration_refuses_the_run(tmp_path: Path, 
     assert not marker.exists() and ctx.requests == []
     [notice] = [p for k, p in ctx.activities if k == "notice" and p.get("reason") == "workspace_agent_config"]
     assert ("opencode.json" if where == "opencode.json" else ".opencode") in notice["text"]
+
+
+@pytest.mark.agents
+async def test_already_done_step_is_not_run_again_and_the_agent_reads_why(tmp_path: Path, agent: Agent) -> None:
+    """The resume contract: a finished step comes back as a refusal (`already_done`); the
+    agent never runs it and reads the recorded reason (in the follow-up prompt)."""
+    agent.script(agent.command("echo again >> log.txt"), agent.say("Understood."), agent.say("Understood."))
+    reason = "Already done before Gatehouse restarted: it printed 'again'. Do not run it again."
+    ctx = make_ctx(tmp_path, agent, lambda r: Decision(outcome="deny", reason=reason, already_done=True, decided_by="policy"))
+    result = await run_driver(ctx)
+
+    assert result.status == "completed", ctx.activities
+    assert not (ctx.workspace / "log.txt").exists()
+    assert agent.was_told(reason)

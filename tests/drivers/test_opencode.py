@@ -90,3 +90,73 @@ async def test_question_answered(tmp_path: Path, agent: Agent) -> None:
     [request] = ctx.requests
     assert request.kind == "question" and [q["id"] for q in request.presentation["questions"]] == ["color"]
     assert any('"Which color should I use?"="Blue"' in text for text in agent.tool_results()), agent.tool_results()
+
+
+@pytest.mark.agents
+async def test_resume_continues_the_runs_own_session(tmp_path: Path, agent: Agent) -> None:
+    agent.script(agent.say("First turn done."))
+    first = make_ctx(tmp_path, agent, allow)
+    assert (await run_driver(first)).status == "completed"
+    assert first.agent_state["session_id"].startswith("ses_")
+
+    agent.script(agent.say("Continued."))
+    second = make_ctx(tmp_path, agent, allow, resuming=True, agent_state=dict(first.agent_state))
+    result = await run_driver(second)
+
+    assert result.status == "completed", second.activities
+    assert second.conversation_resumed and second.agent_state == first.agent_state
+    last = agent.server.main_requests[-1]
+    assert "First turn done." in json.dumps(last["messages"]), "the resumed session lost its history"
+    assert "Gatehouse restarted while you were working" in json.dumps(last["messages"])
+
+
+@pytest.mark.agents
+async def test_already_done_step_is_not_run_again_and_the_agent_reads_why(tmp_path: Path, agent: Agent) -> None:
+    agent.script(agent.command("echo again >> log.txt"), agent.say("Understood."))
+    reason = "Already done before Gatehouse restarted: it printed 'again'. Do not run it again."
+    ctx = make_ctx(tmp_path, agent, lambda r: Decision(outcome="deny", reason=reason, already_done=True, decided_by="policy"))
+    result = await run_driver(ctx)
+
+    assert result.status == "completed", ctx.activities
+    assert not (ctx.workspace / "log.txt").exists()
+    assert any(reason in text for text in agent.tool_results()), agent.tool_results()
+
+
+FAKE_SERVE = r'''
+import json, sys, socketserver, http.server
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def do_GET(self):
+        if self.path.startswith("/event"):
+            self.send_response(200); self.send_header("Content-Type", "text/event-stream"); self.send_header("Content-Length", "200"); self.end_headers()
+            self.wfile.write(b'data: {"type": "server.connected", "properties": {}}\n\n'); self.wfile.flush()
+            import time; time.sleep(1)
+            self.wfile.write(b"data: this is not json\n\n"); self.wfile.flush(); time.sleep(30)
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = json.dumps({"id": "ses_fake"}).encode() if self.path == "/session" else b""
+        self.send_response(200 if body else 204); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+port = int(sys.argv[sys.argv.index("--port") + 1])
+server = socketserver.ThreadingTCPServer(("127.0.0.1", port), H)
+print(f"opencode server listening on http://127.0.0.1:{port}", flush=True)
+server.serve_forever()
+'''
+
+
+async def test_malformed_event_fails_the_run_with_a_reason(tmp_path: Path) -> None:
+    """A stand-in `opencode serve` whose event stream carries a line that is not JSON."""
+    import sys
+
+    script = tmp_path / "fake-opencode"
+    script.write_text(f"#!{sys.executable}\n{FAKE_SERVE}")
+    script.chmod(0o755)
+    workspace, runtime = tmp_path / "ws", tmp_path / "runtime"
+    workspace.mkdir()
+    runtime.mkdir()
+    ctx = FakeRunContext(workspace=workspace, runtime_dir=runtime, decide=allow, prompt="hi", settings={"opencode_bin": str(script)})
+    result = await run_driver(ctx, timeout=30)
+
+    assert (result.status, result.failure_reason) == ("failed", "agent_protocol_error")
+    [notice] = [p for k, p in ctx.activities if k == "notice" and p.get("reason") == "agent_protocol_error"]
+    assert "this is not json" in notice["text"]
