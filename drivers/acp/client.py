@@ -93,11 +93,13 @@ class AcpClient:
         self.allowed: dict[str, _Allowed] = {}
         self.refusals: list[str] = []
         self.terminals: dict[str, Terminal] = {}
+        self._watchers: set[asyncio.Task[None]] = set()  # one per terminal: finishes its step
         self.texts: list[str] = []
         self.usage: dict[str, Any] = {}
         self._ids = itertools.count(1)
         self._chunk_kind = ""
         self._chunks: list[str] = []
+        self._last_shown: dict[str, tuple[str, ...]] = {}
 
     # -- the gate ------------------------------------------------------------------------------
 
@@ -252,7 +254,10 @@ class AcpClient:
         step_id = None
         if covering is None:
             shown = mapping.relative_path(str(resolved), self.workspace)
-            old = files.read_text(resolved) if resolved.is_file() else ""
+            try:
+                old = files.read_text(resolved) if resolved.is_file() else ""
+            except (OSError, ValueError):
+                old = ""
             diff = mapping.unified_diff(shown, old, content)
             verb = "Edit" if resolved.exists() else "Write"
             step_id = await self._decide_file("edit" if resolved.exists() else "write", resolved, {"title": f"{verb} {shown}", "diff": diff}, {"diff": diff})
@@ -315,7 +320,9 @@ class AcpClient:
                 await self.ctx.step_finished(step_id, error=str(exc))
             raise RequestError(-32603, f"cannot start the command: {exc}") from None
         self.terminals[terminal.id] = terminal
-        asyncio.ensure_future(self._finish_terminal_step(terminal))
+        watcher = asyncio.create_task(self._finish_terminal_step(terminal))
+        self._watchers.add(watcher)
+        watcher.add_done_callback(self._watchers.discard)
         return CreateTerminalResponse(terminal_id=terminal.id)
 
     async def _finish_terminal_step(self, terminal: Terminal) -> None:
@@ -357,6 +364,9 @@ class AcpClient:
         for terminal in list(self.terminals.values()):
             await terminal.release()
         self.terminals.clear()
+        for watcher in list(self._watchers):
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(watcher, 5)
 
     # -- the rest of the Client interface --------------------------------------------------------
 
@@ -451,6 +461,10 @@ class AcpClient:
             payload["input"] = mapping.bounded_value(call.get("rawInput") or {})
         elif not data.get("status"):
             return  # content-only progress: the next status change says it
+        shown = (payload["phase"], status, payload["title"], str(payload.get("input")))
+        if self._last_shown.get(call_id) == shown:
+            return  # a repeat with nothing new (opencode streams output this way)
+        self._last_shown[call_id] = shown
         await self.emit("tool", payload)
 
 

@@ -70,6 +70,7 @@ class AcpRun:
         self.conn: Any = None
         self.session_id = ""
         self.agent_name = ""
+        self.prompt_text = ""
         self.abort: tuple[str, str] | None = None
         self._abort_event = asyncio.Event()
         self._cancel_waiter: asyncio.Future[Any] | None = None

@@ -56,13 +56,13 @@ class OpenCodeRun:
         self.tools: dict[str, str] = {}  # callID -> OpenCode tool name
         self.steps: dict[str, int] = {}  # callID -> step id of an allowed permission
         self.texts: dict[str, str] = {}  # text part id -> its text so far (emitted at the end)
+        self.user_messages: set[str] = set()  # message ids of the prompts (not the agent's words)
         self.emitted_texts: list[str] = []
         self.usage: dict[str, Any] = {}
         self.gates_waiting = 0
         self.follow_ups: list[str] = []
         self._running_seen: set[str] = set()
         self._last_event = 0.0
-        self._usage_emitted: dict[str, Any] = {}
 
     # -- entry -------------------------------------------------------------------------------
 
@@ -84,12 +84,14 @@ class OpenCodeRun:
                     status = await self._follow(cancel)
                 if status == "cancelled":
                     await self._stop("Run cancelled: the OpenCode session was aborted.")
+                    await self._turn_end("cancelled")
                     return self._result("cancelled")
                 if self.abort is not None:
                     reason, detail = self.abort
                     await self._stop(detail, level="error", reason=reason)
+                    await self._turn_end("aborted")
                     return self._result("failed", reason)
-                await self._flush_texts()
+                await self._turn_end("idle")
                 if self.session_error:
                     await self._notice("error", f"OpenCode reported an error: {self.session_error}", reason="agent_error")
                     return self._result("failed", "agent_error")
@@ -261,7 +263,8 @@ class OpenCodeRun:
     async def _on_part(self, part: Mapping[str, Any]) -> None:
         ptype = part.get("type")
         if ptype == "text":
-            if not part.get("synthetic") and part.get("messageID") and not part.get("ignored"):
+            message_id = part.get("messageID")
+            if message_id and message_id not in self.user_messages and not part.get("synthetic") and not part.get("ignored"):
                 self.texts[str(part.get("id"))] = str(part.get("text") or "")
             return
         if ptype != "tool":
@@ -292,6 +295,8 @@ class OpenCodeRun:
         await self._emit("tool", payload)
 
     def _on_message(self, info: Mapping[str, Any]) -> None:
+        if info.get("role") == "user" and info.get("id"):
+            self.user_messages.add(str(info["id"]))
         tokens = info.get("tokens")
         if info.get("role") == "assistant" and isinstance(tokens, Mapping):
             self.usage = {"cost": info.get("cost"), **{k: v for k, v in tokens.items() if isinstance(v, (int, float, Mapping))}}
@@ -303,9 +308,12 @@ class OpenCodeRun:
                 text = clip(text, MESSAGE_CHARS)
                 self.emitted_texts.append(text)
                 await self._emit("message", {"text": text})
-        if self.usage and self.usage != self._usage_emitted:
-            self._usage_emitted = dict(self.usage)
+
+    async def _turn_end(self, status: str) -> None:
+        await self._flush_texts()
+        if self.usage:
             await self._emit("usage", bounded_value(self.usage))
+        await self._emit("turn", {"phase": "end", "status": status})
 
     # -- permissions and questions -------------------------------------------------------------------
 
