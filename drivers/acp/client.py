@@ -165,7 +165,8 @@ class AcpClient:
             reject = mapping.select_option(offered, Decision(outcome="deny"))
             return _selected(reject) if reject else RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         decision = await self._gate(request)
-        if decision is None:
+        if decision is None or self.ctx.cancelled():
+            # After session/cancel every pending permission is answered `cancelled`.
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         option = mapping.select_option(offered, decision)
         if decision.allowed and option is not None:

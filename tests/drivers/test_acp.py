@@ -212,3 +212,27 @@ async def test_already_done_step_is_not_run_again_and_the_agent_reads_why(tmp_pa
     assert result.status == "completed", ctx.activities
     assert not (ctx.workspace / "log.txt").exists()
     assert agent.was_told(reason)
+
+
+@pytest.mark.agents
+async def test_claude_code_acp_plan_review_then_implementation(tmp_path: Path) -> None:
+    """Plan mode through session/set_mode; ExitPlanMode is a plan review answered with the
+    agent's allow-once option ("default": edits are still asked), never "acceptEdits"."""
+    from tests.fakes import anthropic_server as anthropic
+
+    with agent_under_test("acp", "claude-code-acp") as agent:
+        ctx = make_ctx(tmp_path, agent, allow, interaction_mode="plan")
+        target = ctx.workspace.resolve() / "planned.txt"
+        agent.script(
+            [anthropic.text("Here is my plan."), anthropic.tool_use("ExitPlanMode", {"plan": "## Plan\n1. Write planned.txt"})],
+            agent.write(str(target), "planned\n"),
+            agent.say("Implemented."),
+        )
+        result = await run_driver(ctx)
+
+    assert result.status == "completed", ctx.activities
+    assert [(r.kind, r.tool) for r in ctx.requests] == [("plan_review", "ExitPlanMode"), ("permission", "write")]
+    assert ctx.requests[0].presentation["plan"] == "## Plan\n1. Write planned.txt"
+    assert target.read_text() == "planned\n"
+    modes = [p.get("mode") for k, p in ctx.activities if k == "notice" and p.get("mode")]
+    assert modes[-1] == "default", ctx.activities
