@@ -57,7 +57,18 @@ class OpenCodeServer:
     def output_tail(self) -> str:
         return b"".join(self._tail)[-TAIL_BYTES:].decode("utf-8", errors="replace")
 
-    async def start(self, binary: str, *, cwd: Path, env: Mapping[str, str], timeout: float = 60.0) -> None:
+    async def start(self, binary: str, *, cwd: Path, env: Mapping[str, str], timeout: float = 60.0, attempts: int = 3) -> None:
+        """Start and wait until it listens. The free port is chosen before the server binds
+        it, so another process may take it first: an early exit is retried on a new port."""
+        for attempt in range(attempts):
+            try:
+                return await self._start_once(binary, cwd=cwd, env=env, timeout=timeout)
+            except ServerStartError:
+                if attempt == attempts - 1 or self.returncode is None:
+                    raise
+                self.proc = None
+
+    async def _start_once(self, binary: str, *, cwd: Path, env: Mapping[str, str], timeout: float) -> None:
         env = {**env, "OPENCODE_SERVER_USERNAME": self.username, "OPENCODE_SERVER_PASSWORD": self.password}
         argv = [binary, "serve", "--hostname", "127.0.0.1", "--port", str(free_port()), "--print-logs", "--log-level", "WARN"]
         try:
