@@ -13,6 +13,7 @@ class ApprovalError(Exception):
         "kind_mismatch": 400,
         "invalid_decision": 400,
         "unavailable": 404,
+        "own_run": 403,
     }
 
     def __init__(self, code: str, message: str) -> None:

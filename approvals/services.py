@@ -11,6 +11,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from approvals import policy as core
@@ -20,9 +21,8 @@ from approvals.gate.lifecycle import OPEN, step_move
 from approvals.gate.status import run_status_sync
 from approvals.models import Approval, Grant
 from project import broadcast, clock
-from runs import fragments
 from runs.models import Run, Step
-from runs.services import activity_record
+from runs.services import activity_record, run_wake_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -82,11 +82,29 @@ def _after_resolution(approval: Approval, *, event_payload: Mapping[str, Any]) -
     event = "user-input.resolved" if approval.kind == Approval.Kind.QUESTION else "approval.resolved"
     activity_record(run_id=approval.run_id, kind=activity_kind(approval.kind), event=event, payload=event_payload)
     run_status_sync(run_id=approval.run_id)
+    run_wake_on_commit(run_id=approval.run_id)
     approval_id, run_id = approval.pk, approval.run_id
     broadcast.send_on_commit(broadcast.run_group(run_id), {"type": "approval.resolved", "approval_id": approval_id})
     broadcast.fragment_on_commit(
-        [broadcast.INBOX_GROUP, broadcast.run_console_group(run_id)], lambda: fragments.approval_removed(approval_id)
+        [broadcast.INBOX_GROUP, broadcast.run_console_group(run_id)], "approval_removed", approval_id=approval_id
     )
+
+
+def approval_own_run(*, run: Run, user: Any) -> bool:
+    """Four eyes (GATEHOUSE_REVIEW_OWN_RUNS off): the person who started a run does not
+    decide its approvals. The console greys the card out with this; the services refuse."""
+    if settings.GATEHOUSE_REVIEW_OWN_RUNS:
+        return False
+    return run.created_by_id is not None and run.created_by_id == getattr(user, "pk", None)
+
+
+def _refuse_own_run(approval: Approval, user: Any) -> None:
+    if approval_own_run(run=approval.run, user=user):
+        raise ApprovalError(
+            "own_run",
+            f"You started run #{approval.run_id}: another reviewer must decide its requests "
+            "(four-eyes rule, GATEHOUSE_REVIEW_OWN_RUNS is off).",
+        )
 
 
 def approval_decide(
@@ -109,6 +127,7 @@ def approval_decide(
         raise ApprovalError("invalid_decision", f"mode must be 'default' or 'accept-edits', not {mode!r}")
     with transaction.atomic():
         approval = _load_for_decision(approval_id, verb, hash)
+        _refuse_own_run(approval, user)
         if scope == "session" and (not approve or not approval.suggested_grant):
             raise ApprovalError("invalid_decision", "This request cannot be allowed for the whole session.")
         if mode and approval.kind != Approval.Kind.PLAN_REVIEW:
@@ -151,6 +170,7 @@ def approval_answer(
     approval_expire(approval_id=approval_id)
     with transaction.atomic():
         approval = _load_for_decision(approval_id, "answer", hash)
+        _refuse_own_run(approval, user)
         questions = approval.presentation.get("questions", [])
         if decline:
             record = None
@@ -213,7 +233,7 @@ def approvals_detach_for_run(*, run_id: int, cancelled: bool = False) -> None:
     for approval_id in ids:
         broadcast.fragment_on_commit(
             [broadcast.INBOX_GROUP, broadcast.run_console_group(run_id)],
-            lambda approval_id=approval_id: fragments.approval_removed(approval_id),
+            "approval_removed", approval_id=approval_id,
         )
 
 

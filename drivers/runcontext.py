@@ -35,11 +35,20 @@ def _db(fn: Any) -> Any:
 class WorkerRunContext:
     """RunContext backed by the services: the gate records, decides and waits on rows."""
 
-    def __init__(self, run: Any, *, owner: str, settings_for_driver: Mapping[str, Any], on_lease_lost: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        run: Any,
+        *,
+        owner: str,
+        settings_for_driver: Mapping[str, Any],
+        on_lease_lost: Callable[[], None],
+        on_hibernate: Callable[[], None] | None = None,
+    ) -> None:
         self.run_id: int = run.pk
         self.prompt: str = run.prompt
         self.workspace = Path(run.workspace)
-        self.runtime_dir = settings.GATEHOUSE_RUNTIME_DIR / f"run-{run.pk}"
+        # Agent homes belong to the session: a follow-up run continues the same conversation.
+        self.runtime_dir = runtime_dir_of(run)
         self.runtime_dir.mkdir(parents=True, exist_ok=True)
         self.scenario = run.scenario
         self.options: Mapping[str, Any] = dict(run.options or {})
@@ -51,9 +60,18 @@ class WorkerRunContext:
         # A run some worker (or an earlier process) already started is being resumed.
         self.resuming: bool = run.started_at is not None
         self.agent_state: Mapping[str, Any] = dict(run.agent_state or {})
+        # A new run of a session continues the conversation its earlier runs had with the agent.
+        self.conversation: Mapping[str, Any] = (
+            {} if self.resuming else dict((run.session.agent_state or {}).get(run.driver) or {})
+        )
         self.owner = owner
         self.lease_lost = False
         self._on_lease_lost = on_lease_lost
+        self._on_hibernate = on_hibernate
+        # A run waiting on a person longer than this sleeps (its driver can resume it).
+        self._hibernate_after = float(settings.GATEHOUSE_HIBERNATE_AFTER_S or 0)
+        if not getattr(self.descriptor, "resumes", False) or on_hibernate is None:
+            self._hibernate_after = 0.0
         self._cancel = asyncio.Event()
         self._wake = asyncio.Event()
         self._channel = ""
@@ -144,6 +162,12 @@ class WorkerRunContext:
         self.agent_state = dict(state)
         await self._fenced(run_save_agent_state, run_id=self.run_id, state=dict(state))
 
+    async def process_started(self, record: Mapping[str, Any]) -> None:
+        """An agent process of this run started (drivers/processes.py records it here)."""
+        from runs.services import run_record_process
+
+        await self._fenced(run_record_process, run_id=self.run_id, record=dict(record))
+
     async def resumed_conversation(self) -> None:
         # The agent remembers its own history: only what was still open can come again, and
         # the agent says new things (nothing to de-duplicate against the old log).
@@ -174,6 +198,16 @@ class WorkerRunContext:
             )
         return await self._settle(outcome)
 
+    async def _hibernate(self) -> None:
+        """Waited long enough on a person: stop here (the worker stops the agent so that it
+        can be resumed, and the run sleeps until a decision wakes it) — unless a step is
+        executing meanwhile (another tool call of the agent is still running)."""
+        if await _db(_step_executing)(self.run_id):
+            return
+        assert self._on_hibernate is not None
+        self._on_hibernate()  # cancels the run's task; the cancellation arrives here
+        await asyncio.Event().wait()
+
     # --- the resume contract ----------------------------------------------------------------
 
     async def _match_record(self, request: ToolRequest) -> RecordedStep | None:
@@ -202,8 +236,10 @@ class WorkerRunContext:
         from approvals.gate import gate_resolution
         from approvals.services import approval_expire
 
+        loop = asyncio.get_running_loop()
         while outcome.outcome == "wait":
             approval_id = outcome.approval_id
+            waiting_since = loop.time()
             while True:
                 self._wake.clear()
                 if self._cancel.is_set():
@@ -219,6 +255,8 @@ class WorkerRunContext:
                     continue
                 if deadline is not None:
                     timeout = min(timeout, deadline)
+                if self._hibernate_after and loop.time() - waiting_since >= self._hibernate_after:
+                    await self._hibernate()
                 try:
                     await asyncio.wait_for(self._wake.wait(), timeout=max(timeout, 0.01))
                 except TimeoutError:
@@ -237,6 +275,12 @@ class WorkerRunContext:
         )
 
 
+def runtime_dir_of(run: Any) -> Path:
+    """The scratch space of a run's agent (its HOME, CLAUDE_CONFIG_DIR, CODEX_HOME): one per
+    session, under GATEHOUSE_RUNTIME_DIR, never the server user's own."""
+    return Path(settings.GATEHOUSE_RUNTIME_DIR) / f"session-{run.session_id}"
+
+
 def _recorded_driver_activities(run_id: int) -> list[tuple[str, str, dict[str, Any]]]:
     from runs.models import Activity
     from runs.services import DRIVER_ACTIVITY_KINDS
@@ -245,6 +289,12 @@ def _recorded_driver_activities(run_id: int) -> list[tuple[str, str, dict[str, A
     # `turn.*`), not what the gate recorded under the same kinds (`tool.requested`...).
     rows = Activity.objects.filter(run_id=run_id, kind__in=DRIVER_ACTIVITY_KINDS - {"notice"}).order_by("seq")
     return [(a.kind, a.event, a.payload) for a in rows if a.event == a.kind or a.event.startswith("turn.")]
+
+
+def _step_executing(run_id: int) -> bool:
+    from runs.models import Step
+
+    return Step.objects.filter(run_id=run_id, status=Step.Status.EXECUTING).exists()
 
 
 def _deadline_in(approval_id: int) -> float | None:

@@ -33,6 +33,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from drivers import processes
+
 __all__ = ["JsonLinesProcess", "ProtocolError", "ProcessExitedError", "ProcessStartError"]
 
 DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
@@ -76,8 +78,9 @@ class JsonLinesProcess:
         if self._proc is not None:
             raise RuntimeError("process already started")
         try:
-            self._proc = await asyncio.create_subprocess_exec(
-                *[str(a) for a in argv],
+            # Own session, parent-death signal, recorded on the run (drivers/processes.py).
+            self._proc = await processes.spawn(
+                [str(a) for a in argv],
                 cwd=str(cwd) if cwd is not None else None,
                 env=dict(env) if env is not None else None,
                 stdin=asyncio.subprocess.PIPE,
@@ -85,7 +88,6 @@ class JsonLinesProcess:
                 stderr=asyncio.subprocess.PIPE,
                 # The stream limit bounds one line; +1 leaves room for the newline.
                 limit=self.max_line_bytes + 1,
-                start_new_session=True,
             )
         except (OSError, ValueError) as exc:
             raise ProcessStartError(f"cannot start {Path(str(argv[0])).name}: {exc}") from exc
@@ -105,16 +107,23 @@ class JsonLinesProcess:
         data = b"".join(self._stderr_chunks)[-self.stderr_tail_bytes :]
         return data.decode("utf-8", errors="replace")
 
-    async def close(self, timeout: float = 5.0) -> int | None:
+    async def close(self, timeout: float = 5.0, *, terminate_first: bool = False) -> int | None:
         """Stop the child and reap it; safe to call more than once and from `finally`.
 
         Closes stdin first (a well-behaved agent exits on EOF), waits up to `timeout`
         seconds in total, sending SIGTERM to the process group after half of it and
         SIGKILL when it is over. Returns the exit code (None if never started).
+
+        `terminate_first` sends SIGTERM before closing stdin: an agent that is stopped to be
+        resumed later (the worker shuts down, the run hibernates) keeps its pending request
+        open in its transcript instead of recording it as refused at EOF.
         """
         proc = self._proc
         if proc is None:
             return None
+        if terminate_first and proc.returncode is None and not self._closed:
+            self._signal_group(proc, signal.SIGTERM)
+            await self._wait(proc, timeout / 2)
         if not self._closed:
             self._closed = True
             if proc.stdin is not None and not proc.stdin.is_closing():

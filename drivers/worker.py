@@ -19,7 +19,7 @@ from channels.db import database_sync_to_async
 from channels.worker import Worker
 from django.conf import settings
 
-from drivers import registry
+from drivers import processes, registry
 from drivers.base import DriverError, RunAborted, RunResult
 from drivers.runcontext import WorkerRunContext
 
@@ -36,13 +36,16 @@ def driver_settings(driver: str) -> dict[str, Any]:
         "agents_dir": str(settings.GATEHOUSE_AGENTS_DIR),
         "command_timeout_s": settings.GATEHOUSE_COMMAND_TIMEOUT_S,
         "output_limit": settings.GATEHOUSE_OUTPUT_LIMIT,
-        "env": dict(getattr(settings, "GATEHOUSE_AGENT_ENV", {}) or {}),
+        # The agent's environment is an allow-list (drivers/agent_env.py): these add to it.
+        "env_names": list(settings.GATEHOUSE_AGENT_ENV),
+        "env_values": dict(settings.GATEHOUSE_AGENT_ENV_VALUES),
     }
     if driver == "claude-code":
         common.update(
             claude_bin=settings.GATEHOUSE_CLAUDE_BIN,
             model=settings.GATEHOUSE_CLAUDE_MODEL,
             allow_bypass_permissions=settings.GATEHOUSE_ALLOW_BYPASS_PERMISSIONS,
+            mcp_servers=dict(settings.GATEHOUSE_CLAUDE_MCP_SERVERS),
         )
     elif driver == "codex":
         common.update(
@@ -77,6 +80,8 @@ class Supervisor:
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.contexts: dict[int, WorkerRunContext] = {}
         self._starting: set[int] = set()
+        self._hibernating: set[int] = set()
+        self._cleaned_at: float | None = None
         self._background: asyncio.Task[None] | None = None
 
     def ensure_background(self) -> None:
@@ -90,6 +95,8 @@ class Supervisor:
         # both try to start the same run at once.
         if run_id in self._starting or (run_id in self.tasks and not self.tasks[run_id].done()):
             return False
+        if self.busy_slots() >= settings.GATEHOUSE_WORKER_MAX_RUNS:
+            return False  # full: the run stays queued for a slot here or another worker
         self._starting.add(run_id)
         try:
             if not await _db(run_claim)(run_id=run_id, owner=self.owner):
@@ -99,6 +106,25 @@ class Supervisor:
         finally:
             self._starting.discard(run_id)
 
+    async def _daily_cleanup(self) -> None:
+        """Once a day (and at start): delete what long-finished runs left (runs/retention.py)."""
+        from runs.retention import cleanup
+
+        now = asyncio.get_running_loop().time()
+        if self._cleaned_at is not None and now - self._cleaned_at < 24 * 3600:
+            return
+        self._cleaned_at = now
+        try:
+            done = await _db(cleanup)()
+        except Exception:
+            logger.exception("retention cleanup failed; retrying tomorrow")
+            return
+        if done.workspaces or done.homes:
+            logger.info("retention: deleted %d workspaces and %d agent homes", len(done.workspaces), len(done.homes))
+
+    def busy_slots(self) -> int:
+        return len(self._starting) + sum(1 for task in self.tasks.values() if not task.done())
+
     async def reconcile(self) -> None:
         from runs.leases import run_release, runs_claimable, runs_leased
 
@@ -107,7 +133,12 @@ class Supervisor:
         for run_id, owner in await _db(runs_leased)():
             if owner != self.owner and _dead_local_owner(owner):
                 await _db(run_release)(run_id=run_id, owner=owner)
-        for run_id in await _db(runs_claimable)():
+        free = settings.GATEHOUSE_WORKER_MAX_RUNS - self.busy_slots()
+        if free <= 0:
+            return
+        for run_id in await _db(runs_claimable)(limit=free * 2):
+            if self.busy_slots() >= settings.GATEHOUSE_WORKER_MAX_RUNS:
+                break
             await self.start_run(run_id)
 
     async def _maintain(self) -> None:
@@ -117,6 +148,7 @@ class Supervisor:
         interval = min(settings.GATEHOUSE_RECONCILE_S, settings.GATEHOUSE_LEASE_HEARTBEAT_S)
         while True:
             try:
+                await self._daily_cleanup()
                 await self.reconcile()
                 for run_id, task in list(self.tasks.items()):
                     if task.done():
@@ -134,6 +166,23 @@ class Supervisor:
             except Exception:
                 logger.exception("worker maintenance failed; retrying")
             await asyncio.sleep(interval)
+
+    async def shutdown(self, timeout: float = 15.0) -> None:
+        """Stop every run of this process (the server is stopping): each driver stops its
+        agent so that it can be resumed, and each lease is released for the next worker."""
+        if self._background is not None:
+            self._background.cancel()
+        tasks = [task for task in self.tasks.values() if not task.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+
+    def hibernate(self, run_id: int) -> None:
+        """Put a run waiting on a person to sleep: its task stops (the driver stops its agent
+        resumably) and `_execute` records the run as hibernated, holding nothing here."""
+        self._hibernating.add(run_id)
+        self.stop_run(run_id)
 
     def stop_run(self, run_id: int) -> None:
         """Stop a run's task at once (its lease is gone): drivers' cleanup still runs."""
@@ -158,11 +207,16 @@ class Supervisor:
             context = WorkerRunContext(
                 run, owner=self.owner, settings_for_driver=driver_settings(run.driver),
                 on_lease_lost=lambda: self.stop_run(run_id),
+                on_hibernate=lambda: self.hibernate(run_id),
             )
             self.contexts[run_id] = context
             await context.open()
+            if run.agent_processes:
+                await self._stop_leftovers(run_id, run.agent_processes)
             await _db(_mark_started)(run_id=run_id, resumed=context.resuming, owner=self.owner)
             driver = registry.create(run.driver)
+            # Every process the driver starts for this run is recorded on it.
+            processes.current_run.set(context.process_started)
             result = await driver.run(context)
         except RunAborted as exc:
             result = RunResult(status="failed", failure_reason=exc.reason)
@@ -173,6 +227,15 @@ class Supervisor:
             logger.warning("run %s: lease lost to another worker; leaving it to the new owner", run_id)
             return
         except asyncio.CancelledError:
+            if run_id in self._hibernating:
+                self._hibernating.discard(run_id)
+                # This cancellation was ours (it stopped the driver): clear it so that
+                # recording the sleep is not cancelled too.
+                task = asyncio.current_task()
+                while task is not None and task.uncancel() > 0:
+                    pass
+                await self._put_to_sleep(run_id)
+                return
             # Shutting down (or the lease is gone): free the run for the next worker at once.
             # The release is fenced by owner, so a lost lease stays with its new owner.
             await _db(run_release)(run_id=run_id, owner=self.owner)
@@ -208,6 +271,25 @@ class Supervisor:
         except LeaseLost:
             logger.warning("run %s: lease lost before it could finish here; leaving it to the new owner", run_id)
 
+    async def _put_to_sleep(self, run_id: int) -> None:
+        from runs.leases import LeaseLost
+        from runs.services import run_hibernate
+
+        try:
+            await _db(run_hibernate)(run_id=run_id, owner=self.owner)
+        except LeaseLost:
+            logger.warning("run %s: lease lost while going to sleep; leaving it to the new owner", run_id)
+
+    async def _stop_leftovers(self, run_id: int, records: list[dict[str, Any]]) -> None:
+        """Before resuming, stop agent processes an earlier owner of the run left running."""
+        from runs.services import run_forget_processes
+
+        stopped = await asyncio.to_thread(processes.stop_leftovers, records)
+        await _db(run_forget_processes)(run_id=run_id, owner=self.owner)
+        if stopped:
+            await self._notice(run_id, {"level": "warning", "text": f"Stopped {len(stopped)} agent process group(s) left running "
+                                        "by the previous worker of this run.", "pids": stopped})
+
     async def _notice(self, run_id: int, payload: dict[str, Any]) -> None:
         from runs.services import activity_record
 
@@ -218,13 +300,14 @@ class Supervisor:
 
 
 def _mark_started(*, run_id: int, resumed: bool, owner: str) -> None:
-    """running (or resumed), then waiting if a person is still asked (a resumed run)."""
+    """running (or resumed, or woken), then waiting if a person is still asked."""
     from django.db import transaction
 
     from approvals.gate import run_status_sync
-    from runs.services import run_mark_running
+    from runs.services import run_mark_running, run_woke
 
     with transaction.atomic():
+        run_woke(run_id=run_id, owner=owner)
         run_mark_running(run_id=run_id, resumed=resumed, owner=owner)
         run_status_sync(run_id=run_id)
 

@@ -1,7 +1,7 @@
 """API plumbing shared by the apps: the strict JSON boundary and one error format.
 
 Every refusal is `{"code": ..., "message": ..., "field"?: ..., ...}` with an HTTP status
-that says what happened (400 bad input, 404 unknown, 409 conflict, 410 expired).
+that says what happened (400 bad input, 403 not allowed, 404 unknown, 409 conflict, 410 expired).
 """
 
 from __future__ import annotations
@@ -127,8 +127,7 @@ def exception_handler(exc: Exception, context: Any) -> Response | None:
     if isinstance(exc, ApprovalError):
         return error_response(exc.code, exc.message, exc.status)
     if isinstance(exc, RunError):
-        status = 404 if exc.code == "not_found" else 409 if exc.code == "already_finished" else 400
-        return error_response(exc.code, exc.message, status, **exc.fields)
+        return error_response(exc.code, exc.message, exc.status, **exc.fields)
     if isinstance(exc, PolicyError):
         return Response(exc.to_dict(), status=400)
     if isinstance(exc, exceptions.ValidationError):

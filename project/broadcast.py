@@ -8,6 +8,7 @@ back. A lost message costs latency, never correctness: waiters re-read rows on a
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -54,18 +55,18 @@ def send_on_commit(group: str, message: dict[str, Any]) -> None:
     transaction.on_commit(lambda: send_now(group, message))
 
 
-def fragment_on_commit(groups: list[str], render: Any) -> None:
-    """Render HTML after commit (so it shows committed rows) and push it to the groups."""
+def fragment_on_commit(groups: list[str], fragment: str, **args: Any) -> None:
+    """After commit, tell the console `groups` that `fragment` changed.
+
+    The message names the fragment (a renderer in `runs.fragments.RENDERERS`) and its ids,
+    with a token unique to this change; each console process renders it once, in its
+    consumer, however many pages and groups receive it (`runs.fragments.render_once`).
+    The writer never renders HTML: a gate or a decision costs a row and a doorbell.
+    """
+    message = {"type": "console.change", "fragment": fragment, "args": args, "token": uuid.uuid4().hex}
 
     def push() -> None:
-        try:
-            html = render()
-        except Exception:
-            logger.exception("could not render a console fragment")
-            return
-        if not html:
-            return
         for group in groups:
-            send_now(group, {"type": "console.fragment", "html": html})
+            send_now(group, message)
 
     transaction.on_commit(push)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
@@ -55,8 +56,20 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def env_names(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list of environment variable names (e.g. `AWS_REGION,HTTPS_PROXY`)."""
+    names = env_list(name, default)
+    for item in names:
+        if not _ENV_NAME.fullmatch(item):
+            raise ImproperlyConfigured(f"{name}: {item!r} is not an environment variable name")
+    return names
+
+
 def env_json_object(name: str, default: dict[str, Any]) -> dict[str, Any]:
-    """A JSON object (e.g. a map of names to command lines); anything else stops the start."""
+    """A JSON object (e.g. an MCP server map); anything else stops the start."""
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default

@@ -12,7 +12,9 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from project.env import env_bool, env_float, env_int, env_json_object, env_list, env_str
+from drivers.agent_env import is_forbidden
+from drivers.mcp_servers import validate_mcp_servers
+from project.env import env_bool, env_float, env_int, env_json_object, env_list, env_names, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("GATEHOUSE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -199,17 +201,49 @@ GATEHOUSE_LEASE_HEARTBEAT_S = env_float("GATEHOUSE_LEASE_HEARTBEAT_S", 5.0)
 GATEHOUSE_LEASE_TTL_S = env_float("GATEHOUSE_LEASE_TTL_S", 30.0)
 # A worker looks for queued runs and expired leases this often (the doorbell's backstop).
 GATEHOUSE_RECONCILE_S = env_float("GATEHOUSE_RECONCILE_S", 5.0)
+# Runs one worker process executes at once (a run waiting on a person holds a slot until it
+# hibernates); more stay queued and are taken as slots free up, by any worker.
+GATEHOUSE_WORKER_MAX_RUNS = env_int("GATEHOUSE_WORKER_MAX_RUNS", max(8, 8 * (os.cpu_count() or 1)))
+# Workspaces and agent homes of runs finished longer ago than this are deleted (daily).
+GATEHOUSE_RETENTION_DAYS = env_float("GATEHOUSE_RETENTION_DAYS", 30.0)
 # Bytes of a command's output kept on a step and in the timeline.
+# A run waiting on a person longer than this hibernates: its agent process is stopped and
+# woken by the decision (0 = never).
+GATEHOUSE_HIBERNATE_AFTER_S = env_float("GATEHOUSE_HIBERNATE_AFTER_S", 60.0)
 GATEHOUSE_OUTPUT_LIMIT = env_int("GATEHOUSE_OUTPUT_LIMIT", 64 * 1024)
 GATEHOUSE_COMMAND_TIMEOUT_S = env_float("GATEHOUSE_COMMAND_TIMEOUT_S", 600.0)
 GATEHOUSE_CLAUDE_BIN = env_str("GATEHOUSE_CLAUDE_BIN")
 GATEHOUSE_CODEX_BIN = env_str("GATEHOUSE_CODEX_BIN")
 GATEHOUSE_AGENTS_DIR = Path(env_str("GATEHOUSE_AGENTS_DIR", str(BASE_DIR / ".agents"))).resolve()
 GATEHOUSE_ALLOW_BYPASS_PERMISSIONS = env_bool("GATEHOUSE_ALLOW_BYPASS_PERMISSIONS", False)
+# Four eyes when off: a reviewer cannot decide the approvals of runs they started (403
+# own_run). On by default, so a single operator can still review their own runs.
+GATEHOUSE_REVIEW_OWN_RUNS = env_bool("GATEHOUSE_REVIEW_OWN_RUNS", True)
 GATEHOUSE_CODEX_BASE_URL = env_str("GATEHOUSE_CODEX_BASE_URL")
 GATEHOUSE_CODEX_MODEL = env_str("GATEHOUSE_CODEX_MODEL", "gpt-5-codex")
 GATEHOUSE_CODEX_ENV_KEY = env_str("GATEHOUSE_CODEX_ENV_KEY", "OPENAI_API_KEY")
 GATEHOUSE_CLAUDE_MODEL = env_str("GATEHOUSE_CLAUDE_MODEL")
+if is_forbidden(GATEHOUSE_CODEX_ENV_KEY):
+    raise ImproperlyConfigured(
+        f"GATEHOUSE_CODEX_ENV_KEY={GATEHOUSE_CODEX_ENV_KEY!r}: Gatehouse's own variables never reach an agent; "
+        "name the model key something else (e.g. OPENAI_API_KEY)"
+    )
+# Agents get an allow-listed environment (drivers/agent_env.py), never the server's whole
+# environment. GATEHOUSE_AGENT_ENV adds names taken from the server's environment
+# (comma-separated, e.g. "AWS_REGION,HTTPS_PROXY"); GATEHOUSE_*, DJANGO_*, DATABASE_URL and
+# REDIS_URL are never passed, even when listed.
+GATEHOUSE_AGENT_ENV = env_names("GATEHOUSE_AGENT_ENV", [])
+# Values set for every agent process, e.g. a model proxy URL (settings only; tests use it to
+# point the CLIs at fake model servers).
+GATEHOUSE_AGENT_ENV_VALUES: dict[str, str] = {}
+# MCP servers Claude Code may start, in Claude's `mcpServers` shape (a JSON object:
+# {"name": {"command": ..., "args": [...], "env": {...}}} or {"name": {"type": "http", "url": ...}}).
+# Only these run (--mcp-config + --strict-mcp-config); a workspace's .mcp.json never does,
+# and every MCP tool call still goes through the gate.
+try:
+    GATEHOUSE_CLAUDE_MCP_SERVERS = validate_mcp_servers(env_json_object("GATEHOUSE_CLAUDE_MCP_SERVERS", {}))
+except ValueError as exc:
+    raise ImproperlyConfigured(f"GATEHOUSE_CLAUDE_MCP_SERVERS: {exc}") from None
 # ACP agents by name: {"name": "command line" | ["argv", ...] | {"command": ..., "profile": ...}}.
 # Added to (or replacing) the built-in entries for the agents `make agents` installs.
 GATEHOUSE_ACP_AGENTS = env_json_object("GATEHOUSE_ACP_AGENTS", {})
@@ -219,6 +253,11 @@ GATEHOUSE_OPENCODE_BIN = env_str("GATEHOUSE_OPENCODE_BIN")
 GATEHOUSE_OPENCODE_BASE_URL = env_str("GATEHOUSE_OPENCODE_BASE_URL")
 GATEHOUSE_OPENCODE_MODEL = env_str("GATEHOUSE_OPENCODE_MODEL", "gpt-4.1")
 GATEHOUSE_OPENCODE_ENV_KEY = env_str("GATEHOUSE_OPENCODE_ENV_KEY", "OPENAI_API_KEY")
+if is_forbidden(GATEHOUSE_OPENCODE_ENV_KEY):
+    raise ImproperlyConfigured(
+        f"GATEHOUSE_OPENCODE_ENV_KEY={GATEHOUSE_OPENCODE_ENV_KEY!r}: Gatehouse's own variables never reach an agent; "
+        "name the model key something else (e.g. OPENAI_API_KEY)"
+    )
 
 LOGGING = {
     "version": 1,

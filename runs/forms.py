@@ -56,13 +56,20 @@ class RunCreateForm(forms.Form):
         label="Run policy (JSON, optional)",
         required=False,
         widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "class": "mono"}),
-        help_text='Empty = inherit. Example: {"approvals": {"question": "ask", "timeout_s": 600}}',
+        help_text=(
+            "Empty = inherit (the session's, else the chosen policy's run policy). A run policy given here "
+            "replaces it whole and may only tighten the policy's (unless you may override policies): fields "
+            "left out take the built-in defaults. "
+            'Example: {"approvals": {"question": "ask", "timeout_s": 20}}'
+        ),
     )
     workspace = forms.CharField(
         required=False,
         max_length=1024,
         help_text="An existing directory; empty = a fresh directory under var/workspaces/.",
     )
+    # "New run in this session" on a run page; the service decides whether it may join.
+    session = forms.IntegerField(required=False, min_value=1, max_value=2**63 - 1, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         from approvals.models import Policy
@@ -81,6 +88,17 @@ class RunCreateForm(forms.Form):
             return None
         return _json_object(text, 'scenario (such as {"steps": [...]})')
 
+    def clean_session(self) -> Any:
+        from runs.models import AgentSession
+
+        session_id = self.cleaned_data.get("session")
+        if session_id is None:
+            return None
+        session = AgentSession.objects.filter(pk=session_id).first()
+        if session is None:
+            raise forms.ValidationError(f"No session {session_id}.")
+        return session
+
     def clean_run_policy(self) -> Any:
         text = self.cleaned_data["run_policy"].strip()
         if not text:
@@ -91,7 +109,7 @@ class RunCreateForm(forms.Form):
     def add_service_error(self, field: str | None, message: str) -> None:
         """Show a service refusal on the field it names (`scenario.steps[0].tool` -> scenario)."""
         root = (field or "").split(".")[0].split("[")[0]
-        if root in self.fields:
+        if root in self.fields and not self.fields[root].widget.is_hidden:
             inner = (field or "")[len(root):].lstrip(".")
             said = not inner or inner in message  # the services often name the path already
             self.add_error(root, message if said else f"{inner}: {message}")

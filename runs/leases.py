@@ -16,9 +16,10 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from project import clock
 from runs.models import Run
 
 
@@ -48,23 +49,45 @@ def _lease_free(now: Any) -> Q:
 
 
 def run_claim(*, run_id: int, owner: str) -> bool:
-    """Take the run's lease if it is free (compare-and-set); True when this worker owns it."""
+    """Take the run's lease if it is free (compare-and-set); True when this worker owns it.
+    A sleeping run is taken only once something woke it (see `runs_claimable`)."""
     now = timezone.now()
     claimed = (
         Run.objects.filter(pk=run_id)
         .exclude(status__in=Run.FINISHED)
         .filter(_lease_free(now) | Q(owner=owner))
+        .filter(_awake_or_due(clock.now()))
         .update(owner=owner, heartbeat_at=now)
     )
     return claimed == 1
 
 
-def runs_claimable() -> list[int]:
-    """Unfinished runs whose lease is free: never started, or their worker is gone."""
-    now = timezone.now()
-    return list(
-        Run.objects.exclude(status__in=Run.FINISHED).filter(_lease_free(now)).order_by("id").values_list("id", flat=True)
+def _awake_or_due(now: Any) -> Q:
+    """Not asleep, or asleep with a reason to wake: nothing is pending any more (decided),
+    a pending approval's deadline passed, or someone asked to cancel."""
+    from approvals.models import Approval
+
+    pending = Approval.objects.filter(run=OuterRef("pk"), status=Approval.Status.PENDING)
+    return (
+        Q(hibernated_at__isnull=True)
+        | Q(cancel_requested=True)
+        | ~Exists(pending)
+        | Exists(pending.filter(deadline__lte=now))
     )
+
+
+def runs_claimable(*, limit: int | None = None) -> list[int]:
+    """Unfinished runs whose lease is free (never started, or their worker is gone), except
+    sleeping runs that nothing has woken yet; oldest first, at most `limit`."""
+    now = timezone.now()
+    rows = (
+        Run.objects.exclude(status__in=Run.FINISHED)
+        .filter(_lease_free(now))
+        .filter(_awake_or_due(clock.now()))
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+    return list(rows[:limit] if limit is not None else rows)
 
 
 def runs_leased() -> list[tuple[int, str]]:

@@ -13,8 +13,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from approvals import policy as core
+from approvals.policy.run_policy import LOOSE_RUNTIME_MODES, describe_loosening, given_fields, loosened_fields
 from project import broadcast
-from runs import fragments
 from runs.leases import LeaseLost, fence
 from runs.models import Activity, AgentSession, Run
 
@@ -24,14 +25,32 @@ logger = logging.getLogger(__name__)
 DRIVER_ACTIVITY_KINDS = {"turn", "message", "tool", "usage", "notice"}
 
 
+# Loosening the administrator's policy (a run policy above the ceiling, a runtime mode that
+# approves on its own, another person's session) needs this permission (issue 9).
+OVERRIDE_PERMISSION = "runs.override_policy"
+
+
 class RunError(Exception):
-    """A refused write on a run; `code` is stable for API clients."""
+    """A refused write on a run; `code` is stable for API clients, `status` its HTTP status."""
+
+    STATUS = {"not_found": 404, "already_finished": 409, "policy_override_forbidden": 403, "foreign_session": 403}
 
     def __init__(self, code: str, message: str, **fields: Any) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.fields = fields
+        self.status = self.STATUS.get(code, 400)
+
+
+def may_override_policy(user: Any) -> bool:
+    """`user=None` is a trusted internal caller (a management command, a test); a person
+    acting through the console or the API is always passed as the user."""
+    return user is None or bool(user.has_perm(OVERRIDE_PERMISSION))
+
+
+def _needs_override(what: str) -> str:
+    return f"{what} needs the permission {OVERRIDE_PERMISSION} (ask an administrator)."
 
 
 def activity_record(
@@ -53,7 +72,7 @@ def activity_record(
         activity = Activity.objects.create(run_id=run_id, seq=seq, kind=kind, event=event, payload=dict(payload or {}))
         activity_id = activity.pk
         broadcast.fragment_on_commit(
-            [broadcast.run_console_group(run_id)], lambda: fragments.activity_appended(activity_id)
+            [broadcast.run_console_group(run_id)], "activity_appended", activity_id=activity_id
         )
     return activity
 
@@ -87,6 +106,36 @@ def session_create(*, user: Any = None, title: str = "", run_policy: Mapping[str
     return AgentSession.objects.create(title=title, created_by=user, run_policy=run_policy)
 
 
+def session_joinable(*, session: AgentSession, user: Any) -> bool:
+    """A run joins a session (its grants, modes and policy) only if its starter created it,
+    or may override the policy. A session no one created (a command's) is no one's."""
+    own = session.created_by_id is not None and session.created_by_id == getattr(user, "pk", None)
+    return own or may_override_policy(user)
+
+
+def _refuse_foreign_session(*, session: AgentSession, user: Any) -> None:
+    if not session_joinable(session=session, user=user):
+        raise RunError(
+            "foreign_session", _needs_override(f"Session {session.pk} was created by someone else: joining it"),
+            field="session",
+        )
+
+
+def _refuse_loosening(requested: core.RunPolicy, ceiling: core.RunPolicy, *, source: str) -> None:
+    """Both compared materialised: a field the request leaves out is the built-in default."""
+    wanted, limit = core.materialise(requested), core.materialise(ceiling)
+    loose = loosened_fields(wanted, limit)
+    if loose:
+        given = given_fields(requested)
+        reasons = "; ".join(describe_loosening(f, wanted, limit, given=f in given) for f in loose)
+        raise RunError(
+            "policy_override_forbidden",
+            f"{source} loosens the administrator's policy: {reasons}. " + _needs_override("Loosening it"),
+            field=loose[0],
+            fields=loose,
+        )
+
+
 def run_create(
     *,
     driver: str,
@@ -104,26 +153,44 @@ def run_create(
     1. The driver must exist, its options (scenario, driver options) must be valid, and the run policy
        (given, else the session's, else the rule policy's, else the server default;
        the nearer replaces the farther whole) must be one the driver models.
-    2. The rule policy is snapshotted on the run, so later edits don't change it.
+    2. Unless `user` may override the policy (`runs.override_policy`): the session must be
+       one `user` created, its runtime mode must not approve on its own (auto,
+       full-access), and a given or session run policy must not loosen the ceiling (the
+       rule policy's run policy, else the server default, else the built-ins), both
+       compared materialised. Refusals are 403 `foreign_session` / `policy_override_forbidden`.
+    3. The rule policy is snapshotted on the run, so later edits don't change it.
     """
-    from approvals import policy as core
     from approvals.selectors import policy_for_run
     from drivers import registry
 
     descriptor = registry.descriptor(driver)  # raises RunError for an unknown driver
     registry.validate_options(driver, scenario=scenario, options=options)
     policy_row, document = policy_for_run(policy_name)
+    if session is not None:
+        _refuse_foreign_session(session=session, user=user)
     session_policy = session.run_policy if session is not None else None
-    layers = [
+    requested = core.resolve_run_policy(
         core.parse_run_policy(run_policy) if run_policy is not None else None,
         core.parse_run_policy(session_policy) if session_policy is not None else None,
+    ) if run_policy is not None or session_policy is not None else None
+    # The administrator's run policy: the ceiling a run or session policy may only tighten.
+    ceiling = core.resolve_run_policy(
         core.parse_run_policy(policy_row.run_policy) if policy_row and policy_row.run_policy is not None else None,
         core.parse_run_policy(settings.GATEHOUSE_DEFAULT_RUN_POLICY)
         if settings.GATEHOUSE_DEFAULT_RUN_POLICY is not None
         else None,
-    ]
-    effective = core.resolve_run_policy(*layers)
+    )
+    effective = requested if requested is not None else ceiling
     core.check_capabilities(effective, descriptor)
+    if not may_override_policy(user):
+        if session is not None and session.runtime_mode in LOOSE_RUNTIME_MODES:
+            raise RunError(
+                "policy_override_forbidden",
+                _needs_override(f"Starting a run in session {session.pk}, whose runtime_mode is {session.runtime_mode},"),
+                field="runtime_mode",
+            )
+        if requested is not None:
+            _refuse_loosening(requested, ceiling, source="The run policy" if run_policy is not None else "The session's run policy")
     compiled = core.compile_policy(document)
     with transaction.atomic():
         if session is None:
@@ -153,7 +220,7 @@ def run_create(
         )
         run_id = run.pk
         transaction.on_commit(lambda: broadcast.send_to_channel_now("drivers", {"type": "run.start", "run_id": run_id}))
-        broadcast.fragment_on_commit([broadcast.INBOX_GROUP], lambda: fragments.run_row(run_id))
+        broadcast.fragment_on_commit([broadcast.INBOX_GROUP], "run_row", run_id=run_id)
     return run
 
 
@@ -167,7 +234,7 @@ def _transition(run_id: int, to: str, *, only_from: tuple[str, ...] | None = Non
     changed = Run.objects.filter(pk=run_id, status__in=allowed_from).update(status=to, **fields)
     if changed:
         broadcast.fragment_on_commit(
-            [broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], lambda: fragments.run_status(run_id)
+            [broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], "run_status", run_id=run_id
         )
     return changed == 1
 
@@ -192,11 +259,61 @@ def run_mark(*, run_id: int, status: str) -> bool:
     return _transition(run_id, status, only_from=(Run.Status.RUNNING, Run.Status.WAITING))
 
 
-def run_save_agent_state(*, run_id: int, state: Mapping[str, Any], owner: str | None = None) -> None:
-    """What the driver needs to resume the agent's own conversation (its session id)."""
+def run_record_process(*, run_id: int, record: Mapping[str, Any], owner: str | None = None) -> None:
+    """Remember an agent process of the run (kept while it may still be running)."""
+    from drivers.processes import still_running
+
     with transaction.atomic():
         fence(run_id, owner)
+        current = Run.objects.values_list("agent_processes", flat=True).get(pk=run_id) or []
+        kept = [r for r in current if isinstance(r, dict) and still_running(r)]
+        Run.objects.filter(pk=run_id).update(agent_processes=[*kept[-50:], dict(record)])
+
+
+def run_hibernate(*, run_id: int, owner: str | None = None) -> None:
+    """The worker stopped the run's agent while a person decides: the run sleeps (still
+    `waiting`, its approvals decidable) and holds no lease; a decision wakes it."""
+    with transaction.atomic():
+        fence(run_id, owner)
+        Run.objects.filter(pk=run_id).update(hibernated_at=timezone.now(), owner="", heartbeat_at=None)
+        activity_record(run_id=run_id, kind="run", event="run.hibernated",
+                        payload={"text": "Asleep: the agent was stopped while a person decides; a decision wakes it."})
+        broadcast.fragment_on_commit(
+            [broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], "run_status", run_id=run_id
+        )
+
+
+def run_woke(*, run_id: int, owner: str | None = None) -> None:
+    """A worker took a sleeping run back: it says so, once."""
+    with transaction.atomic():
+        fence(run_id, owner)
+        if Run.objects.filter(pk=run_id, hibernated_at__isnull=False).update(hibernated_at=None):
+            activity_record(run_id=run_id, kind="run", event="run.woke", payload={})
+
+
+def run_wake_on_commit(*, run_id: int) -> None:
+    """Ring the workers' doorbell for a sleeping run (a decision, a cancel): the reconcile
+    loop would find it anyway, this only makes it prompt."""
+    if Run.objects.filter(pk=run_id, hibernated_at__isnull=False).exists():
+        transaction.on_commit(lambda: broadcast.send_to_channel_now("drivers", {"type": "run.start", "run_id": run_id}))
+
+
+def run_forget_processes(*, run_id: int, owner: str | None = None) -> None:
+    with transaction.atomic():
+        fence(run_id, owner)
+        Run.objects.filter(pk=run_id).update(agent_processes=[])
+
+
+def run_save_agent_state(*, run_id: int, state: Mapping[str, Any], owner: str | None = None) -> None:
+    """What the driver needs to resume the agent's own conversation (its session id): kept
+    on the run (a restart resumes it) and on its session, per driver (a follow-up run in
+    the session continues the same conversation)."""
+    with transaction.atomic():
+        fence(run_id, owner)
+        run = Run.objects.select_for_update().select_related("session").get(pk=run_id)
         Run.objects.filter(pk=run_id).update(agent_state=dict(state))
+        session = AgentSession.objects.select_for_update().get(pk=run.session_id)
+        AgentSession.objects.filter(pk=session.pk).update(agent_state={**(session.agent_state or {}), run.driver: dict(state)})
 
 
 def run_finish(
@@ -245,6 +362,7 @@ def run_cancel(*, run: Run, user: Any = None) -> Run:
         )
         run_id = run.pk
         broadcast.send_on_commit(broadcast.run_group(run_id), {"type": "run.cancel", "run_id": run_id})
+        run_wake_on_commit(run_id=run_id)
         if run.status == Run.Status.QUEUED and not run.owner:
             run_finish(run_id=run.pk, status=Run.Status.CANCELLED)
     run.refresh_from_db()
@@ -263,13 +381,23 @@ def session_set_modes(
     seen_from_run: int | None = None,
 ) -> AgentSession:
     """Change a session's durable modes; applied from the next turn, recorded on the
-    session's open runs and on the run it was changed from (so it is never untraced)."""
+    session's open runs and on the run it was changed from (so it is never untraced).
+    Switching to `auto` or `full-access` needs `runs.override_policy` (403)."""
     from runs.models import InteractionMode, RuntimeMode
 
     if runtime_mode is not None and runtime_mode not in RuntimeMode.values:
         raise RunError("invalid_mode", f"unknown runtime mode {runtime_mode!r}", field="runtime_mode")
     if interaction_mode is not None and interaction_mode not in InteractionMode.values:
         raise RunError("invalid_mode", f"unknown interaction mode {interaction_mode!r}", field="interaction_mode")
+    if (
+        runtime_mode in LOOSE_RUNTIME_MODES
+        and runtime_mode != session.runtime_mode
+        and not may_override_policy(user)
+    ):
+        # These modes approve asks on their own, whatever the administrator's policy says.
+        raise RunError(
+            "policy_override_forbidden", _needs_override(f"runtime_mode {runtime_mode} (it approves asks on its own)"), field="runtime_mode"
+        )
     with transaction.atomic():
         changes: dict[str, str] = {}
         if runtime_mode is not None and runtime_mode != session.runtime_mode:

@@ -19,12 +19,13 @@ from django_htmx.middleware import HtmxDetails
 
 from approvals.models import Grant
 from approvals.policy import PolicyError
+from approvals.policy.run_policy import LOOSE_RUNTIME_MODES
 from approvals.selectors import approvals_pending, grants_active
 from approvals.services import grant_revoke
 from project.console_auth import console_login_required
 from runs.forms import RunCreateForm
 from runs.models import AgentSession, InteractionMode, Run, RuntimeMode
-from runs.services import RunError, run_cancel, run_create, session_set_modes
+from runs.services import RunError, run_cancel, run_create, session_joinable, session_set_modes
 
 RUNS_PER_PAGE = 25
 
@@ -48,13 +49,15 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
     )
 
 
-def _run_context(run: Run) -> dict[str, Any]:
+def _run_context(run: Run, user: Any = None) -> dict[str, Any]:
     return {
+        "may_join_session": user is not None and user.has_perm("runs.add_run") and session_joinable(session=run.session, user=user),
         "run": run,
         "approvals": approvals_pending(run_id=run.pk),
         "activities": run.activities.order_by("seq"),
         "grants": grants_active(session_id=run.session_id).select_related("created_by"),
         "runtime_modes": RuntimeMode.choices,
+        "loose_runtime_modes": LOOSE_RUNTIME_MODES,
         "interaction_modes": InteractionMode.choices,
     }
 
@@ -76,16 +79,19 @@ def run_detail(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
     if target == f"run-header-{run.pk}":
         return render(request, "runs/run_detail.html#run-header", {"run": run})
     if target in _RUN_PARTIALS:
-        return render(request, _RUN_PARTIALS[target], _run_context(run))
-    return render(request, "runs/run_detail.html", _run_context(run))
+        return render(request, _RUN_PARTIALS[target], _run_context(run, request.user))
+    return render(request, "runs/run_detail.html", _run_context(run, request.user))
 
 
 @console_login_required
 @permission_required("runs.add_run", raise_exception=True)
 @require_http_methods(["GET", "POST"])
 def run_new(request: HtmxHttpRequest) -> HttpResponse:
-    form = RunCreateForm(request.POST or None)
+    initial = {"session": query_run_id(request.GET.get("session"))}
+    form = RunCreateForm(request.POST or None, initial=initial)
+    status = 200
     if request.method == "POST" and form.is_valid():
+        given = form.cleaned_data["run_policy"] is not None
         try:
             run = run_create(
                 driver=form.cleaned_data["driver"],
@@ -94,17 +100,21 @@ def run_new(request: HtmxHttpRequest) -> HttpResponse:
                 scenario=form.cleaned_data["scenario"],
                 workspace=form.cleaned_data["workspace"],
                 run_policy=form.cleaned_data["run_policy"],
+                session=form.cleaned_data["session"],
                 user=request.user,
             )
         except RunError as exc:
-            form.add_service_error(exc.fields.get("field"), exc.message)
+            field = exc.fields.get("field")
+            if exc.code == "policy_override_forbidden" and given and field not in (None, "runtime_mode"):
+                field = f"run_policy.{field}"  # the run policy given here is what loosens
+            form.add_service_error(field, exc.message)
+            status = exc.status if exc.status == 403 else 200
         except PolicyError as exc:
             # A run policy given here is the nearest layer: its errors belong to its field.
-            given = form.cleaned_data["run_policy"] is not None
             form.add_service_error(f"run_policy.{exc.field}" if given and exc.field else exc.field, exc.message)
         else:
             return redirect("run-detail", run_id=run.pk)
-    return render(request, "runs/run_new.html", {"form": form})
+    return render(request, "runs/run_new.html", {"form": form, "session_id": form["session"].value()}, status=status)
 
 
 @console_login_required
@@ -146,7 +156,7 @@ def grant_revoke_view(request: HtmxHttpRequest, grant_id: int) -> HttpResponse:
     if not request.htmx or run is None:
         messages.success(request, f"Grant “{grant.label or grant.rule}” revoked.")
         return redirect("run-detail", run_id=run.pk) if run else redirect("inbox")
-    return render(request, "runs/run_detail.html#grants", _run_context(run))
+    return render(request, "runs/run_detail.html#grants", _run_context(run, request.user))
 
 
 @console_login_required
@@ -170,4 +180,4 @@ def session_modes_view(request: HtmxHttpRequest, session_id: int) -> HttpRespons
         if error:
             messages.error(request, error)
         return redirect("run-detail", run_id=run.pk) if run else redirect("inbox")
-    return render(request, "runs/run_detail.html#session-modes", {**_run_context(run), "saved": not error, "error": error})
+    return render(request, "runs/run_detail.html#session-modes", {**_run_context(run, request.user), "saved": not error, "error": error})

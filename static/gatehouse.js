@@ -88,8 +88,10 @@
     flash("The server cannot be reached. Your decision was not sent.");
   });
 
-  // After a decision, keyboard focus moves on to the next waiting card (the swapped-out
-  // form took the focus with it). Only after the reviewer's own decision, never on a push.
+  // After a decision, keyboard focus moves on to the next waiting card's heading (the
+  // swapped-out form took the focus with it) — never onto its Approve button, so a repeated
+  // Enter approves nothing nobody read. With no card left, to the decided card's heading.
+  // Only after the reviewer's own decision, never on a push.
   var decidedCard = null;
   document.addEventListener("htmx:beforeRequest", function (event) {
     var elt = event.detail.elt;
@@ -104,8 +106,26 @@
     if (!done || (active && active !== document.body)) return;
     var next = done.nextElementSibling;
     while (next && !next.classList.contains("approval-pending")) next = next.nextElementSibling;
-    var target = next || document.querySelector("#approvals .approval-pending");
-    var button = target && target.querySelector("button");
-    if (button) button.focus({ preventScroll: true });
+    var target = next || document.querySelector("#approvals .approval-pending") || done;
+    var heading = target.querySelector(".card-title");
+    if (heading) heading.focus({ preventScroll: true });
   });
+
+  // Four eyes (GATEHOUSE_REVIEW_OWN_RUNS off): a card pushed over the socket is the same
+  // for every reviewer, so it names the run's starter and the starter's page greys it out
+  // here, as the server does for the cards it renders (the service refuses either way).
+  function lockOwnRuns(root) {
+    var me = document.body.dataset.userId;
+    if (!me || !root || !root.querySelectorAll) return;
+    var cards = Array.prototype.slice.call(root.querySelectorAll("[data-starter]"));
+    if (root.matches && root.matches("[data-starter]")) cards.push(root);
+    cards.forEach(function (card) {
+      if (card.dataset.starter !== me) return;
+      card.querySelectorAll("fieldset.controls").forEach(function (set) { set.disabled = true; });
+      var note = card.querySelector(".own-run-note");
+      if (note) note.hidden = false;
+    });
+  }
+  document.addEventListener("htmx:load", function (event) { lockOwnRuns(event.detail.elt); });
+  lockOwnRuns(document);
 })();

@@ -12,8 +12,8 @@ from runs.models import Run
 
 
 def agent_home(run: Run) -> str:
-    """The isolated HOME the run's agent process gets (see the drivers)."""
-    return str(settings.GATEHOUSE_RUNTIME_DIR / f"run-{run.pk}" / "home")
+    """The isolated HOME the run's agent process gets (drivers.runcontext.runtime_dir_of)."""
+    return str(settings.GATEHOUSE_RUNTIME_DIR / f"session-{run.session_id}" / "home")
 
 
 def path_context(run: Run) -> Any:

@@ -2,6 +2,9 @@
 
 The nearer policy (a run's) replaces the farther one (its session's, the server default)
 whole, never field by field; "inherit" values are filled by `materialise`.
+
+The administrator's run policy is a ceiling (issue 9): `loosened_fields` says where a
+run's or session's policy would loosen it, which needs the override permission.
 """
 
 from __future__ import annotations
@@ -195,6 +198,119 @@ def materialise(policy: RunPolicy) -> dict[str, Any]:
     }
 
 
+# --- The ceiling: who may loosen ---------------------------------------------------------------
+#
+# The administrator's run policy (the run's Policy row's, else the server default, else the
+# built-ins) is a ceiling: a run or session policy may only tighten it. Both sides are
+# compared *materialised*, so a field the requested policy leaves out is its built-in
+# default (the nearer policy replaces the farther whole), never the ceiling's value.
+#
+# Each field has an order from tightest (0) upward: a requested value loosens when it may
+# let more through than the ceiling's value can.
+
+SANDBOX_ORDER = {"read-only": 0, "workspace-write": 1, "unrestricted": 2}
+FEATURE_ORDER = {"deny": 0, "allow": 1}
+# auto-deny < ask: asking lets a person approve what the ceiling refuses outright.
+ROUTING_ORDER = {"auto-deny": 0, "ask": 1, "auto-approve": 2}
+# A question's answer authorises no tool, and both values keep a person in charge (one
+# declines, one asks): neither loosens.
+QUESTION_ORDER = {"auto-deny": 0, "ask": 0}
+# abort < retry < continue: retrying asks a person again and aborts when retries run out
+# (or the driver cannot re-ask); continue lets the agent go on after a refusal.
+FALLBACK_ORDER = {"abort": 0, "retry": 1, "continue": 2}
+
+_ORDERS: tuple[tuple[str, Mapping[str, int]], ...] = (
+    ("sandbox", SANDBOX_ORDER),
+    ("web_search", FEATURE_ORDER),
+    ("browser", FEATURE_ORDER),
+    ("permission", ROUTING_ORDER),
+    ("plan_review", ROUTING_ORDER),
+    ("question", QUESTION_ORDER),
+    ("on_timeout", FALLBACK_ORDER),
+    ("on_reject", FALLBACK_ORDER),
+)
+_GUARDRAILS = ("sandbox", "web_search", "browser")
+# Runtime modes that approve asks on their own (see modes.py): starting a run in one, or
+# switching a session to one, loosens every policy.
+LOOSE_RUNTIME_MODES = frozenset({"auto", "full-access"})
+CEILING_FIELDS = tuple(
+    name if name in _GUARDRAILS else f"approvals.{name}"
+    for name in ("sandbox", "web_search", "browser", "permission", "plan_review", "question",
+                 "timeout_s", "on_timeout", "on_reject", "max_retries")
+)
+
+
+def _span(order: Mapping[str, int], value: Any) -> tuple[int, int]:
+    """The ranks a value may stand for. "inherit" is the driver's own default, unknown
+    here: it may be anything from the tightest to the loosest (so may any unknown value)."""
+    if value in order:
+        return order[value], order[value]
+    return min(order.values()), max(order.values())
+
+
+def _looser(order: Mapping[str, int], requested: Any, ceiling: Any) -> bool:
+    if requested == ceiling:
+        return False  # the same value, even "inherit": the same driver decides both
+    return _span(order, requested)[1] > _span(order, ceiling)[0]
+
+
+def _no_deadline_as_inf(value: Any) -> float:
+    return math.inf if value is None else float(value)
+
+
+def loosened_fields(requested: Mapping[str, Any], ceiling: Mapping[str, Any]) -> list[str]:
+    """The fields in which `requested` lets more through than `ceiling`, in document order
+    (`sandbox`, ..., `approvals.max_retries`). Both are `materialise` results.
+
+    Per field, tightest first: sandbox read-only < workspace-write < unrestricted; web
+    search and browser deny < allow (for both, "inherit" may be anything, so it loosens an
+    explicit value unless that is the loosest, and only the tightest value tightens it);
+    permission and plan review auto-deny < ask < auto-approve; question never loosens;
+    timeout shorter < longer < no deadline; fallbacks abort < retry < continue; max
+    retries fewer < more, counted only when the requested policy retries at all.
+    """
+    loose: set[str] = set()
+    for name, order in _ORDERS:
+        if _looser(order, requested.get(name), ceiling.get(name)):
+            loose.add(name)
+    if _no_deadline_as_inf(requested.get("timeout_s")) > _no_deadline_as_inf(ceiling.get("timeout_s")):
+        loose.add("timeout_s")
+    retries = "retry" in (requested.get("on_timeout"), requested.get("on_reject"))
+    if retries and int(requested.get("max_retries") or 0) > int(ceiling.get("max_retries") or 0):
+        loose.add("max_retries")
+    return [field for field in CEILING_FIELDS if field.removeprefix("approvals.") in loose]
+
+
+def _shown(name: str, value: Any) -> str:
+    if name == "timeout_s":
+        return "no deadline" if value is None else f"{value:g} s"
+    if name == "max_retries":
+        return str(value)
+    return "the driver's default" if value == INHERIT else str(value)
+
+
+def describe_loosening(field: str, requested: Mapping[str, Any], ceiling: Mapping[str, Any], *, given: bool) -> str:
+    """One sentence for a refused field: what the run would get and what the ceiling has."""
+    name = field.removeprefix("approvals.")
+    wanted, limit = _shown(name, requested.get(name)), _shown(name, ceiling.get(name))
+    if given:
+        return f"{field} {wanted} is looser than the administrator's policy ({limit})"
+    return (f"{field} is not given, so it is the built-in default ({wanted}: a run policy replaces the "
+            f"administrator's whole), which is looser than the administrator's policy ({limit})")
+
+
+def given_fields(policy: RunPolicy) -> set[str]:
+    """The fields a parsed run policy sets explicitly (the rest inherit)."""
+    values = {
+        "sandbox": policy.sandbox, "web_search": policy.web_search, "browser": policy.browser,
+        "approvals.permission": policy.permission, "approvals.plan_review": policy.plan_review,
+        "approvals.question": policy.question, "approvals.timeout_s": policy.timeout_s,
+        "approvals.on_timeout": policy.on_timeout, "approvals.on_reject": policy.on_reject,
+        "approvals.max_retries": policy.max_retries,
+    }
+    return {field for field, value in values.items() if value not in (None, INHERIT, "")}
+
+
 def check_capabilities(policy: RunPolicy, descriptor) -> None:
     """Refuse explicit values the driver does not model (inherit is always accepted)."""
     driver = getattr(descriptor, "name", "")
@@ -219,4 +335,7 @@ def check_capabilities(policy: RunPolicy, descriptor) -> None:
     # notice (human_decision_retry_unsupported) and a safe abort at run time.
 
 
-__all__ = ["RunPolicy", "parse_run_policy", "resolve_run_policy", "materialise", "check_capabilities"]
+__all__ = [
+    "RunPolicy", "parse_run_policy", "resolve_run_policy", "materialise", "check_capabilities",
+    "loosened_fields", "describe_loosening", "given_fields", "CEILING_FIELDS", "LOOSE_RUNTIME_MODES",
+]

@@ -12,6 +12,7 @@ from typing import Any
 
 import nh3
 from django import template
+from django.conf import settings
 from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
@@ -99,3 +100,21 @@ def as_list(value: Any) -> list[Any]:
     if isinstance(value, (list, tuple)):
         return list(value)
     return [value]
+
+
+@register.filter
+def own_run_for(approval: Any, user: Any) -> bool:
+    """True when the four-eyes rule keeps `user` from deciding this approval (the service
+    refuses it too). Pushed cards have no user: `four_eyes_starter` lets the page decide."""
+    from approvals.services import approval_own_run
+
+    return bool(user) and approval_own_run(run=approval.run, user=user)
+
+
+@register.filter
+def four_eyes_starter(approval: Any) -> str:
+    """The id of the run's starter when the four-eyes rule is on (GATEHOUSE_REVIEW_OWN_RUNS
+    off), else "": gatehouse.js greys out a pushed card for that user."""
+    if settings.GATEHOUSE_REVIEW_OWN_RUNS or approval.run.created_by_id is None:
+        return ""
+    return str(approval.run.created_by_id)

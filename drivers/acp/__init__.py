@@ -32,7 +32,19 @@ DESCRIPTOR = Descriptor(
         "question": frozenset(),
     },
     retry=False,
-    resumes_conversation=True,
+    # session/load where the agent offers it (claude-code-acp, opencode acp); otherwise the
+    # run starts again from its prompt and the gate answers what already ran.
+    resumes=True,
+    isolation=(
+        "allow-listed environment",
+        "own HOME, XDG and config directories per session",
+        "files and terminals served inside the workspace only",
+        "claude-code-acp: settingSources [] (no workspace hooks, permission rules, MCP servers), CLAUDE.md as plain context, "
+        "no start-up git status",
+        "opencode: configuration only from Gatehouse; a workspace with OpenCode configuration is refused",
+        "other agents: a workspace with .gemini/, .mcp.json or OpenCode configuration is refused",
+        "the repository's git programs switched off",
+    ),
     sees=(
         "every tool call the agent asks permission for (session/request_permission), with its "
         "title, kind, raw input and diff",

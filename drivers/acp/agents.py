@@ -8,7 +8,9 @@ split like a shell would, or a list), or to `{"command": ..., "profile": ..., "e
   through ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY, as for the Claude Code driver; HOME and
   CLAUDE_CONFIG_DIR are the run's; `session/new` passes `settingSources: []` in
   `_meta.claudeCode.options`, so the bundled Claude Code loads no settings file at all
-  (no workspace hooks, permission rules, MCP servers or modes).
+  (no workspace hooks, permission rules, MCP servers or modes), and the workspace's
+  CLAUDE.md as plain text in `_meta.systemPrompt.append` (regular files inside the
+  workspace only, read by Gatehouse, as for the Claude Code driver).
 - `opencode`: `opencode acp`, configured only through OPENCODE_CONFIG_CONTENT with project
   config disabled (see drivers/opencode/config.py).
 
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from drivers import workspace_config
 from drivers.base import OptionsError, WorkspaceConfigError
 from drivers.opencode import config as opencode_config
 
@@ -38,6 +41,8 @@ DEFAULT_AGENT = "claude-code-acp"
 
 CLAUDE_PROVIDER_ENV = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL")
 CLAUDE_ISOLATION_ENV = {
+    # No start-up `git status` (it runs a repository's fsmonitor and filter programs).
+    "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS": "1",
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "DISABLE_TELEMETRY": "1",
     "DISABLE_AUTOUPDATER": "1",
@@ -119,27 +124,43 @@ def agent_for(options: Mapping[str, Any], settings: Mapping[str, Any]) -> AgentS
     return agents[name]
 
 
-def environment(spec: AgentSpec, settings: Mapping[str, Any], runtime_dir: Path) -> dict[str, str]:
-    """The agent's whole environment, by profile (always the allow-listed builder)."""
+# Whose configuration found in a workspace each profile's agent is kept from (the notice).
+SCANNED = {"claude-code-acp": ("claude-code", "mcp", "git"), "opencode": ("git",), "generic": ("git",)}
+# A generic agent cannot be told to ignore these: a workspace holding them is refused.
+GENERIC_REFUSED = ("gemini", "mcp", "opencode")
+INSTRUCTION_FILES = ("CLAUDE.md", ".claude/CLAUDE.md")
+
+
+def environment(spec: AgentSpec, settings: Mapping[str, Any], runtime_dir: Path, git_env: Mapping[str, str]) -> dict[str, str]:
+    """The agent's whole environment, by profile (always the allow-listed builder), with
+    the overrides that switch off the repository's git programs."""
     if spec.profile == "opencode":
-        return opencode_config.environment(settings, runtime_dir)
+        return opencode_config.environment(settings, runtime_dir, git_env)
     home = Path(runtime_dir) / "home"
     if spec.profile == "claude-code-acp":
-        extra = {**CLAUDE_ISOLATION_ENV, "CLAUDE_CONFIG_DIR": str(home / ".claude")}
+        extra = {**git_env, **CLAUDE_ISOLATION_ENV, "CLAUDE_CONFIG_DIR": str(home / ".claude")}
         if os.geteuid() == 0:
             # The bundled Claude Code refuses to start a session as root without it
             # (observed, protocol notes). The driver never selects bypassPermissions.
             extra["IS_SANDBOX"] = "1"
         (home / ".claude").mkdir(parents=True, exist_ok=True)
         return agent_environment(settings, home=home, provider_names=CLAUDE_PROVIDER_ENV, extra=extra)
-    return agent_environment(settings, home=home, provider_names=spec.env_names)
+    return agent_environment(settings, home=home, provider_names=spec.env_names, extra=dict(git_env))
 
 
-def session_meta(spec: AgentSpec) -> dict[str, Any]:
+def session_meta(spec: AgentSpec, workspace: Path) -> dict[str, Any]:
     """`_meta` for session/new and session/load."""
-    if spec.profile == "claude-code-acp":
-        return {"claudeCode": {"options": {"settingSources": []}}}
-    return {}
+    if spec.profile != "claude-code-acp":
+        return {}
+    meta: dict[str, Any] = {"claudeCode": {"options": {"settingSources": []}}}
+    instructions = workspace_config.project_instructions(workspace, INSTRUCTION_FILES)
+    if instructions:
+        parts = ["# Project instructions from the workspace",
+                 "Gatehouse passes these files from the workspace as context; it does not load the workspace's settings."]  # fmt: skip
+        for name, text in instructions:
+            parts += ["", f"## {name}", "", text]
+        meta["systemPrompt"] = {"append": "\n".join(parts) + "\n"}
+    return meta
 
 
 def check_workspace(workspace: Path, options: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
@@ -149,15 +170,11 @@ def check_workspace(workspace: Path, options: Mapping[str, Any], settings: Mappi
         found = opencode_config.blocking_config_files(workspace)
         if found:
             raise WorkspaceConfigError(opencode_config.refusal(found), files=found)
-
-
-def ignored_workspace_config(spec: AgentSpec, workspace: Path) -> list[str]:
-    """Agent configuration in the workspace that the agent is told not to load (said once
-    in the timeline). claude-code-acp: `settingSources: []` keeps the bundled Claude Code
-    off every settings file (hooks, MCP servers, modes); the adapter itself still reads
-    `.claude/settings*.json` permission rules, which can only skip its permission request:
-    the command or file operation then reaches the gate through terminal/* or fs/*."""
-    if spec.profile == "claude-code-acp":
-        names = [".claude/settings.json", ".claude/settings.local.json", ".mcp.json"]
-        return [n for n in names if (Path(workspace) / n).exists()]
-    return []
+    elif spec.profile == "generic":
+        # Nothing is known about what such an agent loads from its workspace: fail closed.
+        paths = [f.path for f in workspace_config.scan(workspace).relevant(GENERIC_REFUSED)]
+        if paths:
+            raise WorkspaceConfigError(
+                f"The ACP agent {spec.name!r} may load {paths[0]} from the workspace and Gatehouse cannot tell it not to: refused.",
+                files=paths,
+            )

@@ -50,10 +50,10 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+from drivers.agent_env import is_forbidden
 from drivers.base import Decision, DriverError, RunAborted, RunContext, ToolRequest
 
 from . import files, mapping
-from .env import is_forbidden
 from .terminals import Terminal
 
 log = logging.getLogger(__name__)

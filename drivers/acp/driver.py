@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import acp
 from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
+from drivers import agent_env, workspace_config
 from drivers.base import OptionsError, RunContext, RunResult, WorkspaceConfigError
 from drivers.subprocess_io import JsonLinesProcess, ProcessStartError
 
@@ -116,7 +117,8 @@ class AcpRun:
         except OptionsError as exc:
             raise _Failed("invalid_options", str(exc)) from None
         self.agent_name = spec.name
-        env = agents.environment(spec, self.settings, Path(self.ctx.runtime_dir))
+        scan = await asyncio.to_thread(workspace_config.scan, self.workspace)
+        env = agents.environment(spec, self.settings, Path(self.ctx.runtime_dir), scan.git_env())
         program = spec.argv[0] if Path(spec.argv[0]).is_absolute() else shutil.which(spec.argv[0], path=env.get("PATH"))
         if not program or not Path(program).exists():
             raise _Failed("agent_not_found", f"ACP agent {spec.name!r}: {spec.argv[0]} not found (run `make agents`, or set GATEHOUSE_ACP_AGENTS).")
@@ -127,9 +129,11 @@ class AcpRun:
         except WorkspaceConfigError as exc:
             # Checked at run creation too; a file that appeared since is refused here.
             raise _Failed("workspace_agent_config", str(exc)) from None
-        ignored = agents.ignored_workspace_config(spec, self.workspace)
-        if ignored:
-            await self._notice("info", f"Ignored the workspace's agent configuration: {', '.join(ignored)} (Gatehouse configures the agent).", ignored=ignored)
+        if not self.ctx.resuming:
+            # Once per run: what the agent was kept from.
+            for payload in (agent_env.refused_notice(self.settings, driver="acp"), scan.notice(agents=agents.SCANNED[spec.profile], driver="acp")):
+                if payload is not None:
+                    await self._emit("notice", payload)
         try:
             await self.proc.start([program, *spec.argv[1:]], cwd=self.workspace, env=env)
         except ProcessStartError as exc:
@@ -145,7 +149,7 @@ class AcpRun:
             ),
             "initialize",
         )
-        meta = agents.session_meta(spec)
+        meta = agents.session_meta(spec, self.workspace)
         resumed = await self._load_session(init, meta)
         if not resumed:
             session = await self._call(self.conn.new_session(cwd=str(self.workspace), mcp_servers=[], **meta), "session/new")
@@ -157,18 +161,23 @@ class AcpRun:
         info = init.agent_info
         await self._emit("turn", {"phase": "start", "agent": spec.name, "session_id": self.session_id, "resumed": resumed,
                                   "agent_version": getattr(info, "version", None)})  # fmt: skip
-        self.prompt_text = CONTINUE_PROMPT if resumed else (self.ctx.prompt or "")
+        if not self.prompt_text:
+            self.prompt_text = self.ctx.prompt or ""
 
     async def _load_session(self, init: Any, meta: Mapping[str, Any]) -> bool:
-        """Continue this run's own ACP session after a restart (`session/load`), when the
-        agent can; False to start afresh (the gate then answers finished steps from the record)."""
-        state = self.ctx.agent_state or {}
+        """Continue an ACP session with `session/load`, when the agent can: after a restart
+        this run's own (then `resumed_conversation`, and the agent is told to continue), or
+        for a new run of the session the conversation an earlier run of it had (a follow-up
+        turn with this run's prompt). False to start a new session (after a restart the gate
+        then answers the steps that already ran from the record)."""
+        restarted = bool(self.ctx.resuming)
+        state = (self.ctx.agent_state if restarted else getattr(self.ctx, "conversation", None)) or {}
         session_id = str(state.get("session_id") or "")
-        if not self.ctx.resuming or not session_id or state.get("agent") != self.agent_name:
+        if not session_id or state.get("agent") != self.agent_name:
             return False
         capabilities = getattr(init, "agent_capabilities", None)
         if not getattr(capabilities, "load_session", False):
-            await self._notice("info", f"The agent cannot load session {session_id}; starting again from the prompt.")
+            await self._notice("info", f"The agent cannot load session {session_id}; starting a new one.")
             return False
         assert self.client is not None
         self.client.replaying = True
@@ -177,13 +186,18 @@ class AcpRun:
         except _Failed as failed:
             if failed.reason != "agent_error":
                 raise
-            await self._notice("warning", f"Could not load session {session_id} ({failed.detail}); starting again from the prompt.")
+            await self._notice("warning", f"Could not load session {session_id} ({failed.detail}); starting a new one.")
             return False
         finally:
             self.client.replaying = False
         self.session_id = session_id
-        await self.ctx.resumed_conversation()
-        await self._notice("info", f"Resumed the agent's session {session_id} (session/load).")
+        if restarted:
+            await self.ctx.resumed_conversation()
+            self.prompt_text = CONTINUE_PROMPT
+            await self._notice("info", f"Resumed the agent's session {session_id} (session/load).")
+        else:
+            await self.ctx.save_agent_state({"agent": self.agent_name, "session_id": session_id})
+            await self._notice("info", f"Continued the session's conversation with the agent ({session_id}, session/load).")
         return True
 
     async def _enter_plan_mode(self, session: Any) -> None:

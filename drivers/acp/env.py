@@ -1,32 +1,26 @@
-"""The environment an agent process starts with: built from an allow-list, never inherited.
-
-One function, `agent_environment`, so it can be swapped for the shared builder when that
-lands. What passes: PATH, LANG, LC_*, TERM and TZ from the server's environment; the
-provider variables the driver names (their values from the operator's configured agent
-env values, else from the server's environment); the configured values themselves; and
-the run's isolated HOME and XDG directories. Never GATEHOUSE_*, DJANGO_*, DATABASE_URL or
-REDIS_URL, whoever names them.
-"""
+"""The environment of an ACP or OpenCode agent process: the shared allow-list
+(drivers/agent_env.py) plus the run's isolated HOME and XDG directories and the driver's
+own switches. Never the server's whole environment."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-PASSED_FROM_SERVER = frozenset({"PATH", "LANG", "TERM", "TZ"})
-FORBIDDEN_NAMES = frozenset({"DATABASE_URL", "REDIS_URL"})
-FORBIDDEN_PREFIXES = ("GATEHOUSE_", "DJANGO_")
+from drivers import agent_env
 
 
-def is_forbidden(name: str) -> bool:
-    return name in FORBIDDEN_NAMES or name.startswith(FORBIDDEN_PREFIXES)
-
-
-def configured_values(settings: Mapping[str, Any]) -> dict[str, str]:
-    """The operator's explicit agent env values (settings "env", from GATEHOUSE_AGENT_ENV)."""
-    return {str(k): str(v) for k, v in (settings.get("env") or {}).items()}
+def isolated_home(home: Path) -> dict[str, str]:
+    """HOME and the XDG base directories beneath it (created)."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = {"HOME": str(home)}
+    for variable, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"),
+                          ("XDG_CACHE_HOME", ".cache"), ("XDG_STATE_HOME", ".local/state")):  # fmt: skip
+        path = home / sub
+        path.mkdir(parents=True, exist_ok=True)
+        env[variable] = str(path)
+    return env
 
 
 def agent_environment(
@@ -36,26 +30,6 @@ def agent_environment(
     provider_names: Iterable[str] = (),
     extra: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The whole environment of one agent process (see the module docstring).
-
-    `home` becomes HOME, with XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME and
-    XDG_STATE_HOME beneath it (created); `extra` is the driver's own isolation variables.
-    """
-    values = configured_values(settings)
-    env = {k: v for k, v in os.environ.items() if k in PASSED_FROM_SERVER or k.startswith("LC_")}
-    env.setdefault("TERM", "dumb")
-    for name in provider_names:
-        if name in values:
-            env[name] = values[name]
-        elif name in os.environ:
-            env[name] = os.environ[name]
-    env.update(values)
-    home.mkdir(parents=True, exist_ok=True)
-    env["HOME"] = str(home)
-    for variable, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"),
-                          ("XDG_CACHE_HOME", ".cache"), ("XDG_STATE_HOME", ".local/state")):  # fmt: skip
-        path = home / sub
-        path.mkdir(parents=True, exist_ok=True)
-        env[variable] = str(path)
-    env.update(extra or {})
-    return {k: v for k, v in env.items() if not is_forbidden(k)}
+    """`agent_env.build` with the provider variables the driver names, the run's home, and
+    `extra` (the driver's isolation switches, the workspace's git overrides), which win."""
+    return agent_env.build(settings, names=tuple(provider_names), fixed={**isolated_home(home), **(extra or {})})

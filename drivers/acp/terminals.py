@@ -14,6 +14,8 @@ import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from drivers import processes
+
 
 class Terminal:
     def __init__(self, terminal_id: str, *, limit: int) -> None:
@@ -26,9 +28,10 @@ class Terminal:
         self.step_id: int | None = None  # the Gatehouse step this command runs for
 
     async def start(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> None:
-        self.proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=str(cwd), env=dict(env), stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+        # Own process group, parent-death signal, recorded on the run (drivers/processes.py).
+        self.proc = await processes.spawn(
+            argv, cwd=str(cwd), env=dict(env), stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         )  # fmt: skip
         self._reader = asyncio.create_task(self._read())
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from drivers import agent_env, workspace_config
 from drivers.base import Decision, Descriptor, DriverError, RunAborted, RunResult, ToolRequest
 from drivers.subprocess_io import JsonLinesProcess, ProcessExitedError, ProcessStartError, ProtocolError
 
@@ -18,6 +19,9 @@ from . import config, translate
 log = logging.getLogger(__name__)
 
 APPROVAL_POLICY = "untrusted"
+# Workspace configuration Codex would read (drivers/workspace_config.py); the run's timeline
+# names what of it was ignored (`.codex/`, pinned untrusted) or switched off (git programs).
+WORKSPACE_AGENTS = ("codex", "git")
 DEFAULT_IDLE_TIMEOUT_S = 300.0
 DEFAULT_OUTPUT_LIMIT = 64 * 1024
 # After an interrupt (cancel) or a `cancel` reply (abort): how long to wait for turn/completed.
@@ -103,8 +107,8 @@ class _Session:
         self.stopping = False  # after interrupt/cancel: drop further server requests
         self._turn_requested = False
         self.resumed = False  # the thread was resumed: the turn continues it
+        self.resumable_stop = False
         self.asked: set[str] = set()  # itemIds Codex asked about
-        self.session_allowed: set[str] = set()  # commands a person allowed "for the session"
         self.reader: asyncio.Task[None] | None = None
         self.cancel_waiter: asyncio.Future[Any] | None = None
 
@@ -116,10 +120,12 @@ class _Session:
             return RunResult(status="cancelled")
         home = config.prepare_home(Path(ctx.runtime_dir), self.settings, ctx.run_policy or {}, self.workspace)
         argv = [config.find_binary(self.settings), "app-server"]
+        scan = await asyncio.to_thread(workspace_config.scan, self.workspace)
+        await self._start_notices(scan)
         self.cancel_waiter = asyncio.ensure_future(ctx.wait_cancelled())
         try:
             try:
-                await self.proc.start(argv, cwd=self.workspace, env=config.child_env(self.settings, home))
+                await self.proc.start(argv, cwd=self.workspace, env=config.child_env(self.settings, home, scan.git_env()))
             except ProcessStartError as exc:
                 raise _Failure("agent_exited", str(exc)) from exc
             self.reader = asyncio.create_task(self._read_loop())
@@ -142,8 +148,22 @@ class _Session:
                 {"level": "error", "text": str(exc), "reason": exc.reason, "stderr": self._stderr_excerpt()},
             )
             return RunResult(status="failed", failure_reason=exc.reason, text=self.last_text, usage=self.usage)
+        except asyncio.CancelledError:
+            self.resumable_stop = True  # stopped by the worker: keep the thread resumable
+            raise
         finally:
             await self._shutdown()
+
+    async def _start_notices(self, scan: workspace_config.Scan) -> None:
+        """Once per run (not again when a worker resumes it): what the agent was kept from."""
+        if getattr(self.ctx, "resuming", False):
+            return
+        for payload in (
+            agent_env.refused_notice(self.settings, driver="codex"),
+            scan.notice(agents=WORKSPACE_AGENTS, driver="codex"),
+        ):
+            if payload is not None:
+                await self._emit("notice", payload)
 
     async def _handshake(self) -> None:
         await self._call(
@@ -184,7 +204,9 @@ class _Session:
         """Continue this run's Codex thread (kept in its CODEX_HOME) after a restart, with
         the same approval policy; None when there is none to resume (start afresh: the gate
         then answers the steps that already ran from the record)."""
-        thread_id = str((self.ctx.agent_state or {}).get("thread_id") or "") if self.ctx.resuming else ""
+        restarted = bool(getattr(self.ctx, "resuming", False))
+        state = (self.ctx.agent_state if restarted else getattr(self.ctx, "conversation", None)) or {}
+        thread_id = str(state.get("thread_id") or "")
         if not thread_id:
             return None
         fut = await self._send_request(
@@ -199,9 +221,12 @@ class _Session:
         if not isinstance(result, Mapping):
             await self._emit("notice", {"level": "warning", "text": f"Could not resume Codex thread {thread_id}; starting again from the prompt."})
             return None
-        self.resumed = True
-        await self.ctx.resumed_conversation()
-        await self._emit("notice", {"level": "info", "text": f"Resumed Codex thread {thread_id}."})
+        if restarted:
+            self.resumed = True  # the turn continues where the run stopped
+            await self.ctx.resumed_conversation()
+            await self._emit("notice", {"level": "info", "text": f"Resumed Codex thread {thread_id}."})
+        else:
+            await self._emit("notice", {"level": "info", "text": f"Continuing the session's Codex thread {thread_id}."})
         return result
 
     async def _start_turn(self) -> None:
@@ -259,7 +284,7 @@ class _Session:
 
     async def _shutdown(self) -> None:
         with contextlib.suppress(Exception):
-            await self.proc.close(timeout=5.0)
+            await self.proc.close(timeout=5.0, terminate_first=self.resumable_stop)
         if self.reader is not None:
             self.reader.cancel()
             with contextlib.suppress(BaseException):
@@ -436,20 +461,20 @@ class _Session:
             self.items.pop(item_id, None)
             payload = self._tool_payload("completed", item)
             if item_id not in self.asked and item.get("status") != "declined":
-                # Codex ran this without asking. Expected only for a command a person
-                # allowed for the session; anything else is a gap worth surfacing.
+                # Codex ran this without asking. The driver never replies acceptForSession
+                # (a grant is asked about every time), so nothing is expected to: a gap
+                # worth surfacing.
                 payload["asked"] = False
-                if not (item_type == "commandExecution" and payload.get("command") in self.session_allowed):
-                    await self._emit(
-                        "notice",
-                        {
-                            "level": "warning",
-                            "text": "Codex ran this without asking Gatehouse",
-                            "item_id": item_id,
-                            "tool": payload.get("tool"),
-                            "command": payload.get("command", ""),
-                        },
-                    )
+                await self._emit(
+                    "notice",
+                    {
+                        "level": "warning",
+                        "text": "Codex ran this without asking Gatehouse",
+                        "item_id": item_id,
+                        "tool": payload.get("tool"),
+                        "command": payload.get("command", ""),
+                    },
+                )
             await self._emit("tool", payload)
             for step_id in self.steps.pop(item_id, []):
                 await self._finish_step(step_id, item)
@@ -521,8 +546,6 @@ class _Session:
             decision = await self._gate(request)
             await self._record_step(request, decision)
             reply = translate.approval_reply(decision)
-            if reply == "acceptForSession" and request.tool == "bash":
-                self.session_allowed.add(str(request.input.get("command") or ""))
             if reply == "decline":
                 await self._steer_refusal(decision.reason)
             await self._send({"id": request_id, "result": {"decision": reply}})
@@ -539,7 +562,7 @@ class _Session:
                 replies.append(reply)
                 if reply == "cancel":
                     abort_reason = decision.reason or "aborted"
-                if reply != "accept" and reply != "acceptForSession":
+                if reply != "accept":
                     break  # one refused file refuses the whole patch: ask no more
             reply = translate.combine_replies(replies)
             if reply in ("decline", "cancel"):

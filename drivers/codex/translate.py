@@ -185,13 +185,15 @@ def question_request(params: Mapping[str, Any], workspace: Path) -> ToolRequest:
 def approval_reply(decision: Decision) -> str:
     """Decision -> the `decision` of a command/file-change approval response.
 
-    Never `acceptWithExecpolicyAmendment` (it writes a permanent allow rule into
-    CODEX_HOME); `acceptForSession` only for a person's "always allow".
+    A person's "always allow" (`scope="session"`) is a Gatehouse grant, and the reply is a
+    plain `accept`: never `acceptForSession`, which would let Codex re-run the identical
+    command unasked for the rest of the thread, so a revoked grant would not stop it. And
+    never `acceptWithExecpolicyAmendment` (a permanent allow rule in CODEX_HOME).
     """
     if decision.outcome == "abort":
         return "cancel"
     if decision.allowed:
-        return "acceptForSession" if decision.scope == "session" else "accept"
+        return "accept"
     return "decline"
 
 
@@ -200,8 +202,6 @@ def combine_replies(replies: Sequence[str]) -> str:
     for strongest in ("cancel", "decline"):
         if strongest in replies:
             return strongest
-    if replies and all(r == "acceptForSession" for r in replies):
-        return "acceptForSession"
     return "accept"
 
 

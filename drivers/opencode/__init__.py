@@ -43,7 +43,16 @@ DESCRIPTOR = Descriptor(
         "plan_review": frozenset(),
     },
     retry=False,
-    resumes_conversation=True,
+    # The run's OpenCode session lives in its own data directory and is continued.
+    resumes=True,
+    isolation=(
+        "allow-listed environment",
+        "own HOME and XDG directories per session",
+        "configuration only from Gatehouse (OPENCODE_CONFIG_CONTENT, project config disabled)",
+        "a workspace with opencode.json or .opencode/ (or a parent with one) is refused",
+        "server on 127.0.0.1 with a per-run password",
+        "the repository's git programs switched off",
+    ),
     sees=(
         "every permission OpenCode asks (every permission is set to ask): bash commands, file "
         "edits and writes with their diff, reads, globs, greps, web fetches, tasks, todos, "

@@ -105,9 +105,10 @@ def config_content(settings: Mapping[str, Any]) -> dict[str, Any]:
     return config
 
 
-def environment(settings: Mapping[str, Any], runtime_dir: Path) -> dict[str, str]:
-    """The OpenCode process's environment: allow-listed, isolated, configured from Gatehouse."""
-    extra = {**ISOLATION_ENV, "OPENCODE_CONFIG_CONTENT": json.dumps(config_content(settings))}
+def environment(settings: Mapping[str, Any], runtime_dir: Path, git_env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The OpenCode process's environment: allow-listed, isolated, configured from Gatehouse,
+    with the repository's git programs switched off (OpenCode runs git for its snapshots)."""
+    extra = {**(git_env or {}), **ISOLATION_ENV, "OPENCODE_CONFIG_CONTENT": json.dumps(config_content(settings))}
     env = agent_environment(settings, home=Path(runtime_dir) / "opencode-home", provider_names=[env_key(settings)], extra=extra)
     _no_plugin_install(Path(env["XDG_CONFIG_HOME"]) / "opencode")
     return env

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from drivers import agent_env, workspace_config
 from drivers.acp.mapping import bounded_value, clip, refusal_text
 from drivers.base import Decision, DriverError, RunAborted, RunContext, RunResult, ToolRequest
 
@@ -116,7 +117,12 @@ class OpenCodeRun:
         if found:
             # Checked at run creation too; a file that appeared since is refused here.
             raise _Failed("workspace_agent_config", config.refusal(found))
-        env = config.environment(self.settings, Path(self.ctx.runtime_dir))
+        scan = await asyncio.to_thread(workspace_config.scan, self.workspace)
+        if not self.ctx.resuming:
+            for payload in (agent_env.refused_notice(self.settings, driver="opencode"), scan.notice(agents=("git",), driver="opencode")):
+                if payload is not None:
+                    await self._emit("notice", payload)
+        env = config.environment(self.settings, Path(self.ctx.runtime_dir), scan.git_env())
         try:
             await self.server.start(binary, cwd=self.workspace, env=env)
         except ServerStartError as exc:
@@ -134,28 +140,36 @@ class OpenCodeRun:
             self.session_id = str(body["id"])
             await self.ctx.save_agent_state({"session_id": self.session_id})
         self.sessions.add(self.session_id)
-        await self._emit("turn", {"phase": "start", "session_id": self.session_id, "resumed": resumed, "port": self.server.port})
-        await self._prompt(CONTINUE_PROMPT if resumed else (self.ctx.prompt or ""))
+        await self._emit("turn", {"phase": "start", "session_id": self.session_id, "resumed": resumed or False, "port": self.server.port})
+        await self._prompt(CONTINUE_PROMPT if resumed == "restart" else (self.ctx.prompt or ""))
 
     async def _prompt(self, text: str) -> None:
         status, body = await self._request("POST", f"/session/{self.session_id}/prompt_async", {"parts": [{"type": "text", "text": text}]})
         if status not in (200, 204):
             raise _Failed("agent_error", f"OpenCode refused the prompt ({status}): {clip(str(body), 500)}")
 
-    async def _resume_session(self) -> bool:
-        """After a restart, continue this run's OpenCode session (kept in the run's data
-        directory); False to start afresh (the gate answers finished steps from the record)."""
-        session_id = str((self.ctx.agent_state or {}).get("session_id") or "")
-        if not self.ctx.resuming or not session_id:
-            return False
+    async def _resume_session(self) -> str:
+        """Continue an OpenCode session (kept in the session's data directory): after a
+        restart this run's own ("restart"), or for a new run of the session the one an
+        earlier run had ("follow-up", with this run's prompt); "" to create one (after a
+        restart the gate then answers the steps that already ran from the record)."""
+        restarted = bool(self.ctx.resuming)
+        state = (self.ctx.agent_state if restarted else getattr(self.ctx, "conversation", None)) or {}
+        session_id = str(state.get("session_id") or "")
+        if not session_id:
+            return ""
         status, body = await self._request("GET", f"/session/{session_id}")
         if status != 200 or not isinstance(body, Mapping):
-            await self._notice("warning", f"OpenCode session {session_id} is gone; starting again from the prompt.")
-            return False
+            await self._notice("warning", f"OpenCode session {session_id} is gone; starting a new one.")
+            return ""
         self.session_id = session_id
-        await self.ctx.resumed_conversation()
-        await self._notice("info", f"Resumed OpenCode session {session_id}.")
-        return True
+        if restarted:
+            await self.ctx.resumed_conversation()
+            await self._notice("info", f"Resumed OpenCode session {session_id}.")
+            return "restart"
+        await self.ctx.save_agent_state({"session_id": session_id})
+        await self._notice("info", f"Continued the session's conversation with OpenCode ({session_id}).")
+        return "follow-up"
 
     # -- the event stream -------------------------------------------------------------------------
 

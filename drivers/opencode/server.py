@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from drivers import processes
+
 TAIL_BYTES = 64 * 1024
 _LISTENING = re.compile(rb"listening on http://([0-9.]+):(\d+)")
 
@@ -72,9 +74,10 @@ class OpenCodeServer:
         env = {**env, "OPENCODE_SERVER_USERNAME": self.username, "OPENCODE_SERVER_PASSWORD": self.password}
         argv = [binary, "serve", "--hostname", "127.0.0.1", "--port", str(free_port()), "--print-logs", "--log-level", "WARN"]
         try:
-            self.proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=str(cwd), env=env, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
+            # Own process group, parent-death signal, recorded on the run (drivers/processes.py).
+            self.proc = await processes.spawn(
+                argv, cwd=str(cwd), env=env, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             )  # fmt: skip
         except OSError as exc:
             raise ServerStartError(f"cannot start {binary}: {exc}") from exc

@@ -495,3 +495,62 @@ def test_a_late_catch_up_never_brings_a_decided_card_back(console: Console) -> N
         expect(page.locator(f"#{card_id}-done")).to_contain_text("Approved by admin")
         expect(page.locator(f"#{card_id}")).to_have_count(0)
         assert console.wait_run(run["id"])["status"] == "completed"
+
+
+# --- 7. Focus after a decision: the next card's heading, never its Approve button -------------
+
+
+def test_after_a_keyboard_approval_focus_is_on_the_next_heading_and_enter_approves_nothing(console: Console) -> None:
+    from playwright.sync_api import expect
+
+    runs = []
+    for name in ("focus-first", "focus-second"):  # one after the other: the second card is the later
+        run = console.start_run(f"Focus {name}", [{"tool": "bash", "input": {"command": f"mkdir -p {name}"}}], policy="demo")
+        deadline = time.monotonic() + 30
+        while not console.pending(run["id"]):
+            assert time.monotonic() < deadline, console.server.log()
+            time.sleep(0.1)
+        runs.append(run)
+    first_approval, second_approval = (console.pending(run["id"])[0] for run in runs)
+
+    page = console.context.new_page()
+    page.errors = []  # type: ignore[attr-defined]
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))  # type: ignore[attr-defined]
+    caught_up: list[str] = []
+    page.on("requestfinished", lambda r: caught_up.append(r.url) if r.headers.get("hx-target") == "approvals" else None)
+    page.goto(f"{console.server.origin}/")
+    with diagnosed(console, page, "focus"):
+        expect(page.locator("[data-live-status=live]").first).to_be_attached()
+        deadline = time.monotonic() + 30
+        while not caught_up:
+            assert time.monotonic() < deadline, "the inbox did not re-fetch its cards"
+            page.wait_for_timeout(50)
+        page.wait_for_timeout(100)  # htmx settles swaps after 20 ms
+
+        first = page.locator(f"#approval-{first_approval['id']}")
+        second = page.locator(f"#approval-{second_approval['id']}")
+        expect(second.locator(".title-source")).to_have_text("Title from the agent")
+        first.get_by_role("button", name="Approve", exact=True).focus()
+        page.keyboard.press("Enter")
+        expect(page.locator(f"#approval-{first_approval['id']}-done")).to_contain_text("Approved by admin")
+
+        heading = second.get_by_role("heading")
+        expect(heading).to_be_focused()
+        assert page.evaluate("document.activeElement.tagName") == "H3"
+        shot(page, "decisions-7-focus-on-next-heading", second)
+
+        # A second Enter, as a reviewer leaning on the key would send: nothing is approved.
+        page.keyboard.press("Enter")
+        page.keyboard.press("Enter")
+        page.wait_for_timeout(700)
+        expect(second).to_have_class(re.compile(r"\bapproval-pending\b"))
+        assert [a["id"] for a in console.pending(runs[1]["id"])] == [second_approval["id"]]
+
+        # The reviewer who has read it goes to its Approve button on purpose.
+        second.get_by_role("button", name="Approve", exact=True).focus()
+        page.keyboard.press("Enter")
+        expect(page.locator(f"#approval-{second_approval['id']}-done")).to_contain_text("Approved by admin")
+        # Focus lands on a heading again (another waiting card's, or with none left the decided one's).
+        expect(page.locator("#approvals .card-title:focus")).to_have_count(1)
+    for run in runs:
+        assert console.wait_run(run["id"])["status"] == "completed"

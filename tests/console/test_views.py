@@ -497,11 +497,11 @@ def test_a_mode_change_from_a_finished_run_is_recorded_on_it(csrf_client: Callab
     run = run_create(driver="scripted", scenario={"steps": [{"message": "hi"}]})
     run_finish(run_id=run.pk, status="cancelled")
     client = csrf_client(alice)
-    client.post(f"/sessions/{run.session_id}/modes/", {"runtime_mode": "auto", "run": run.pk}, headers=htmx_headers(client))
+    client.post(f"/sessions/{run.session_id}/modes/", {"runtime_mode": "auto-accept-edits", "run": run.pk}, headers=htmx_headers(client))
     changed = Activity.objects.get(run=run, event="session.modes_changed")
-    assert changed.payload["runtime_mode"] == "auto"
+    assert changed.payload["runtime_mode"] == "auto-accept-edits"
     page = client.get(f"/runs/{run.pk}/").content.decode()
-    assert "Session modes changed: runtime <code>auto</code>" in page
+    assert "Session modes changed: runtime <code>auto-accept-edits</code>" in page
 
 
 def test_a_malformed_run_field_on_a_session_form_is_ignored(csrf_client: Callable[[Any], Client], alice: Any, make_approval: Callable[..., Any]) -> None:

@@ -82,14 +82,14 @@ class Agent:
     def settings(self) -> dict[str, Any]:
         base: dict[str, Any] = {"agents_dir": str(AGENTS_DIR), "idle_timeout_s": 60, "output_limit": 64 * 1024, "command_timeout_s": 60}
         if self.claude:
-            return {**base, "env": {"ANTHROPIC_BASE_URL": self.server.url, "ANTHROPIC_API_KEY": "dummy"}}
+            return {**base, "env_values": {"ANTHROPIC_BASE_URL": self.server.url, "ANTHROPIC_API_KEY": "dummy"}}
         return {
             **base,
             "opencode_bin": str(OPENCODE_BIN),
             "opencode_base_url": self.server.base_url,
             "opencode_model": "fake-model",
             "opencode_env_key": "FAKE_OPENAI_KEY",
-            "env": {"FAKE_OPENAI_KEY": "dummy"},
+            "env_values": {"FAKE_OPENAI_KEY": "dummy"},
         }
 
 

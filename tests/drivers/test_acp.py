@@ -50,7 +50,7 @@ def kinds(ctx: FakeRunContext, kind: str) -> list[dict[str, Any]]:
 
 
 def test_descriptor() -> None:
-    assert DESCRIPTOR.name == "acp" and DESCRIPTOR.resumes_conversation
+    assert DESCRIPTOR.name == "acp" and DESCRIPTOR.resumes
     assert DESCRIPTOR.approval_modes["question"] == frozenset()
 
 
@@ -167,8 +167,8 @@ async def test_claude_code_acp_hostile_workspace_runs_nothing_and_widens_nothing
     assert not marker.exists(), "workspace configuration ran a program"
     assert [r.tool for r in ctx.requests] == ["bash"], "the command did not reach the gate"
     assert not (ctx.workspace / "gated.txt").exists()
-    [notice] = [p for k, p in ctx.activities if k == "notice" and p.get("ignored")]
-    assert notice["ignored"] == [".claude/settings.json", ".claude/settings.local.json", ".mcp.json"]
+    [notice] = [p for k, p in ctx.activities if k == "notice" and p.get("workspace_config")]
+    assert {f["path"] for f in notice["workspace_config"]} >= {".claude/settings.json", ".claude/settings.local.json", ".mcp.json"}
 
 
 @pytest.mark.agents

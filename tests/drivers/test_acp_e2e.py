@@ -33,7 +33,7 @@ REVIEW_ALL = "review-all"
 
 def configure(settings: Any, agent: Agent) -> None:
     values = agent.settings()
-    settings.GATEHOUSE_AGENT_ENV = values["env"]
+    settings.GATEHOUSE_AGENT_ENV_VALUES = values["env_values"]
     if not agent.claude:
         settings.GATEHOUSE_OPENCODE_BIN = values["opencode_bin"]
         settings.GATEHOUSE_OPENCODE_BASE_URL = values["opencode_base_url"]

@@ -69,8 +69,8 @@ def make_ctx(tmp_path: Path, decide, *, codex_bin: str, model_server: FakeRespon
     settings = {
         "codex_bin": codex_bin,
         "model": "fake-model",
-        "env_key": "GATEHOUSE_FAKE_CODEX_KEY",
-        "env": {"GATEHOUSE_FAKE_CODEX_KEY": "dummy-key"},
+        "env_key": "FAKE_CODEX_API_KEY",
+        "env_values": {"FAKE_CODEX_API_KEY": "dummy-key"},
         "idle_timeout_s": 60,
     }
     if model_server is not None:
@@ -107,13 +107,16 @@ def test_inner_command_unwraps_bash_lc():
     assert translate.inner_command("/bin/bash -lc 'ls; rm -rf x'", [{"command": "ls"}, {"command": "rm -rf x"}]) == "ls; rm -rf x"
 
 
-def test_replies_never_amend_execpolicy():
+def test_replies_never_amend_execpolicy_nor_accept_for_the_session():
     assert translate.approval_reply(Decision("allow")) == "accept"
-    assert translate.approval_reply(Decision("allow", scope="session")) == "acceptForSession"
+    # "Always allow" is a Gatehouse grant: Codex is told a plain accept, and asks next time.
+    assert translate.approval_reply(Decision("allow", decided_by="person", scope="session")) == "accept"
+    assert translate.approval_reply(Decision("allow", decided_by="grant")) == "accept"
     assert translate.approval_reply(Decision("deny", reason="no")) == "decline"
     assert translate.approval_reply(Decision("abort")) == "cancel"
     assert translate.combine_replies(["accept", "decline"]) == "decline"
-    assert translate.combine_replies(["acceptForSession", "accept"]) == "accept"
+    assert translate.combine_replies(["accept", "accept"]) == "accept"
+    assert translate.combine_replies(["accept", "cancel", "decline"]) == "cancel"
 
 
 def test_descriptor():
@@ -288,7 +291,9 @@ async def test_workspace_codex_rules_cannot_bypass_approval(tmp_path, codex_bin,
     assert result.status == "completed"
     assert [r.input["command"] for r in ctx.requests] == ["touch sneaky.txt"]
     assert not (ctx.workspace / "sneaky.txt").exists()
-    assert not [p for k, p in ctx.activities if k == "notice"]
+    # The one notice names what was ignored; none says Codex ran something unasked.
+    [notice] = [p for k, p in ctx.activities if k == "notice"]
+    assert [f["path"] for f in notice["workspace_config"]] == [".codex/config.toml", ".codex/rules"]
 
 
 @pytest.mark.agents
@@ -306,29 +311,50 @@ async def test_declined_command_does_not_run_and_model_is_told(tmp_path, codex_b
     assert completed and completed[-1]["status"] == "declined"
 
 
+@pytest.fixture
+def replies(monkeypatch):
+    """The `decision` of every approval reply the real driver sends to Codex."""
+    from drivers.codex import driver as codex_driver
+
+    sent: list[str] = []
+    send = codex_driver._Session._send
+
+    async def recording(self, obj):
+        result = obj.get("result")
+        if isinstance(result, dict) and "decision" in result:
+            sent.append(result["decision"])
+        await send(self, obj)
+
+    monkeypatch.setattr(codex_driver._Session, "_send", recording)
+    return sent
+
+
 @pytest.mark.agents
-async def test_always_allow_is_not_asked_again_for_the_identical_command(tmp_path, codex_bin, model_server):
+async def test_always_allow_is_a_gatehouse_grant_so_codex_asks_again(tmp_path, codex_bin, model_server, replies):
+    """The reply to "always allow" is a plain accept: Codex asks about the repeat, the grant
+    answers it, and once the grant is revoked the next repeat is refused."""
     cmd = "echo again >> log.txt"
     model_server.add_turns(
         [exec_command(cmd, call_id="call_1")],
         [exec_command(cmd, call_id="call_2")],
-        [exec_command("touch other.txt", call_id="call_3")],
+        [exec_command(cmd, call_id="call_3")],
         [message("done")],
     )
-    ctx = make_ctx(
-        tmp_path,
-        lambda r: Decision("allow", decided_by="person", scope="session" if r.input["command"] == cmd else "once"),
-        codex_bin=codex_bin,
-        model_server=model_server,
-    )
+    decisions = iter([
+        Decision("allow", decided_by="person", scope="session"),  # the reviewer's "always allow"
+        Decision("allow", decided_by="grant"),  # the grant answers the next request
+        Decision("deny", reason="the grant was revoked", decided_by="person"),  # revoked: asked again
+    ])
+    ctx = make_ctx(tmp_path, lambda r: next(decisions), codex_bin=codex_bin, model_server=model_server)
     result = await run(ctx)
 
-    assert result.status == "completed"
-    assert [r.input["command"] for r in ctx.requests] == [cmd, "touch other.txt"]
-    # The repeat ran unasked, as Codex promises for acceptForSession: no warning for it.
-    assert not [p for k, p in ctx.activities if k == "notice"]
+    assert result.status == "completed", ctx.activities
+    assert [r.input["command"] for r in ctx.requests] == [cmd, cmd, cmd]
+    assert replies == ["accept", "accept", "decline"]
     assert (ctx.workspace / "log.txt").read_text() == "again\nagain\n"
-    assert model_server.tool_output("call_2") is not None
+    assert "rejected by user" in model_server.tool_output("call_3")
+    # Every command was asked: no "ran without asking" warning.
+    assert not [p for k, p in ctx.activities if k == "notice"]
     # Nothing permanent: no execpolicy rule written into the run's CODEX_HOME.
     assert not (ctx.runtime_dir / "codex-home" / "rules").exists()
 

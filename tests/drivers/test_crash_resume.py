@@ -255,7 +255,7 @@ async def test_claude_code_without_a_transcript_starts_again_and_finished_steps_
         pytest.fail("Claude Code is not installed (make agents)") if os.environ.get("GATEHOUSE_REQUIRE_AGENTS") == "1" else pytest.skip("no Claude Code")
     with anthropic.FakeAnthropicServer() as model:
         settings.GATEHOUSE_CLAUDE_BIN = str(CLAUDE_BIN)
-        settings.GATEHOUSE_AGENT_ENV = {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "dummy"}
+        settings.GATEHOUSE_AGENT_ENV_VALUES = {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "dummy"}
         model.add_turns(
             [anthropic.tool_use("Bash", {"command": APPEND, "description": "Append"})],
             [anthropic.tool_use("Bash", {"command": "touch second.txt", "description": "Touch"})],
@@ -268,7 +268,7 @@ async def test_claude_code_without_a_transcript_starts_again_and_finished_steps_
         first.tasks[run["id"]].cancel()
         await asyncio.gather(*first.tasks.values(), return_exceptions=True)
         await sync_to_async(Run.objects.filter(pk=run["id"]).update)(owner="gone:0:dead", heartbeat_at=None)
-        for transcript in (settings.GATEHOUSE_RUNTIME_DIR / f"run-{run['id']}").rglob("projects/*/*.jsonl"):
+        for transcript in (settings.GATEHOUSE_RUNTIME_DIR / f"session-{run['session']}").rglob("projects/*/*.jsonl"):
             transcript.unlink()  # as after a SIGKILL in the first turn
 
         model.add_turns(
@@ -287,3 +287,74 @@ async def test_claude_code_without_a_transcript_starts_again_and_finished_steps_
         assert any(text.startswith("Already done: this step ran before Gatehouse restarted") and "x" in text for text in told)
         assert await sync_to_async(_agent_steps)(run["id"]) == [(APPEND, "finished"), ("touch second.txt", "finished")]
         await asyncio.gather(*second.tasks.values(), return_exceptions=True)
+
+
+# --- agent processes never outlive their run (issue 16) ---------------------------------------
+
+
+@pytest.mark.agents
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+async def test_stopping_the_server_stops_the_agent_process_of_a_waiting_run(
+    api: Any, server: Any, ask_touch: str, workspace: Path, how: str
+) -> None:
+    """The server stops (cleanly, or killed): the Claude Code CLI of a waiting run does not
+    live on (a clean stop stops it; after a SIGKILL its parent-death signal does)."""
+    if not CLAUDE_BIN.is_file():
+        pytest.fail("Claude Code is not installed (make agents)") if os.environ.get("GATEHOUSE_REQUIRE_AGENTS") == "1" else pytest.skip("no Claude Code")
+    with anthropic.FakeAnthropicServer() as model:
+        model.add_turns([anthropic.tool_use("Bash", {"command": "touch second.txt", "description": "Touch"})])
+        embedded = server(GATEHOUSE_CLAUDE_BIN=str(CLAUDE_BIN), ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="dummy")
+        embedded.start()
+        run = await start_run(api, driver="claude-code", prompt="Touch.", policy=ask_touch, workspace=str(workspace),
+                              run_policy={"approvals": {"timeout_s": 600}})
+        await pending_permission(run["id"])
+        assert processes_in(workspace), "the agent should be running while the run waits"
+        if how == "SIGTERM":
+            assert embedded.proc is not None
+            os.killpg(embedded.proc.proc.pid, signal.SIGTERM)
+            embedded.proc.proc.wait(timeout=30)
+        else:
+            embedded.kill()
+        await sync_to_async(wait_gone)(workspace, 15)
+        row = await sync_to_async(Run.objects.get)(pk=run["id"])
+        assert row.status == "waiting"  # stopped, not ended: the next worker resumes it
+        if how == "SIGTERM":
+            assert row.owner == ""  # a clean stop frees the run at once
+
+
+async def test_the_next_worker_stops_what_a_killed_worker_left_running(
+    api: Any, server: Any, workspace: Path, db: Any
+) -> None:
+    """A scripted command's child (`sleep`) outlives its shell when the server is SIGKILLed;
+    the next server finds the recorded process group and stops it before resuming the run,
+    which then asks about the interrupted step instead of running it again."""
+    await sync_to_async(Policy.objects.create)(name="allow-all", document={"default": "allow"})
+    embedded = server()
+    embedded.start()
+    run = await start_run(api, driver="scripted", prompt="sleep", policy="allow-all", workspace=str(workspace),
+                          scenario={"steps": [bash("sleep 300 & sleep 301; touch late.txt")]})
+    await eventually(lambda: Step.objects.filter(run_id=run["id"], status="executing").exists(), timeout=TIMEOUT)
+    await eventually(lambda: Run.objects.filter(pk=run["id"]).exclude(agent_processes=[]).exists(), timeout=TIMEOUT)
+    await sync_to_async(eventually_sync)(lambda: len(processes_in(workspace)) >= 2)
+    embedded.kill()
+    time.sleep(0.5)
+    assert processes_in(workspace), "the sleeps outlive their killed shell"
+
+    server().start()
+    interrupted = await pending_approval(api, run["id"], timeout=TIMEOUT)
+    assert interrupted["kind"] == "interrupted_side_effect"
+    await sync_to_async(wait_gone)(workspace, 15)
+    notices = await sync_to_async(
+        lambda: [a.payload.get("text", "") for a in Activity.objects.filter(run_id=run["id"], kind="notice")]
+    )()
+    assert any("left running by the previous worker" in text for text in notices)
+    assert not (workspace / "late.txt").exists()
+
+
+def eventually_sync(check: Any, timeout: float = 20) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    raise AssertionError("condition not met")

@@ -47,11 +47,11 @@ def allow(request: ToolRequest) -> Decision:
 
 
 def test_descriptor_and_config() -> None:
-    assert DESCRIPTOR.name == "opencode" and DESCRIPTOR.resumes_conversation
+    assert DESCRIPTOR.name == "opencode" and DESCRIPTOR.resumes
     content = opencode_config.config_content({"opencode_base_url": "http://127.0.0.1:9/v1", "opencode_model": "m"})
     assert content["permission"]["*"] == "ask"
     assert content["model"] == "gatehouse/m" and content["provider"]["gatehouse"]["options"]["apiKey"] == "{env:OPENAI_API_KEY}"
-    env = opencode_config.environment({"env": {"GATEHOUSE_SECRET_KEY": "x", "OPENAI_API_KEY": "k"}}, Path("/tmp/gatehouse-test-oc-env"))
+    env = opencode_config.environment({"env_values": {"GATEHOUSE_SECRET_KEY": "x", "OPENAI_API_KEY": "k"}}, Path("/tmp/gatehouse-test-oc-env"))
     assert env["OPENCODE_DISABLE_PROJECT_CONFIG"] == "1" and "GATEHOUSE_SECRET_KEY" not in env and env["OPENAI_API_KEY"] == "k"
     assert json.loads(env["OPENCODE_CONFIG_CONTENT"])["permission"]["*"] == "ask"
 

@@ -81,12 +81,22 @@ class Command(BaseCommand):
         self.stdout.flush()
 
         from channels.layers import get_channel_layer
+        from twisted.internet import defer, reactor
+
+        from drivers.worker import supervisor
 
         worker = DriverWorker(application=application, channels=["drivers"], channel_layer=get_channel_layer())
 
         def start_worker() -> None:
             loop = asyncio.get_event_loop()
             loop.call_soon(lambda: loop.create_task(worker.arun()))
+
+        def stop_runs() -> Any:
+            # SIGTERM/SIGINT: stop the agents (resumable) and free their runs before exiting;
+            # an agent process never outlives the server (see drivers/processes.py).
+            return defer.Deferred.fromFuture(asyncio.ensure_future(supervisor().shutdown()))
+
+        reactor.addSystemEventTrigger("before", "shutdown", stop_runs)  # type: ignore[arg-type, attr-defined, unused-ignore]
 
         Server(
             application=application,

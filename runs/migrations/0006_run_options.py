@@ -4,7 +4,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('runs', '0002_step_lifecycle_and_agent_state'),
+        ('runs', '0005_run_hibernated_at'),
     ]
 
     operations = [
