@@ -236,3 +236,19 @@ async def test_claude_code_acp_plan_review_then_implementation(tmp_path: Path) -
     assert target.read_text() == "planned\n"
     modes = [p.get("mode") for k, p in ctx.activities if k == "notice" and p.get("mode")]
     assert modes[-1] == "default", ctx.activities
+
+
+@pytest.mark.agents
+async def test_a_new_run_of_the_session_continues_the_conversation(tmp_path: Path, agent: Agent) -> None:
+    agent.script(agent.say("First turn done."))
+    first = make_ctx(tmp_path, agent, allow, prompt="Remember the word heron.")
+    assert (await run_driver(first)).status == "completed"
+
+    agent.script(agent.say("The word was heron."))
+    follow_up = make_ctx(tmp_path, agent, allow, prompt="Which word?", conversation=dict(first.agent_state))
+    result = await run_driver(follow_up)
+
+    assert result.status == "completed", follow_up.activities
+    assert follow_up.agent_state == first.agent_state and not follow_up.conversation_resumed
+    assert agent.was_told("Remember the word heron.") and agent.was_told("Which word?")
+    assert not agent.was_told("Gatehouse restarted")

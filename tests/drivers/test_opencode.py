@@ -160,3 +160,19 @@ async def test_malformed_event_fails_the_run_with_a_reason(tmp_path: Path) -> No
     assert (result.status, result.failure_reason) == ("failed", "agent_protocol_error")
     [notice] = [p for k, p in ctx.activities if k == "notice" and p.get("reason") == "agent_protocol_error"]
     assert "this is not json" in notice["text"]
+
+
+@pytest.mark.agents
+async def test_a_new_run_of_the_session_continues_the_conversation(tmp_path: Path, agent: Agent) -> None:
+    agent.script(agent.say("First turn done."))
+    first = make_ctx(tmp_path, agent, allow, prompt="Remember the word heron.")
+    assert (await run_driver(first)).status == "completed"
+
+    agent.script(agent.say("The word was heron."))
+    follow_up = make_ctx(tmp_path, agent, allow, prompt="Which word?", conversation=dict(first.agent_state))
+    result = await run_driver(follow_up)
+
+    assert result.status == "completed", follow_up.activities
+    assert follow_up.agent_state == first.agent_state and not follow_up.conversation_resumed
+    last = json.dumps(agent.server.main_requests[-1]["messages"])
+    assert "Remember the word heron." in last and "Which word?" in last
