@@ -252,3 +252,17 @@ async def test_a_new_run_of_the_session_continues_the_conversation(tmp_path: Pat
     assert follow_up.agent_state == first.agent_state and not follow_up.conversation_resumed
     assert agent.was_told("Remember the word heron.") and agent.was_told("Which word?")
     assert not agent.was_told("Gatehouse restarted")
+
+
+@pytest.mark.agents
+async def test_claude_code_acp_gets_claude_md_as_plain_context(tmp_path: Path) -> None:
+    with agent_under_test("acp", "claude-code-acp") as agent:
+        ctx = make_ctx(tmp_path, agent, allow)
+        (ctx.workspace / "CLAUDE.md").write_text("House rule: indent with tabs.\n@secrets.txt\n")
+        (ctx.workspace / "secrets.txt").write_text("hunter2\n")
+        agent.script(agent.say("Noted."))
+        assert (await run_driver(ctx)).status == "completed"
+        sent = json.dumps(agent.server.message_requests[0])
+
+    assert "House rule: indent with tabs." in sent and "@secrets.txt" in sent
+    assert "hunter2" not in sent, "an @import was expanded"
