@@ -8,7 +8,10 @@ PORT ?= 8000
 # Agent CLIs, pinned: the versions the protocol notes were captured from.
 CLAUDE_CODE_VERSION := 2.1.197
 CODEX_VERSION := 0.171.0
+OPENCODE_VERSION := 1.18.33
+CLAUDE_CODE_ACP_VERSION := 0.16.2
 AGENTS := .agents
+AGENTS_MARKER := $(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)-$(OPENCODE_VERSION)-$(CLAUDE_CODE_ACP_VERSION)
 
 .PHONY: run run-scaled stop-scaled test lint setup agents chromium bench check clean
 
@@ -32,13 +35,14 @@ run-scaled: setup
 stop-scaled:
 	$(PY) scripts/scaled.py stop
 
-$(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION):
+$(AGENTS_MARKER):
 	mkdir -p $(AGENTS)
 	cd $(AGENTS) && npm install --no-audit --no-fund --loglevel=error \
-		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION)
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION) \
+		opencode-ai@$(OPENCODE_VERSION) @zed-industries/claude-code-acp@$(CLAUDE_CODE_ACP_VERSION)
 	touch $@
 
-agents: $(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)
+agents: $(AGENTS_MARKER)
 
 # Debian's Chromium for the console's browser tests (Playwright drives /usr/bin/chromium).
 chromium:

@@ -51,6 +51,7 @@ class WorkerRunContext:
         self.runtime_dir = runtime_dir_of(run)
         self.runtime_dir.mkdir(parents=True, exist_ok=True)
         self.scenario = run.scenario
+        self.options: Mapping[str, Any] = dict(run.options or {})
         self.runtime_mode: str = run.session.runtime_mode
         self.interaction_mode: str = run.session.interaction_mode
         self.run_policy: Mapping[str, Any] = run.run_policy

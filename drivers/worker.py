@@ -56,6 +56,15 @@ def driver_settings(driver: str) -> dict[str, Any]:
             model=settings.GATEHOUSE_CODEX_MODEL,
             env_key=settings.GATEHOUSE_CODEX_ENV_KEY,
         )
+    if driver in ("acp", "opencode"):
+        common.update(
+            opencode_bin=settings.GATEHOUSE_OPENCODE_BIN,
+            opencode_base_url=settings.GATEHOUSE_OPENCODE_BASE_URL,
+            opencode_model=settings.GATEHOUSE_OPENCODE_MODEL,
+            opencode_env_key=settings.GATEHOUSE_OPENCODE_ENV_KEY,
+        )
+    if driver == "acp":
+        common.update(acp_agents=dict(settings.GATEHOUSE_ACP_AGENTS or {}))
     return common
 
 

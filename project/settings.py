@@ -257,6 +257,20 @@ try:
     GATEHOUSE_CLAUDE_MCP_SERVERS = validate_mcp_servers(env_json_object("GATEHOUSE_CLAUDE_MCP_SERVERS", {}))
 except ValueError as exc:
     raise ImproperlyConfigured(f"GATEHOUSE_CLAUDE_MCP_SERVERS: {exc}") from None
+# ACP agents by name: {"name": "command line" | ["argv", ...] | {"command": ..., "profile": ...}}.
+# Added to (or replacing) the built-in entries for the agents `make agents` installs.
+GATEHOUSE_ACP_AGENTS = env_json_object("GATEHOUSE_ACP_AGENTS", {})
+# OpenCode, for the `opencode` driver and the ACP agent `opencode`: the binary, an
+# OpenAI-compatible chat-completions endpoint, its model, and the variable holding the key.
+GATEHOUSE_OPENCODE_BIN = env_str("GATEHOUSE_OPENCODE_BIN")
+GATEHOUSE_OPENCODE_BASE_URL = env_str("GATEHOUSE_OPENCODE_BASE_URL")
+GATEHOUSE_OPENCODE_MODEL = env_str("GATEHOUSE_OPENCODE_MODEL", "gpt-4.1")
+GATEHOUSE_OPENCODE_ENV_KEY = env_str("GATEHOUSE_OPENCODE_ENV_KEY", "OPENAI_API_KEY")
+if is_forbidden(GATEHOUSE_OPENCODE_ENV_KEY):
+    raise ImproperlyConfigured(
+        f"GATEHOUSE_OPENCODE_ENV_KEY={GATEHOUSE_OPENCODE_ENV_KEY!r}: Gatehouse's own variables never reach an agent; "
+        "name the model key something else (e.g. OPENAI_API_KEY)"
+    )
 
 LOGGING = {
     "version": 1,
