@@ -7,7 +7,9 @@ back. A lost message costs latency, never correctness: waiters re-read rows on a
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 import time
 import uuid
 from typing import Any
@@ -60,19 +62,61 @@ def _recovered() -> None:
         _down_since = None
 
 
+def _event_loop_of_this_thread() -> asyncio.AbstractEventLoop | None:
+    """The event loop that called into this sync thread (database_sync_to_async), if any."""
+    from asgiref.sync import SyncToAsync
+
+    loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
+    if loop is None or getattr(SyncToAsync.threadlocal, "main_event_loop_pid", None) != os.getpid():
+        return None
+    return loop if not loop.is_closed() else None
+
+
+def _sent(future: Any) -> None:
+    if future.cancelled():
+        return
+    if future.exception() is not None:
+        logger.debug("a doorbell could not be sent", exc_info=future.exception())
+        _failed()
+    else:
+        _recovered()
+
+
+def _deliver(send: Any, what: str) -> None:
+    """Run the layer call `send()` (a coroutine factory) without making the writer wait.
+
+    From a worker's sync thread the call is handed to its event loop and not awaited: a
+    doorbell never delays a write, and a loop that is shutting down (not running) is not
+    waited on — it would never answer. From plain sync code (a web request) it runs here.
+    """
+    if _down_since is not None and time.monotonic() < _down_until:
+        return  # skipped: the layer failed a moment ago
+    loop = _event_loop_of_this_thread()
+    if loop is not None:
+        if not loop.is_running():
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(send(), loop).add_done_callback(_sent)
+        except RuntimeError:  # the loop closed meanwhile
+            pass
+        return
+    async def call() -> None:
+        await send()
+
+    try:
+        async_to_sync(call)()
+    except Exception:  # a doorbell that fails must never undo or break a committed write
+        logger.debug("could not send %s", what, exc_info=True)
+        _failed()
+    else:
+        _recovered()
+
+
 def send_now(group: str, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
-    if _down_since is not None and time.monotonic() < _down_until:
-        return  # skipped: the layer failed a moment ago
-    try:
-        async_to_sync(layer.group_send)(group, message)
-    except Exception:  # a doorbell that fails must never undo or break a committed write
-        logger.debug("could not send %s to group %s", message.get("type"), group, exc_info=True)
-        _failed()
-    else:
-        _recovered()
+    _deliver(lambda: layer.group_send(group, message), f"{message.get('type')} to group {group}")
 
 
 def send_to_channel_now(channel: str, message: dict[str, Any]) -> None:
@@ -80,15 +124,8 @@ def send_to_channel_now(channel: str, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
-    if _down_since is not None and time.monotonic() < _down_until:
-        return
-    try:
-        async_to_sync(layer.send)(channel, message)
-    except Exception:  # the reconcile loop picks the run up anyway
-        logger.debug("could not send %s to channel %s", message.get("type"), channel, exc_info=True)
-        _failed()
-    else:
-        _recovered()
+    # (Lost, the reconcile loop picks the run up anyway.)
+    _deliver(lambda: layer.send(channel, message), f"{message.get('type')} to channel {channel}")
 
 
 def send_on_commit(group: str, message: dict[str, Any]) -> None:
