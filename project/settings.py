@@ -117,6 +117,10 @@ else:
             "TEST": {"NAME": env_str("GATEHOUSE_TEST_DB", str(VAR_DIR / f"test-gatehouse-{os.getpid()}.sqlite3"))},
         }
     }
+# Connections are kept between requests and worker calls (checked before reuse): opening
+# one per call cost a PostgreSQL connect, or SQLite's WAL pragmas, on every gate.
+DATABASES["default"]["CONN_MAX_AGE"] = env_int("GATEHOUSE_DB_CONN_MAX_AGE", 300)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Channels -------------------------------------------------------------------------
