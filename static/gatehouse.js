@@ -202,7 +202,7 @@
   function tick() {
     var now = Date.now() + skew;
     $all(document, ".deadline[data-deadline]").forEach(function (el) {
-      var remaining = Math.max(0, Math.floor((Date.parse(el.dataset.deadline) - now) / 1000));
+      var remaining = Math.max(0, Math.ceil((Date.parse(el.dataset.deadline) - now) / 1000));
       var counter = el.querySelector(".countdown");
       if (counter) counter.textContent = left(remaining);
       el.classList.toggle("urgent", remaining < 60);

@@ -7,6 +7,7 @@ only filter that returns markup, and only after nh3 keeps a short allow-list of 
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -163,7 +164,7 @@ def seconds_left(deadline: Any) -> float:
 @register.filter
 def time_left(deadline: Any) -> str:
     """"4:59", "1:02:03", or "0:00" once passed (gatehouse.js counts down from here)."""
-    seconds = max(0, int(seconds_left(deadline)))
+    seconds = max(0, math.ceil(seconds_left(deadline)))
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     if hours >= 48:
