@@ -27,8 +27,9 @@ os.environ["GATEHOUSE_VAR_DIR"] = tempfile.mkdtemp(prefix="gatehouse-bench-")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 os.environ.setdefault("GATEHOUSE_LOG_LEVEL", "WARNING")
 
-import django  # noqa: E402
 import logging  # noqa: E402
+
+import django  # noqa: E402
 
 logging.getLogger("project.broadcast").setLevel(logging.CRITICAL)  # no worker here: the drivers channel fills up
 
