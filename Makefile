@@ -9,8 +9,12 @@ PORT ?= 8000
 CLAUDE_CODE_VERSION := 2.1.197
 CODEX_VERSION := 0.171.0
 AGENTS := .agents
+# axe-core, pinned, for the console's accessibility checks in the browser tests (the console
+# itself has no front-end build: htmx and its ws extension come from django-htmx).
+AXE_CORE_VERSION := 4.14.1
+AXE := node_modules/.installed-axe-core-$(AXE_CORE_VERSION)
 
-.PHONY: run test lint setup agents chromium bench check clean
+.PHONY: run test lint setup agents axe chromium bench check clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +36,12 @@ $(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION):
 
 agents: $(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)
 
+$(AXE):
+	npm install --no-audit --no-fund --no-save --no-package-lock --loglevel=error --prefix . axe-core@$(AXE_CORE_VERSION)
+	touch $@
+
+axe: $(AXE)
+
 # Debian's Chromium for the console's browser tests (Playwright drives /usr/bin/chromium).
 chromium:
 	@if [ ! -x /usr/bin/chromium ]; then \
@@ -43,12 +53,13 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy approvals runs drivers project
 
-test: setup agents chromium lint
+test: setup agents axe chromium lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: setup
 	$(PY) bench/policy_eval.py
 	$(PY) bench/gate_throughput.py
+	$(PY) bench/inbox.py
 
 check: setup
 	GATEHOUSE_PRODUCTION=1 GATEHOUSE_SECRET_KEY=check-only-$$(date +%s)-not-a-real-key-0123456789abcdefghijklmnop \

@@ -164,7 +164,8 @@
     var done = document.getElementById(decidedCard + "-done");
     decidedCard = null;
     var active = document.activeElement;
-    if (!done || (active && active !== document.body)) return;
+    // (htmx gives the focus back to an element with the same id: the decided card's heading.)
+    if (!done || (active && active !== document.body && !done.contains(active))) return;
     var next = done.nextElementSibling;
     while (next && !next.classList.contains("approval-pending")) next = next.nextElementSibling;
     var target = next || document.querySelector("#approvals .approval-pending") || done;
@@ -365,7 +366,8 @@
   document.addEventListener("keydown", function (event) {
     if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
     var el = event.target;
-    if (el && el.closest && el.closest("input, textarea, select, [contenteditable], dialog[open]")) return;
+    if (el && el.closest && el.closest("textarea, select, [contenteditable], dialog[open]")) return;
+    if (el && el.matches && el.matches("input") && !el.matches("[type=checkbox], [type=radio], [type=button], [type=submit]")) return;
     if (event.key === "?") {
       var help = document.getElementById("keys-help");
       if (help && help.showModal) { event.preventDefault(); help.showModal(); }
