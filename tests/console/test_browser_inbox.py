@@ -234,6 +234,32 @@ def test_batch_approve_three_cards(console: Console) -> None:
     decide_all(console)
 
 
+# --- The run page: a lost connection is said, and the catch-up merges what was missed --------
+
+
+def test_the_run_page_says_when_it_is_offline_and_merges_what_it_missed(console: Console) -> None:
+    from playwright.sync_api import expect
+
+    decide_all(console)
+    run = start(console, "git push origin offline", prompt="Offline and back")
+    page = console.open_run(run["id"])
+    with diagnosed(console, page, "offline"):
+        rows = page.locator("#timeline > li")
+        shown = rows.count()
+        fetched: list[str] = []
+        page.on("request", lambda r: fetched.append(r.url) if r.headers.get("hx-target") == "timeline" else None)
+        page.evaluate("htmx.trigger(document.body, 'htmx:wsClose')")
+        banner = page.locator("#live-banner")
+        expect(banner).to_have_text("Live updates lost: reconnecting…")
+        expect(page.locator("[data-live-status=offline]").first).to_be_attached()
+        page.evaluate("document.querySelectorAll('#timeline > li').forEach((li, i) => { if (i > 1) li.remove(); })")
+        page.evaluate("htmx.trigger(document.body, 'htmx:wsOpen')")  # back: every list catches up
+        expect(banner).to_contain_text(re.compile(r"Back online\. \d+ missed updates? merged\."))
+        expect(rows).to_have_count(shown)  # the removed rows came back, none twice
+        assert any("after=" in url for url in fetched), fetched
+    decide_all(console)
+
+
 # --- Phone ----------------------------------------------------------------------------------
 
 
