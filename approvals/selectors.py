@@ -109,6 +109,15 @@ def approval_facets(approval: Approval) -> dict[str, Any]:
     }
 
 
+# Large JSON and text a card never shows (a run's policy snapshot, scenario, agent state;
+# a step's output): not read, not decoded. A test keeps the page's query count flat.
+_NOT_ON_A_CARD = (
+    "run__policy_document", "run__scenario", "run__usage", "run__agent_state", "run__agent_processes",
+    "run__run_policy_input", "run__result_text", "run__failure_detail",
+    "run__session__agent_state", "run__session__run_policy",
+    "step__request", "step__presentation", "step__output", "step__error", "step__told", "step__answers",
+)
+
 _ORDER: dict[str, tuple[Any, ...]] = {
     # Soonest deadline first; requests without a deadline after every one that has one.
     "deadline": (F("deadline").asc(nulls_last=True), "id"),
@@ -122,8 +131,10 @@ def approvals_pending(
 ) -> QuerySet[Approval]:
     """Pending approvals: derived from rows, never from a worker's memory. Loaded with what
     a card shows (run, session, starter, step), so rendering a page asks nothing per card."""
-    qs = Approval.objects.filter(status=Approval.Status.PENDING).select_related(
-        "run", "run__session", "run__created_by", "step"
+    qs = (
+        Approval.objects.filter(status=Approval.Status.PENDING)
+        .select_related("run", "run__session", "run__created_by", "step")
+        .defer(*_NOT_ON_A_CARD)
     )
     if run_id is not None:
         qs = qs.filter(run_id=run_id)
