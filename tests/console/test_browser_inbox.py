@@ -347,6 +347,9 @@ def test_every_console_page_passes_axe(console: Console) -> None:
             page.goto(console.server.origin + path)
             page.wait_for_timeout(400)
             if name == "inbox":
+                page.evaluate("localStorage.removeItem('gatehouse.notify')")  # the screenshot shows the opt-in button
+                page.reload()
+                page.wait_for_timeout(400)
                 DOCS.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(DOCS / "inbox.png"), full_page=False)
                 card(page, "git push origin axe").screenshot(path=str(DOCS / "card.png"))
