@@ -71,9 +71,10 @@ def _follow_up_form(session: AgentSession, data: Any = None) -> FollowUpForm | N
     return FollowUpForm(data, driver=latest.driver) if latest is not None else None
 
 
-def _run_context(run: Run, user: Any = None, *, before: int | None = None) -> dict[str, Any]:
+def _run_context(run: Run, user: Any = None) -> dict[str, Any]:
     approvals = list(approvals_pending(run_id=run.pk))
-    activities, earlier = timeline_page(run, before=before)
+    activities, earlier = timeline_page(run)
+    latest = session_latest_run(run.session)
     return {
         **_session_context(run.session, user),
         "run": run,
@@ -82,14 +83,15 @@ def _run_context(run: Run, user: Any = None, *, before: int | None = None) -> di
         "activities": activities,
         "steps": steps_by_seq(run.pk, activities),
         "earlier": earlier,
-        "follow_up": _follow_up_form(run.session) if run.session.runs.order_by("-id").values_list("id", flat=True).first() == run.pk else None,
+        # "Continue this session" is offered on the session's latest run (and its page).
+        "follow_up": FollowUpForm(driver=run.driver) if latest is not None and latest.pk == run.pk else None,
     }
 
 
-# What the page re-fetches when its WebSocket (re)opens, by the id of the element asking.
+# What the page re-fetches when its WebSocket (re)opens, by the id of the element asking
+# (the timeline, which catches up with what came after its last row, is handled apart).
 _RUN_PARTIALS = {
     "approvals": "runs/run_detail.html#run-approvals",
-    "timeline": "runs/run_detail.html#timeline-rows",
     "grants": "runs/run_detail.html#grants",
 }
 
