@@ -8,13 +8,16 @@ PORT ?= 8000
 # Agent CLIs, pinned: the versions the protocol notes were captured from.
 CLAUDE_CODE_VERSION := 2.1.197
 CODEX_VERSION := 0.171.0
+OPENCODE_VERSION := 1.18.33
+CLAUDE_CODE_ACP_VERSION := 0.16.2
 AGENTS := .agents
+AGENTS_MARKER := $(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)-$(OPENCODE_VERSION)-$(CLAUDE_CODE_ACP_VERSION)
 # axe-core, pinned, for the console's accessibility checks in the browser tests (the console
 # itself has no front-end build: htmx and its ws extension come from django-htmx).
 AXE_CORE_VERSION := 4.14.1
 AXE := node_modules/.installed-axe-core-$(AXE_CORE_VERSION)
 
-.PHONY: run test lint setup agents axe chromium bench check clean
+.PHONY: run run-scaled stop-scaled test lint setup agents axe chromium bench check clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,13 +31,22 @@ run: setup
 	$(PY) manage.py migrate --noinput -v 0
 	$(PY) manage.py serve --host $(HOST) --port $(PORT)
 
-$(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION):
+# The scaled shape on this machine: 2 Daphne web processes (PORT, PORT+1) and 2 workers
+# against DATABASE_URL / REDIS_URL (default: the PostgreSQL and Redis on 127.0.0.1).
+run-scaled: setup
+	$(PY) scripts/scaled.py start --port $(PORT)
+
+stop-scaled:
+	$(PY) scripts/scaled.py stop
+
+$(AGENTS_MARKER):
 	mkdir -p $(AGENTS)
 	cd $(AGENTS) && npm install --no-audit --no-fund --loglevel=error \
-		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION)
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION) \
+		opencode-ai@$(OPENCODE_VERSION) @zed-industries/claude-code-acp@$(CLAUDE_CODE_ACP_VERSION)
 	touch $@
 
-agents: $(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)
+agents: $(AGENTS_MARKER)
 
 $(AXE):
 	npm install --no-audit --no-fund --no-save --no-package-lock --loglevel=error --prefix . axe-core@$(AXE_CORE_VERSION)

@@ -51,7 +51,17 @@ def _refuse_unless_pending(approval: Approval) -> None:
     raise ApprovalError("already_resolved", f"This request was already decided ({approval.status}).")
 
 
+def _lock_run_of(approval_id: int) -> None:
+    """Lock the approval's run row before the approval's own: every writer takes the run
+    first (the worker's fence does), so a decision racing the worker's expiry queues
+    instead of deadlocking (PostgreSQL)."""
+    run_id = Approval.objects.filter(pk=approval_id).values_list("run_id", flat=True).first()
+    if run_id is not None:
+        list(Run.objects.select_for_update().filter(pk=run_id).values_list("id", flat=True))
+
+
 def _load_for_decision(approval_id: int, verb: str, hash: str) -> Approval:
+    _lock_run_of(approval_id)
     approval = Approval.objects.filter(pk=approval_id).first()
     if approval is None:
         raise ApprovalError("unavailable", f"No approval {approval_id}.")
@@ -245,6 +255,8 @@ def approval_expire(*, approval_id: int, owner: str | None = None) -> bool:
             run_id = Approval.objects.filter(pk=approval_id).values_list("run_id", flat=True).first()
             if run_id is not None:
                 fence(run_id, owner)
+        else:
+            _lock_run_of(approval_id)
         changed = Approval.objects.filter(
             pk=approval_id, status=Approval.Status.PENDING, deadline__lte=clock.now()
         ).update(status=Approval.Status.EXPIRED, decided_via=Approval.Via.TIMEOUT, decided_at=clock.now())

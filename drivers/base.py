@@ -109,6 +109,23 @@ class DriverError(Exception):
         self.permanent = permanent
 
 
+class OptionsError(Exception):
+    """A run's driver options are refused; `field` names the offending option."""
+
+    def __init__(self, message: str, *, field: str = "options") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class WorkspaceConfigError(Exception):
+    """The workspace holds agent configuration the agent would load and that Gatehouse
+    cannot switch off (it could run a program or widen a permission): the run is refused."""
+
+    def __init__(self, message: str, *, files: list[str]) -> None:
+        super().__init__(message)
+        self.files = files
+
+
 class RunAborted(Exception):
     """The gate answered `abort` (or the run was cancelled): stop the agent at once."""
 
@@ -126,6 +143,8 @@ class RunContext(Protocol):
     # Scratch space for this run (agent HOME, config dirs); created, under var/runtime/.
     runtime_dir: Path
     scenario: Mapping[str, Any] | None
+    # Driver options chosen for this run (validated by the driver at run creation).
+    options: Mapping[str, Any]
     runtime_mode: str  # approval-required | auto-accept-edits | auto | full-access
     interaction_mode: str  # default | plan
     run_policy: Mapping[str, Any]  # materialised run policy (sandbox, approvals, ...)

@@ -51,6 +51,7 @@ class WorkerRunContext:
         self.runtime_dir = runtime_dir_of(run)
         self.runtime_dir.mkdir(parents=True, exist_ok=True)
         self.scenario = run.scenario
+        self.options: Mapping[str, Any] = dict(run.options or {})
         self.runtime_mode: str = run.session.runtime_mode
         self.interaction_mode: str = run.session.interaction_mode
         self.run_policy: Mapping[str, Any] = run.run_policy
@@ -88,8 +89,7 @@ class WorkerRunContext:
 
         layer = get_channel_layer()
         self._channel = await layer.new_channel()
-        await layer.group_add(run_group(self.run_id), self._channel)
-        self._listener = asyncio.create_task(self._listen(layer))
+        self._listener = asyncio.create_task(self._listen(layer, run_group(self.run_id)))
         if self.resuming:
             self._replay = await _db(recorded_steps)(run_id=self.run_id)
             self._replay_activities = await _db(_recorded_driver_activities)(self.run_id)
@@ -101,11 +101,31 @@ class WorkerRunContext:
             self._listener.cancel()
         layer = get_channel_layer()
         if self._channel:
-            await layer.group_discard(run_group(self.run_id), self._channel)
+            try:
+                await layer.group_discard(run_group(self.run_id), self._channel)
+            except Exception:  # the layer is down: its group expires by itself
+                logger.debug("run %s: could not leave the doorbell group", self.run_id, exc_info=True)
 
-    async def _listen(self, layer: Any) -> None:
+    async def _listen(self, layer: Any, group: str) -> None:
+        """The run's doorbell. Without it (the channel layer is down) nothing is lost: the
+        waits poll their rows; when the layer is back the doorbell is joined again."""
+        joined = False
+        backoff = 0.5
         while True:
-            message = await layer.receive(self._channel)
+            try:
+                if not joined:
+                    await layer.group_add(group, self._channel)
+                    joined = True
+                message = await layer.receive(self._channel)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                joined = False
+                logger.debug("run %s: doorbell unreachable; polling rows meanwhile", self.run_id, exc_info=True)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+                continue
+            backoff = 0.5
             if message.get("type") == "run.cancel":
                 self._cancel.set()
             self._wake.set()

@@ -36,6 +36,8 @@ def driver_settings(driver: str) -> dict[str, Any]:
         "agents_dir": str(settings.GATEHOUSE_AGENTS_DIR),
         "command_timeout_s": settings.GATEHOUSE_COMMAND_TIMEOUT_S,
         "output_limit": settings.GATEHOUSE_OUTPUT_LIMIT,
+        # An agent that writes nothing this long while no decision is pending is hung.
+        "idle_timeout_s": settings.GATEHOUSE_AGENT_IDLE_TIMEOUT_S,
         # The agent's environment is an allow-list (drivers/agent_env.py): these add to it.
         "env_names": list(settings.GATEHOUSE_AGENT_ENV),
         "env_values": dict(settings.GATEHOUSE_AGENT_ENV_VALUES),
@@ -54,6 +56,15 @@ def driver_settings(driver: str) -> dict[str, Any]:
             model=settings.GATEHOUSE_CODEX_MODEL,
             env_key=settings.GATEHOUSE_CODEX_ENV_KEY,
         )
+    if driver in ("acp", "opencode"):
+        common.update(
+            opencode_bin=settings.GATEHOUSE_OPENCODE_BIN,
+            opencode_base_url=settings.GATEHOUSE_OPENCODE_BASE_URL,
+            opencode_model=settings.GATEHOUSE_OPENCODE_MODEL,
+            opencode_env_key=settings.GATEHOUSE_OPENCODE_ENV_KEY,
+        )
+    if driver == "acp":
+        common.update(acp_agents=dict(settings.GATEHOUSE_ACP_AGENTS or {}))
     return common
 
 
@@ -72,6 +83,7 @@ class Supervisor:
         self.contexts: dict[int, WorkerRunContext] = {}
         self._starting: set[int] = set()
         self._hibernating: set[int] = set()
+        self._cleaned_at: float | None = None
         self._background: asyncio.Task[None] | None = None
 
     def ensure_background(self) -> None:
@@ -85,6 +97,8 @@ class Supervisor:
         # both try to start the same run at once.
         if run_id in self._starting or (run_id in self.tasks and not self.tasks[run_id].done()):
             return False
+        if self.busy_slots() >= settings.GATEHOUSE_WORKER_MAX_RUNS:
+            return False  # full: the run stays queued for a slot here or another worker
         self._starting.add(run_id)
         try:
             if not await _db(run_claim)(run_id=run_id, owner=self.owner):
@@ -94,6 +108,25 @@ class Supervisor:
         finally:
             self._starting.discard(run_id)
 
+    async def _daily_cleanup(self) -> None:
+        """Once a day (and at start): delete what long-finished runs left (runs/retention.py)."""
+        from runs.retention import cleanup
+
+        now = asyncio.get_running_loop().time()
+        if self._cleaned_at is not None and now - self._cleaned_at < 24 * 3600:
+            return
+        self._cleaned_at = now
+        try:
+            done = await _db(cleanup)()
+        except Exception:
+            logger.exception("retention cleanup failed; retrying tomorrow")
+            return
+        if done.workspaces or done.homes:
+            logger.info("retention: deleted %d workspaces and %d agent homes", len(done.workspaces), len(done.homes))
+
+    def busy_slots(self) -> int:
+        return len(self._starting) + sum(1 for task in self.tasks.values() if not task.done())
+
     async def reconcile(self) -> None:
         from runs.leases import run_release, runs_claimable, runs_leased
 
@@ -102,30 +135,39 @@ class Supervisor:
         for run_id, owner in await _db(runs_leased)():
             if owner != self.owner and _dead_local_owner(owner):
                 await _db(run_release)(run_id=run_id, owner=owner)
-        for run_id in await _db(runs_claimable)():
+        free = settings.GATEHOUSE_WORKER_MAX_RUNS - self.busy_slots()
+        if free <= 0:
+            return
+        for run_id in await _db(runs_claimable)(limit=free * 2):
+            if self.busy_slots() >= settings.GATEHOUSE_WORKER_MAX_RUNS:
+                break
             await self.start_run(run_id)
 
     async def _maintain(self) -> None:
         """Reconcile free runs and renew this worker's leases, forever."""
-        from runs.leases import run_heartbeat
+        from runs.leases import runs_heartbeat
 
         interval = min(settings.GATEHOUSE_RECONCILE_S, settings.GATEHOUSE_LEASE_HEARTBEAT_S)
         while True:
             try:
-                await self.reconcile()
+                await self._daily_cleanup()
                 for run_id, task in list(self.tasks.items()):
                     if task.done():
                         self.tasks.pop(run_id, None)
-                        continue
-                    owned, cancel = await _db(run_heartbeat)(run_id=run_id, owner=self.owner)
-                    context = self.contexts.get(run_id)
-                    if context and not owned:
-                        # Another worker took the run over (this one stalled past the TTL):
-                        # stop here at once and leave the run to its new owner.
-                        context.lease_lost = True
-                        self.stop_run(run_id)
-                    elif context and cancel:
-                        context.request_cancel()
+                running = list(self.tasks)
+                if running:
+                    # Every lease of this worker in one round trip, whatever the number of runs.
+                    owned, cancels = await _db(runs_heartbeat)(run_ids=running, owner=self.owner)
+                    for run_id in running:
+                        context = self.contexts.get(run_id)
+                        if context and run_id not in owned:
+                            # Another worker took the run over (this one stalled past the
+                            # TTL): stop here at once and leave the run to its new owner.
+                            context.lease_lost = True
+                            self.stop_run(run_id)
+                        elif context and run_id in cancels:
+                            context.request_cancel()
+                await self.reconcile()
             except Exception:
                 logger.exception("worker maintenance failed; retrying")
             await asyncio.sleep(interval)
@@ -320,8 +362,55 @@ class DriverWorkerConsumer(AsyncConsumer):
 
 class DriverWorker(Worker):
     """channels' Worker that also starts the supervisor's reconcile loop at once, so runs
-    queued while no worker listened (or whose worker died) are picked up."""
+    queued while no worker listened (or whose worker died) are picked up.
+
+    With `stop_on_signals` (the `runworker` process), SIGTERM/SIGINT stop every run of this
+    process resumably and free its leases before it exits, as `serve` does."""
+
+    stop_on_signals = False
+
+    async def listener(self, channel: str) -> None:
+        """channels' listener, but a channel layer that goes away (Redis down) does not end
+        the worker: it waits and listens again. Meanwhile the reconcile loop still starts
+        queued runs and waiting runs still read their rows (the database is the mailbox)."""
+        from project import broadcast
+
+        backoff = 0.5
+        while True:
+            try:
+                message = await self.channel_layer.receive(channel)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                broadcast._failed()
+                logger.debug("drivers channel unreachable; retrying in %.1f s", backoff, exc_info=True)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+                continue
+            backoff = 0.5
+            broadcast._recovered()
+            if not message.get("type", None):
+                logger.warning("ignoring a message without a type on %s", channel)
+                continue
+            scope = {"type": "channel", "channel": channel}
+            instance_queue = self.get_or_create_application_instance(channel, scope)
+            await instance_queue.put(message)
 
     async def handle(self) -> None:
         supervisor().ensure_background()
-        await super().handle()
+        if not self.stop_on_signals:
+            await super().handle()
+            return
+        import signal
+
+        loop = asyncio.get_running_loop()
+        stopping = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stopping.set)
+        listening = asyncio.ensure_future(super().handle())
+        waiting = asyncio.ensure_future(stopping.wait())
+        await asyncio.wait({listening, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        await supervisor().shutdown()
+        for task in (listening, waiting):
+            task.cancel()
+        await asyncio.gather(listening, waiting, return_exceptions=True)

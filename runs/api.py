@@ -23,7 +23,7 @@ class RunOutput(serializers.ModelSerializer):
     class Meta:
         model = Run
         fields = [
-            "id", "session", "driver", "prompt", "scenario", "workspace", "policy", "policy_version", "run_policy",
+            "id", "session", "driver", "prompt", "scenario", "options", "workspace", "policy", "policy_version", "run_policy",
             "status", "failure_reason", "failure_detail", "result_text", "usage", "cancel_requested",
             "created_at", "started_at", "finished_at",
         ]
@@ -50,6 +50,7 @@ class RunListApi(generics.ListAPIView):
         driver = StrictCharField()
         prompt = StrictCharField(required=False, allow_blank=True, default="")
         scenario = serializers.JSONField(required=False, default=None)
+        options = serializers.JSONField(required=False, default=None)
         workspace = StrictCharField(required=False, allow_blank=True, default="")
         run_policy = serializers.JSONField(required=False, default=None)
         policy = StrictCharField(required=False, allow_blank=True, default="")
@@ -82,6 +83,7 @@ class RunListApi(generics.ListAPIView):
             driver=values["driver"],
             prompt=values["prompt"],
             scenario=values["scenario"],
+            options=values["options"],
             workspace=values["workspace"],
             run_policy=values["run_policy"],
             policy_name=values["policy"],

@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
@@ -76,17 +77,18 @@ def _awake_or_due(now: Any) -> Q:
     )
 
 
-def runs_claimable() -> list[int]:
+def runs_claimable(*, limit: int | None = None) -> list[int]:
     """Unfinished runs whose lease is free (never started, or their worker is gone), except
-    sleeping runs that nothing has woken yet."""
+    sleeping runs that nothing has woken yet; oldest first, at most `limit`."""
     now = timezone.now()
-    return list(
+    rows = (
         Run.objects.exclude(status__in=Run.FINISHED)
         .filter(_lease_free(now))
         .filter(_awake_or_due(clock.now()))
         .order_by("id")
         .values_list("id", flat=True)
     )
+    return list(rows[:limit] if limit is not None else rows)
 
 
 def runs_leased() -> list[tuple[int, str]]:
@@ -99,6 +101,16 @@ def run_heartbeat(*, run_id: int, owner: str) -> tuple[bool, bool]:
     owned = Run.objects.filter(pk=run_id, owner=owner).update(heartbeat_at=timezone.now()) == 1
     cancel = Run.objects.filter(pk=run_id, cancel_requested=True).exists()
     return owned, cancel
+
+
+def runs_heartbeat(*, run_ids: list[int], owner: str) -> tuple[set[int], set[int]]:
+    """Renew all of a worker's leases at once; returns (still owned, cancel requested)."""
+    now = timezone.now()
+    with transaction.atomic():
+        owned = set(Run.objects.filter(pk__in=run_ids, owner=owner).values_list("id", flat=True))
+        Run.objects.filter(pk__in=owned, owner=owner).update(heartbeat_at=now)
+    cancels = set(Run.objects.filter(pk__in=owned, cancel_requested=True).values_list("id", flat=True))
+    return owned, cancels
 
 
 def run_release(*, run_id: int, owner: str) -> None:

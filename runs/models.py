@@ -64,6 +64,8 @@ class Run(models.Model):
     driver = models.CharField(max_length=64)
     prompt = models.TextField(blank=True)
     scenario = models.JSONField(null=True, blank=True)
+    # Driver options chosen per run (e.g. the ACP agent), validated by the driver.
+    options = models.JSONField(default=dict, blank=True)
     workspace = models.CharField(max_length=1024)
     # The rule policy it ran under, as a snapshot: editing the Policy later changes nothing here.
     policy = models.ForeignKey(

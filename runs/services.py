@@ -141,6 +141,7 @@ def run_create(
     driver: str,
     prompt: str = "",
     scenario: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
     workspace: str = "",
     run_policy: Mapping[str, Any] | None = None,
     policy_name: str = "",
@@ -149,7 +150,7 @@ def run_create(
 ) -> Run:
     """Validate, store a queued run, and ring the worker's doorbell after commit.
 
-    1. The driver must exist, its options (scenario) must be valid, and the run policy
+    1. The driver must exist, its options (scenario, driver options) must be valid, and the run policy
        (given, else the session's, else the rule policy's, else the server default;
        the nearer replaces the farther whole) must be one the driver models.
     2. Unless `user` may override the policy (`runs.override_policy`): the session must be
@@ -163,7 +164,7 @@ def run_create(
     from drivers import registry
 
     descriptor = registry.descriptor(driver)  # raises RunError for an unknown driver
-    registry.validate_options(driver, scenario=scenario)
+    registry.validate_options(driver, scenario=scenario, options=options)
     policy_row, document = policy_for_run(policy_name)
     if session is not None:
         _refuse_foreign_session(session=session, user=user)
@@ -199,6 +200,7 @@ def run_create(
             driver=driver,
             prompt=prompt,
             scenario=dict(scenario) if scenario is not None else None,
+            options=dict(options or {}),
             workspace="",
             policy=policy_row,
             policy_document=document,
@@ -208,6 +210,7 @@ def run_create(
             created_by=user,
         )
         run.workspace = _prepare_workspace(run.pk, workspace)
+        registry.check_workspace(driver, workspace=run.workspace, options=options)
         run.save(update_fields=["workspace"])
         activity_record(
             run_id=run.pk,

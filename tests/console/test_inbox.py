@@ -345,3 +345,15 @@ def test_catch_up_of_a_filtered_page_keeps_its_filter(client: Client, alice: Any
     assert 'hx-get="/?driver=scripted"' in page
     cards = client.get("/?driver=scripted", headers={"HX-Request": "true", "HX-Target": "approvals"}).content.decode()
     assert "<html" not in cards and card_ids(cards) == [push.pk]
+
+
+def test_the_policy_s_working_directory_after_a_cd_is_shown(client: Client, alice: Any, make_approval: Callable[..., Any]) -> None:
+    """The hidden `cd /var/www && ` before a command: the policy core records where each
+    command runs, and the card says it (here outside the workspace)."""
+    approval = make_approval("cd /var/www && git push origin main")
+    client.force_login(alice)
+    html = client.get("/").content.decode()
+    explain = html[html.index('<ol class="segments"'):]
+    explain = explain[: explain.index("</ol>")]
+    assert [s.get("cwd") for s in approval.step.segments][1], approval.step.segments
+    assert "in <code>/var/www</code> <strong>(outside the workspace)</strong>" in explain

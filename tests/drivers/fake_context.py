@@ -26,6 +26,7 @@ class FakeRunContext:
     prompt: str = ""
     run_id: int = 1
     scenario: Mapping[str, Any] | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
     runtime_mode: str = "approval-required"
     interaction_mode: str = "default"
     run_policy: Mapping[str, Any] = field(default_factory=dict)
