@@ -14,7 +14,7 @@ from approvals.models import Approval
 from approvals.selectors import PENDING_SORTS, SIDE_EFFECT_CLASSES, PendingFilter, PendingSort
 
 MAX_ID = 2**63 - 1
-DRIVER_LABELS = {"claude-code": "Claude Code", "codex": "Codex", "scripted": "Scripted"}
+DRIVER_LABELS = {"claude-code": "Claude Code", "codex": "Codex", "scripted": "Scripted", "acp": "ACP agent", "opencode": "OpenCode"}
 
 
 def _driver_choices() -> list[tuple[str, str]]:

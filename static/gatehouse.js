@@ -3,17 +3,23 @@
   "use strict";
 
   var arrived = []; // ids of cards pushed since the last socket message was handled
+  function batchInFlight() {
+    var form = document.getElementById("batch-form");
+    return Boolean(form && form.classList.contains("htmx-request"));
+  }
   function $all(root, selector) { return Array.prototype.slice.call((root || document).querySelectorAll(selector)); }
 
   // 1. Pushed rows are upserts: a card, row or timeline entry already on the page (the
   //    page's own catch-up fetch may have shown it first) is kept, the duplicate dropped.
-  // 2. A "delete" push for a card whose decision is in flight waits for our own response,
-  //    which replaces the card with its outcome ("Approved by alice").
+  // 2. A "delete" push for a card whose decision is in flight (its own form, or a batch it is
+  //    selected in) waits for our own response, which replaces the card with its outcome.
   document.addEventListener("htmx:oobBeforeSwap", function (event) {
     var detail = event.detail;
     var target = detail.target;
-    if (target && target.classList && target.classList.contains("approval-pending") &&
-        target.querySelector(".htmx-request")) {
+    // (Our own batch answer replaces the cards it decided by id: a fragment, never held back.)
+    var ownReplacement = detail.fragment && detail.fragment.nodeType === Node.DOCUMENT_FRAGMENT_NODE;
+    if (!ownReplacement && target && target.classList && target.classList.contains("approval-pending") &&
+        (target.querySelector(".htmx-request") || (batchInFlight() && target.querySelector(".batch-pick:checked")))) {
       detail.shouldSwap = false;
       return;
     }

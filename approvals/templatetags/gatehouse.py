@@ -123,7 +123,7 @@ def four_eyes_starter(approval: Any) -> str:
 
 # --- The reviewer console: who asks, how long is left, how the policy read the script ----------
 
-DRIVER_LABELS = {"claude-code": "Claude Code", "codex": "Codex", "scripted": "Scripted agent"}
+DRIVER_LABELS = {"claude-code": "Claude Code", "codex": "Codex", "scripted": "Scripted agent", "acp": "ACP agent", "opencode": "OpenCode"}
 ON_TIMEOUT = {
     "abort": "the run stops (on timeout: abort)",
     "continue": "the agent goes on without it (on timeout: continue)",
