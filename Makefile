@@ -12,8 +12,12 @@ OPENCODE_VERSION := 1.18.33
 CLAUDE_CODE_ACP_VERSION := 0.16.2
 AGENTS := .agents
 AGENTS_MARKER := $(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)-$(OPENCODE_VERSION)-$(CLAUDE_CODE_ACP_VERSION)
+# axe-core, pinned, for the console's accessibility checks in the browser tests (the console
+# itself has no front-end build: htmx and its ws extension come from django-htmx).
+AXE_CORE_VERSION := 4.14.1
+AXE := node_modules/.installed-axe-core-$(AXE_CORE_VERSION)
 
-.PHONY: run run-scaled stop-scaled test lint setup agents chromium bench check clean
+.PHONY: run run-scaled stop-scaled test lint setup agents axe chromium bench check clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +48,12 @@ $(AGENTS_MARKER):
 
 agents: $(AGENTS_MARKER)
 
+$(AXE):
+	npm install --no-audit --no-fund --no-save --no-package-lock --loglevel=error --prefix . axe-core@$(AXE_CORE_VERSION)
+	touch $@
+
+axe: $(AXE)
+
 # Debian's Chromium for the console's browser tests (Playwright drives /usr/bin/chromium).
 chromium:
 	@if [ ! -x /usr/bin/chromium ]; then \
@@ -55,12 +65,13 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy approvals runs drivers project
 
-test: setup agents chromium lint
+test: setup agents axe chromium lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: setup
 	$(PY) bench/policy_eval.py
 	$(PY) bench/gate_throughput.py
+	$(PY) bench/inbox.py
 
 check: setup
 	GATEHOUSE_PRODUCTION=1 GATEHOUSE_SECRET_KEY=check-only-$$(date +%s)-not-a-real-key-0123456789abcdefghijklmnop \

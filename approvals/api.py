@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from approvals import policy as core
 from approvals.models import Approval, Grant, Policy
-from approvals.selectors import grants_active
+from approvals.selectors import approvals_pending, grants_active
 from approvals.services import ApprovalError, approval_answer, approval_decide, grant_revoke
 from project.api import StrictCharField, StrictSerializer, query_int
 from runs.models import AgentSession
@@ -64,11 +64,14 @@ class ApprovalListApi(generics.ListAPIView):
     def get_queryset(self) -> Any:
         approvals = Approval.objects.select_related("step", "decided_by").order_by("created_at", "id")
         status = self.request.query_params.get("status")
-        if status:
-            if status not in Approval.Status.values:
-                raise serializers.ValidationError({"status": [f"Unknown status {status!r}."]})
-            approvals = approvals.filter(status=status)
+        if status and status not in Approval.Status.values:
+            raise serializers.ValidationError({"status": [f"Unknown status {status!r}."]})
         run = query_int(self.request, "run")
+        if status == Approval.Status.PENDING:
+            # The inbox's selector: the same rows, oldest first as this list always was.
+            return approvals_pending(run_id=run, sort="oldest")
+        if status:
+            approvals = approvals.filter(status=status)
         if run is not None:
             approvals = approvals.filter(run_id=run)
         return approvals

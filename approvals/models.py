@@ -88,8 +88,10 @@ class Approval(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
-            # The inbox and the deadline sweep read pending approvals.
+            # The inbox (soonest deadline first) and the deadline sweep read pending approvals.
             models.Index(fields=["status", "deadline"], name="approval_status_deadline_idx"),
+            # The API's pending list and the inbox's oldest/newest sorts: pending, in id order.
+            models.Index(fields=["status", "id"], name="approval_status_id_idx"),
         ]
 
     def __str__(self) -> str:

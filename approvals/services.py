@@ -8,7 +8,8 @@ recording and deciding each tool request, the step lifecycle, resume — is `app
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -26,7 +27,7 @@ from runs.services import activity_record, run_wake_on_commit
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ApprovalError", "approval_answer", "approval_decide", "approval_expire", "grant_create", "grant_revoke", "policy_save"]
+__all__ = ["ApprovalError", "BatchOutcome", "approval_answer", "approval_decide", "approval_decide_each", "approval_expire", "grant_create", "grant_revoke", "policy_save"]
 
 # The verbs each kind accepts: an answer is never a decision and a decision never an answer.
 VERBS_BY_KIND: dict[str, set[str]] = {
@@ -169,6 +170,42 @@ def approval_decide(
             },
         )
     return approval
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    """One approval of a batch: decided, or the refusal that kept it pending."""
+
+    approval_id: int
+    error: ApprovalError | None = None
+
+
+BATCH_MAX = 100
+
+
+def approval_decide_each(
+    *, items: Sequence[tuple[int, str]], user: Any, approve: bool, reason: str = "", via: str = "console"
+) -> list[BatchOutcome]:
+    """Decide several approvals the same way, each once and on its own (the console's batch).
+
+    Each (id, hash) goes through `approval_decide` in its own transaction, bound to the hash
+    the reviewer saw: a stale, already decided, expired or own-run one is refused and
+    reported, the others are decided. A batch never creates a grant (`scope="once"`).
+    """
+    if len(items) > BATCH_MAX:
+        raise ApprovalError("invalid_decision", f"Decide at most {BATCH_MAX} requests at once.")
+    outcomes = []
+    for approval_id, hash in dict(items).items():  # an id given twice is decided once
+        if not hash:
+            outcomes.append(BatchOutcome(approval_id, ApprovalError("stale", "No hash: reload and select it again.")))
+            continue
+        try:
+            approval_decide(approval_id=approval_id, user=user, approve=approve, reason=reason, hash=hash, scope="once", via=via)
+        except ApprovalError as exc:
+            outcomes.append(BatchOutcome(approval_id, exc))
+        else:
+            outcomes.append(BatchOutcome(approval_id))
+    return outcomes
 
 
 def approval_answer(

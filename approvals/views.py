@@ -1,4 +1,4 @@
-"""Console views for approvals: the inbox and the three decide endpoints.
+"""Console views for approvals: the inbox, the three decide endpoints and batch decisions.
 
 A decide view parses the form, calls one service with via="console" and renders the card
 partial: the decided card ("Approved by alice") on success, the card with the refusal
@@ -19,9 +19,10 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.middleware import HtmxDetails
 
+from approvals.forms import InboxFilterForm
 from approvals.models import Approval
-from approvals.selectors import approvals_pending
-from approvals.services import ApprovalError, approval_answer, approval_decide
+from approvals.selectors import BadCursor, pending_page, subagents_asking
+from approvals.services import ApprovalError, BatchOutcome, approval_answer, approval_decide, approval_decide_each
 from project.console_auth import console_login_required
 from runs.models import Run
 
@@ -32,16 +33,96 @@ class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
 
 
+INBOX_PAGE = 25
+
+
+def _inbox_context(request: HtmxHttpRequest) -> tuple[dict[str, Any], int]:
+    """The filter form, one page of the pending list, and the socket URL of the same view."""
+    form = InboxFilterForm(request.GET, user=request.user)
+    context: dict[str, Any] = {"filter_form": form, "page": None}
+    if form.is_valid():
+        try:
+            page = pending_page(filters=form.pending_filter(), sort=form.sort_order, cursor=form.page_cursor, size=INBOX_PAGE)
+        except BadCursor:
+            form.add_error("cursor", "This page link is broken; start again from the first page.")
+        else:
+            context.update(page=page, next_query=form.query(cursor=page.next_cursor))
+    if form.errors:
+        return {**context, "filtered": True, "ws_url": "/ws/inbox/?view=runs"}, 400
+    live = form.query(page="later" if form.page_cursor else None)
+    context.update(filtered=not form.pending_filter().is_empty, ws_url="/ws/inbox/" + (f"?{live}" if live else ""))
+    return context, 200
+
+
 @console_login_required
 @require_GET
 @vary_on_headers("HX-Request", "HX-Target")
 def inbox(request: HtmxHttpRequest) -> HttpResponse:
+    context, status = _inbox_context(request)
     if request.htmx.target == "approvals":
-        return render(request, "approvals/inbox.html#approval-list", {"approvals": approvals_pending()})
+        return render(request, "approvals/inbox.html#approval-list", context, status=status)
     recent_runs = Run.objects.select_related("created_by")[:RECENT_RUNS]
     if request.htmx.target == "runs-body":
         return render(request, "runs/run_list.html#run-rows", {"runs": recent_runs})
-    return render(request, "approvals/inbox.html", {"approvals": approvals_pending(), "recent_runs": recent_runs})
+    return render(request, "approvals/inbox.html", {**context, "recent_runs": recent_runs}, status=status)
+
+
+def _batch_items(request: HttpRequest) -> list[tuple[int, str]]:
+    """`item=<id>:<hash>` per selected card: each approval is decided with its own hash."""
+    items = []
+    for raw in request.POST.getlist("item"):
+        approval_id, _, hash = raw.partition(":")
+        if approval_id.isascii() and approval_id.isdigit() and len(approval_id) < 19:
+            items.append((int(approval_id), hash.strip()))
+    return items
+
+
+@console_login_required
+@permission_required("approvals.change_approval", raise_exception=True)
+@require_POST
+def approvals_batch_view(request: HtmxHttpRequest) -> HttpResponse:
+    """Approve or deny the selected cards, each once with its own hash; never a grant."""
+    decision = request.POST.get("decision", "")
+    items = _batch_items(request)
+    error = ""
+    outcomes: list[BatchOutcome] = []
+    if decision not in ("approve", "deny"):
+        error = "Choose Approve each or Deny each."
+    elif not items:
+        error = "Select at least one request first (its checkbox, or x)."
+    else:
+        try:
+            outcomes = approval_decide_each(
+                items=items, user=request.user, approve=decision == "approve",
+                reason="" if decision == "approve" else request.POST.get("reason", "").strip()[:2000], via="console",
+            )
+        except ApprovalError as exc:
+            error = exc.message
+    decided = [o for o in outcomes if o.error is None]
+    refused = [o for o in outcomes if o.error is not None]
+    if not request.htmx:
+        if error:
+            messages.error(request, error)
+        if decided:
+            messages.success(request, f"{'Approved' if decision == 'approve' else 'Denied'} {len(decided)}.")
+        for outcome in refused:
+            assert outcome.error is not None
+            messages.error(request, f"Request {outcome.approval_id} not decided: {outcome.error.message}")
+        return redirect(_back(request))
+    approvals = Approval.objects.select_related("run", "run__session", "run__created_by", "step", "decided_by").in_bulk(
+        [o.approval_id for o in outcomes]
+    )
+    cards = [(approvals[o.approval_id], o.error) for o in outcomes if o.approval_id in approvals]
+    return render(
+        request,
+        "approvals/_approval_card.html#batch-result",
+        {
+            "error": error, "verb": "Approved" if decision == "approve" else "Denied",
+            "decided": decided, "refused": refused, "cards": cards,
+            "asking": subagents_asking([a for a, _ in cards]),
+        },
+        status=400 if error else 200,
+    )
 
 
 def _decided(request: HtmxHttpRequest, approval_id: int, decide: Callable[[], Approval], **extra: Any) -> HttpResponse:
@@ -55,8 +136,9 @@ def _decided(request: HtmxHttpRequest, approval_id: int, decide: Callable[[], Ap
         if error is not None:
             messages.error(request, error.message)
         return redirect(_back(request))
-    approval = Approval.objects.select_related("run", "step", "decided_by").get(pk=approval.pk)
-    return render(request, "approvals/_approval_card.html#card", {"approval": approval, "error": error, **extra})
+    approval = Approval.objects.select_related("run", "run__session", "run__created_by", "step", "decided_by").get(pk=approval.pk)
+    context = {"approval": approval, "error": error, "asking": subagents_asking([approval]), **extra}
+    return render(request, "approvals/_approval_card.html#card", context)
 
 
 def _back(request: HttpRequest) -> str:

@@ -1,4 +1,4 @@
-"""The htmx console: inbox, runs, decisions, and the login routes (included at "")."""
+"""The htmx console: inbox, runs, sessions, decisions, and the login routes (included at "")."""
 
 from __future__ import annotations
 
@@ -14,10 +14,14 @@ urlpatterns = [
     path("approvals/<int:approval_id>/approve/", approval_views.approval_decide_view, {"approve": True}, name="approval-approve"),
     path("approvals/<int:approval_id>/deny/", approval_views.approval_decide_view, {"approve": False}, name="approval-deny"),
     path("approvals/<int:approval_id>/answer/", approval_views.approval_answer_view, name="approval-answer"),
+    path("approvals/batch/", approval_views.approvals_batch_view, name="approvals-batch"),
     path("runs/", run_views.run_list, name="run-list"),
     path("runs/new/", run_views.run_new, name="run-new"),
     path("runs/<int:run_id>/", run_views.run_detail, name="run-detail"),
     path("runs/<int:run_id>/cancel/", run_views.run_cancel_view, name="run-cancel"),
+    path("sessions/", run_views.session_list, name="session-list"),
+    path("sessions/<int:session_id>/", run_views.session_detail, name="session-detail"),
+    path("sessions/<int:session_id>/continue/", run_views.session_continue_view, name="session-continue"),
     path("sessions/<int:session_id>/modes/", run_views.session_modes_view, name="session-modes"),
     path("grants/<int:grant_id>/revoke/", run_views.grant_revoke_view, name="grant-revoke"),
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),

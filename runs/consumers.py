@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from approvals.selectors import PendingFilter, pending_count
 from project import broadcast
 from runs import fragments
 
@@ -50,10 +52,84 @@ class ConsoleFragmentConsumer(AsyncWebsocketConsumer):
 
 
 class InboxConsumer(ConsoleFragmentConsumer):
-    """The inbox and the runs list: approvals arriving and leaving, runs and their status."""
+    """The inbox, the runs list and the session page: approvals arriving and leaving, runs
+    and their status — filtered like the page that opened it.
+
+    The socket URL carries the page's query parameters (`/ws/inbox/?kind=question`, and
+    `page=later` past the first page, `view=runs|session`). An approval that matches the
+    filter arrives as a card (first page only); one that does not only bumps the page's
+    "not shown here" counter; the number waiting that match (#pending-count) is counted
+    once at connect and kept by this connection from the facets of each change. A page
+    that (re)connects re-reads its cards over HTTP, as every console page does.
+    """
+
+    view: str
+    filters: PendingFilter | None
+    cards_live: bool
+    count: int
+    outside: set[int]
 
     def console_groups(self) -> list[str]:
         return [broadcast.INBOX_GROUP]
+
+    async def connect(self) -> None:
+        from django.http import QueryDict
+
+        from approvals.forms import InboxFilterForm
+
+        query = QueryDict(self.scope.get("query_string", b"").decode("latin-1"))
+        self.view = query.get("view", "inbox")
+        form = InboxFilterForm(query, user=self.scope.get("user"))
+        self.filters = form.pending_filter() if form.is_valid() else None
+        self.cards_live = query.get("page") != "later"
+        self.outside = set()
+        self.count = 0
+        await super().connect()
+        if self.joined and self.view == "inbox" and self.filters is not None:
+            self.count = await database_sync_to_async(pending_count)(filters=self.filters)
+            await self.send(text_data=fragments.pending_count_oob(self.count))
+
+    async def console_change(self, event: dict[str, Any]) -> None:
+        rendered = await fragments.rendered_once(event)
+        if not rendered:
+            return
+        facets = rendered.facets or {}
+        if "approval" in facets:
+            await self._approval_change(rendered, facets)
+        elif "runs" in facets and self.view == "session" and self.filters is not None:
+            if self.filters.session_id in (None, facets["runs"].get("session")):
+                await self.send(text_data=str(rendered))
+        else:
+            await self.send(text_data=str(rendered))
+
+    async def _approval_change(self, rendered: str, facets: dict[str, Any]) -> None:
+        if self.view == "runs" or self.filters is None:
+            return  # the runs list shows no cards; a page with a bad filter shows none
+        matches = self.filters.matches(facets["approval"])
+        if "added" in facets:
+            if matches and self.cards_live:
+                await self._send_counted(str(rendered), +1)
+            elif matches:
+                await self._send_counted("", +1, outside=facets["added"])
+            elif self.view == "inbox":
+                await self._send_counted("", 0, outside=facets["added"])
+        else:
+            removed = facets["removed"]
+            if removed in self.outside:
+                self.outside.discard(removed)
+                await self.send(text_data=str(rendered) + fragments.outside_count_oob(len(self.outside)))
+            else:
+                await self._send_counted(str(rendered), -1 if matches else 0)
+
+    async def _send_counted(self, html: str, delta: int, *, outside: int | None = None) -> None:
+        if outside is not None:
+            self.outside.add(outside)
+            html += fragments.outside_count_oob(len(self.outside))
+        if self.view == "inbox" and delta:
+            self.count = max(0, self.count + delta)
+            html += fragments.pending_count_oob(self.count)
+        if html:
+            await self.send(text_data=html)
 
 
 class RunConsumer(ConsoleFragmentConsumer):

@@ -17,6 +17,26 @@ EXAMPLE_SCENARIO = {
 }
 
 
+SESSION_CHOICES = 50
+
+
+def session_choices(user: Any, *, chosen: Any = None) -> list[tuple[str, str]]:
+    """"New session" and the latest sessions `user` may join (their own; all with the
+    permission to override policies), plus the one asked for in the URL."""
+    from runs.models import AgentSession
+    from runs.services import may_override_policy
+
+    sessions = AgentSession.objects.order_by("-id")
+    if user is not None and not may_override_policy(user):
+        sessions = sessions.filter(created_by_id=getattr(user, "pk", None))
+    rows = list(sessions.values_list("id", "title")[:SESSION_CHOICES])
+    ids = {pk for pk, _ in rows}
+    chosen_id = int(chosen) if str(chosen or "").isdigit() and len(str(chosen)) < 19 else None
+    if chosen_id is not None and chosen_id not in ids:
+        rows.insert(0, (chosen_id, ""))
+    return [("", "New session")] + [(str(pk), f"Session {pk}" + (f": {title}" if title else "")) for pk, title in rows]
+
+
 def _json_object(text: str, what: str) -> dict[str, Any]:
     """The console's JSON fields pass the same strict boundary as the API's bodies."""
     from approvals.policy import PolicyError, parse_json_strict
@@ -68,10 +88,15 @@ class RunCreateForm(forms.Form):
         max_length=1024,
         help_text="An existing directory; empty = a fresh directory under var/workspaces/.",
     )
-    # "New run in this session" on a run page; the service decides whether it may join.
-    session = forms.IntegerField(required=False, min_value=1, max_value=2**63 - 1, widget=forms.HiddenInput)
+    # An existing session to continue (its grants, modes and the agent's conversation); the
+    # service decides whether this user may join it (403 foreign_session otherwise).
+    session = forms.IntegerField(
+        required=False, min_value=1, max_value=2**63 - 1, widget=forms.Select,
+        help_text="A new session, or one of yours to continue: the run gets its grants and modes, and Claude Code "
+        "and Codex resume the agent's conversation (use the same workspace).",
+    )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
         from approvals.models import Policy
 
         super().__init__(*args, **kwargs)
@@ -80,6 +105,7 @@ class RunCreateForm(forms.Form):
         policy_field.choices = [("", "Default policy")] + [
             (name, name) for name in Policy.objects.order_by("name").values_list("name", flat=True)
         ]
+        self.fields["session"].widget.choices = session_choices(user, chosen=self["session"].value())
 
     def clean_scenario(self) -> Any:
         text = self.cleaned_data["scenario"].strip()
@@ -115,3 +141,34 @@ class RunCreateForm(forms.Form):
             self.add_error(root, message if said else f"{inner}: {message}")
         else:
             self.add_error(None, f"{field}: {message}" if field else message)
+
+
+class FollowUpForm(forms.Form):
+    """The next turn of a session: a prompt (and, for the scripted driver, its scenario)."""
+
+    prompt = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), max_length=100_000,
+        help_text="Starts the next run of this session: same agent, policy and workspace, the session's modes "
+        "and grants; Claude Code and Codex resume their own conversation with it.",
+    )
+    scenario = forms.CharField(
+        label="Scenario (JSON, scripted driver only)", required=False,
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false", "class": "mono"}),
+        help_text="The scripted driver replays this scenario as the next turn.",
+    )
+
+    def __init__(self, *args: Any, driver: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.driver = driver
+        if driver != "scripted":
+            del self.fields["scenario"]
+
+    def clean_scenario(self) -> Any:
+        text = self.cleaned_data.get("scenario", "").strip()
+        if not text:
+            raise forms.ValidationError("The scripted driver needs a scenario for its next turn.")
+        return _json_object(text, 'scenario (such as {"steps": [...]})')
+
+    def add_service_error(self, field: str | None, message: str) -> None:
+        root = (field or "").split(".")[0].split("[")[0]
+        self.add_error(root if root in self.fields else None, message)

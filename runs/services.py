@@ -224,6 +224,26 @@ def run_create(
     return run
 
 
+def run_follow_up(*, session: AgentSession, prompt: str, scenario: Mapping[str, Any] | None = None, user: Any = None) -> Run:
+    """The next turn of a session (the console's "Continue"): a new run with the session's
+    latest run's driver, rule policy, run policy as given and workspace — so Claude Code and
+    Codex, whose conversation lives in the session's agent home and belongs to that
+    workspace, resume it with `prompt`. `run_create` enforces who may join and loosen."""
+    latest = Run.objects.filter(session=session).select_related("policy").order_by("-id").first()
+    if latest is None:
+        raise RunError("invalid_session", f"session {session.pk} has no run to continue", field="session")
+    return run_create(
+        driver=latest.driver,
+        prompt=prompt,
+        scenario=scenario,
+        workspace=latest.workspace,
+        run_policy=latest.run_policy_input,
+        policy_name=latest.policy.name if latest.policy else "",
+        session=session,
+        user=user,
+    )
+
+
 # --- Status ------------------------------------------------------------------------------
 
 

@@ -1,4 +1,6 @@
-"""Console views for runs: list, detail (with its live partials), new, cancel, revoke grant.
+"""Console views for runs and sessions: runs list, run page (with its live partials), new
+run, cancel, revoke grant, session modes; the sessions list and page, and "Continue" (a
+follow-up prompt: the session's next run).
 
 Each view parses, calls at most one service, and renders a template or one of its inline
 partials; the run page's partials are the same ones the WebSocket pushes.
@@ -13,6 +15,7 @@ from django.contrib.auth.decorators import permission_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.middleware import HtmxDetails
@@ -20,12 +23,13 @@ from django_htmx.middleware import HtmxDetails
 from approvals.models import Grant
 from approvals.policy import PolicyError
 from approvals.policy.run_policy import LOOSE_RUNTIME_MODES
-from approvals.selectors import approvals_pending, grants_active
+from approvals.selectors import PendingFilter, approvals_pending, grants_active, subagents_asking
 from approvals.services import grant_revoke
 from project.console_auth import console_login_required
-from runs.forms import RunCreateForm
+from runs.forms import FollowUpForm, RunCreateForm
 from runs.models import AgentSession, InteractionMode, Run, RuntimeMode
-from runs.services import RunError, run_cancel, run_create, session_joinable, session_set_modes
+from runs.selectors import latest_runs_of, session_latest_run, sessions_with_facts, steps_by_seq, timeline_page
+from runs.services import RunError, run_cancel, run_create, run_follow_up, session_joinable, session_set_modes
 
 RUNS_PER_PAGE = 25
 
@@ -49,23 +53,45 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
     )
 
 
-def _run_context(run: Run, user: Any = None) -> dict[str, Any]:
+def _session_context(session: AgentSession, user: Any = None) -> dict[str, Any]:
+    """What the session panels (modes, grants, follow-up) show, on the run and session pages."""
+    may_join = user is not None and user.has_perm("runs.add_run") and session_joinable(session=session, user=user)
     return {
-        "may_join_session": user is not None and user.has_perm("runs.add_run") and session_joinable(session=run.session, user=user),
-        "run": run,
-        "approvals": approvals_pending(run_id=run.pk),
-        "activities": run.activities.order_by("seq"),
-        "grants": grants_active(session_id=run.session_id).select_related("created_by"),
+        "session": session,
+        "may_join_session": may_join,
+        "grants": grants_active(session_id=session.pk).select_related("created_by"),
         "runtime_modes": RuntimeMode.choices,
         "loose_runtime_modes": LOOSE_RUNTIME_MODES,
         "interaction_modes": InteractionMode.choices,
     }
 
 
-# What the page re-fetches when its WebSocket (re)opens, by the id of the element asking.
+def _follow_up_form(session: AgentSession, data: Any = None) -> FollowUpForm | None:
+    latest = session_latest_run(session)
+    return FollowUpForm(data, driver=latest.driver) if latest is not None else None
+
+
+def _run_context(run: Run, user: Any = None) -> dict[str, Any]:
+    approvals = list(approvals_pending(run_id=run.pk))
+    activities, earlier = timeline_page(run)
+    latest = session_latest_run(run.session)
+    return {
+        **_session_context(run.session, user),
+        "run": run,
+        "approvals": approvals,
+        "asking": subagents_asking(approvals),
+        "activities": activities,
+        "steps": steps_by_seq(run.pk, activities),
+        "earlier": earlier,
+        # "Continue this session" is offered on the session's latest run (and its page).
+        "follow_up": FollowUpForm(driver=run.driver) if latest is not None and latest.pk == run.pk else None,
+    }
+
+
+# What the page re-fetches when its WebSocket (re)opens, by the id of the element asking
+# (the timeline, which catches up with what came after its last row, is handled apart).
 _RUN_PARTIALS = {
     "approvals": "runs/run_detail.html#run-approvals",
-    "timeline": "runs/run_detail.html#timeline-rows",
     "grants": "runs/run_detail.html#grants",
 }
 
@@ -78,6 +104,13 @@ def run_detail(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
     target = request.htmx.target or ""
     if target == f"run-header-{run.pk}":
         return render(request, "runs/run_detail.html#run-header", {"run": run})
+    if target == "timeline" and request.htmx:
+        # "Earlier" (before=SEQ) puts older rows first; a reconnect (after=SEQ) appends the missed.
+        after, before = query_run_id(request.GET.get("after")), query_run_id(request.GET.get("before"))
+        activities, earlier = timeline_page(run, before=before, after=after)
+        context = {"run": run, "activities": activities, "steps": steps_by_seq(run.pk, activities), "earlier": earlier,
+                   "paged": before is not None}
+        return render(request, "runs/run_detail.html#timeline-rows", context)
     if target in _RUN_PARTIALS:
         return render(request, _RUN_PARTIALS[target], _run_context(run, request.user))
     return render(request, "runs/run_detail.html", _run_context(run, request.user))
@@ -88,7 +121,7 @@ def run_detail(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def run_new(request: HtmxHttpRequest) -> HttpResponse:
     initial = {"session": query_run_id(request.GET.get("session"))}
-    form = RunCreateForm(request.POST or None, initial=initial)
+    form = RunCreateForm(request.POST or None, initial=initial, user=request.user)
     status = 200
     if request.method == "POST" and form.is_valid():
         given = form.cleaned_data["run_policy"] is not None
@@ -114,7 +147,8 @@ def run_new(request: HtmxHttpRequest) -> HttpResponse:
             form.add_service_error(f"run_policy.{exc.field}" if given and exc.field else exc.field, exc.message)
         else:
             return redirect("run-detail", run_id=run.pk)
-    return render(request, "runs/run_new.html", {"form": form, "session_id": form["session"].value()}, status=status)
+    session_id = query_run_id(str(form["session"].value() or ""))
+    return render(request, "runs/run_new.html", {"form": form, "session_id": session_id}, status=status)
 
 
 @console_login_required
@@ -153,9 +187,15 @@ def grant_revoke_view(request: HtmxHttpRequest, grant_id: int) -> HttpResponse:
     grant = get_object_or_404(Grant, pk=grant_id)
     grant_revoke(grant=grant, user=request.user)
     run = _posted_from_run(request, grant.session_id)
-    if not request.htmx or run is None:
+    on_session_page = request.POST.get("from") == "session"
+    if not request.htmx or (run is None and not on_session_page):
         messages.success(request, f"Grant “{grant.label or grant.rule}” revoked.")
-        return redirect("run-detail", run_id=run.pk) if run else redirect("inbox")
+        if on_session_page or run is None:
+            return redirect("session-detail", session_id=grant.session_id)
+        return redirect("run-detail", run_id=run.pk)
+    if on_session_page:
+        return render(request, "runs/session_detail.html#session-grants", _session_context(grant.session, request.user))
+    assert run is not None
     return render(request, "runs/run_detail.html#grants", _run_context(run, request.user))
 
 
@@ -176,8 +216,87 @@ def session_modes_view(request: HtmxHttpRequest, session_id: int) -> HttpRespons
     except RunError as exc:
         error = exc.message
     run = _posted_from_run(request, session_id)
-    if not request.htmx or run is None:
+    on_session_page = request.POST.get("from") == "session"
+    if not request.htmx or (run is None and not on_session_page):
         if error:
             messages.error(request, error)
-        return redirect("run-detail", run_id=run.pk) if run else redirect("inbox")
-    return render(request, "runs/run_detail.html#session-modes", {**_run_context(run, request.user), "saved": not error, "error": error})
+        if on_session_page or run is None:
+            return redirect("session-detail", session_id=session_id)
+        return redirect("run-detail", run_id=run.pk)
+    session.refresh_from_db()
+    context = {**_session_context(session, request.user), "run": None if on_session_page else run, "saved": not error, "error": error}
+    return render(request, "runs/_session.html#session-modes", context)
+
+
+# --- Sessions --------------------------------------------------------------------------------
+
+SESSIONS_PER_PAGE = 25
+
+
+@console_login_required
+@require_GET
+def session_list(request: HtmxHttpRequest) -> HttpResponse:
+    """Every session, newest first: its runs, modes, grants, waiting requests, last activity."""
+    page_obj = Paginator(sessions_with_facts(), SESSIONS_PER_PAGE).get_page(request.GET.get("page"))
+    sessions = list(page_obj.object_list)
+    runs = latest_runs_of([s.pk for s in sessions])
+    rows = [(session, runs.get(session.pk, [])) for session in sessions]
+    return render(request, "runs/session_list.html", {"page_obj": page_obj, "rows": rows})
+
+
+def _session_page(request: HtmxHttpRequest, session_id: int, *, follow_up: FollowUpForm | None = None, status: int = 200) -> HttpResponse:
+    session = get_object_or_404(sessions_with_facts(), pk=session_id)
+    runs_page = Paginator(Run.objects.filter(session=session).select_related("created_by"), RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    approvals = list(approvals_pending(filters=PendingFilter(session_id=session.pk)))
+    context = {
+        **_session_context(session, request.user),
+        "runs_page": runs_page,
+        "runs_live": runs_page.number == 1,
+        "approvals": approvals,
+        "asking": subagents_asking(approvals),
+        "follow_up": follow_up or _follow_up_form(session),
+    }
+    if request.htmx.target == "approvals":
+        return render(request, "runs/session_detail.html#session-approvals", context)
+    if request.htmx.target == "runs-body":
+        return render(request, "runs/run_list.html#run-rows", {"runs": runs_page.object_list})
+    return render(request, "runs/session_detail.html", context, status=status)
+
+
+@console_login_required
+@require_GET
+@vary_on_headers("HX-Request", "HX-Target")
+def session_detail(request: HtmxHttpRequest, session_id: int) -> HttpResponse:
+    return _session_page(request, session_id)
+
+
+@console_login_required
+@permission_required("runs.add_run", raise_exception=True)
+@require_POST
+def session_continue_view(request: HtmxHttpRequest, session_id: int) -> HttpResponse:
+    """A follow-up prompt: the session's next run (the agent resumes its conversation).
+    A refusal (403 foreign_session, policy_override_forbidden) is shown in the form: with
+    htmx as a 200 swap, as the decide views do; without, with its own status."""
+    session = get_object_or_404(AgentSession, pk=session_id)
+    form = _follow_up_form(session, request.POST)
+    if form is None:
+        messages.error(request, f"Session {session.pk} has no run to continue.")
+        return redirect("session-detail", session_id=session.pk)
+    status = 400
+    if form.is_valid():
+        try:
+            run = run_follow_up(
+                session=session, prompt=form.cleaned_data["prompt"], scenario=form.cleaned_data.get("scenario"), user=request.user
+            )
+        except RunError as exc:
+            form.add_service_error(exc.fields.get("field"), exc.message)
+            status = exc.status
+        else:
+            if request.htmx:
+                response = HttpResponse(status=200)
+                response["HX-Redirect"] = reverse("run-detail", args=[run.pk])
+                return response
+            return redirect("run-detail", run_id=run.pk)
+    if request.htmx:
+        return render(request, "runs/_session.html#follow-up", {"session": session, "follow_up": form, "may_join_session": True})
+    return _session_page(request, session.pk, follow_up=form, status=status)

@@ -7,6 +7,7 @@ only filter that returns markup, and only after nh3 keeps a short allow-list of 
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -118,3 +119,182 @@ def four_eyes_starter(approval: Any) -> str:
     if settings.GATEHOUSE_REVIEW_OWN_RUNS or approval.run.created_by_id is None:
         return ""
     return str(approval.run.created_by_id)
+
+
+# --- The reviewer console: who asks, how long is left, how the policy read the script ----------
+
+DRIVER_LABELS = {"claude-code": "Claude Code", "codex": "Codex", "scripted": "Scripted agent", "acp": "ACP agent", "opencode": "OpenCode"}
+ON_TIMEOUT = {
+    "abort": "the run stops (on timeout: abort)",
+    "continue": "the agent goes on without it (on timeout: continue)",
+    "retry": "it is asked again (on timeout: retry)",
+}
+
+
+@register.filter
+def driver_label(driver: Any) -> str:
+    return DRIVER_LABELS.get(str(driver), str(driver))
+
+
+@register.filter
+def first_line(text: Any) -> str:
+    for line in str(text or "").splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+@register.simple_tag
+def server_now() -> str:
+    """The server's time (the deadline clock), so the browser's countdown corrects its own clock."""
+    from project import clock
+
+    return clock.now().isoformat()
+
+
+@register.filter
+def seconds_left(deadline: Any) -> float:
+    from project import clock
+
+    if not deadline:
+        return float("inf")
+    return (deadline - clock.now()).total_seconds()
+
+
+@register.filter
+def time_left(deadline: Any) -> str:
+    """"4:59", "1:02:03", or "0:00" once passed (gatehouse.js counts down from here)."""
+    seconds = max(0, math.ceil(seconds_left(deadline)))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours >= 48:
+        return f"{hours // 24} days"
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+@register.filter
+def on_timeout_text(run: Any) -> str:
+    approvals = (getattr(run, "run_policy", None) or {}).get("approvals") or {}
+    action = str(approvals.get("on_timeout") or "abort")
+    text = ON_TIMEOUT.get(action, f"on timeout: {action}")
+    if action == "retry" and approvals.get("max_retries"):
+        text = text[:-1] + f", up to {approvals['max_retries']} times)"
+    return text
+
+
+# Where a segment says which directory it runs in (the policy core may add it after a `cd`).
+_CWD_KEYS = ("cwd", "working_directory", "workdir")
+
+
+@register.filter
+def explain_segments(step: Any, workspace: Any = "") -> list[dict[str, Any]]:
+    """The step's per-command verdicts (`Step.segments`) for the card, or [] when a single
+    command in the workspace says nothing the policy line does not. Fields may be absent
+    (older steps, other tools): each is shown only when present. The first segment whose
+    decision is the request's verdict is the one that made it ask."""
+    from pathlib import PurePosixPath
+
+    segments = getattr(step, "segments", None)
+    if not isinstance(segments, list):
+        return []
+    verdict = str(getattr(step, "verdict", "") or "")
+    root = PurePosixPath(str(workspace)) if workspace else None
+    shown: list[dict[str, Any]] = []
+    deciding_found = False
+    for segment in segments:
+        if not isinstance(segment, dict):
+            continue
+        decision = str(segment.get("decision") or "")
+        deciding = not deciding_found and bool(verdict) and verdict != "allow" and decision == verdict
+        deciding_found = deciding_found or deciding
+        words = segment.get("words")
+        command = segment.get("command") or (" ".join(map(str, words)) if isinstance(words, list) else "")
+        cwd, outside = _segment_cwd(segment, root)
+        shown.append({
+            "command": str(command), "decision": decision, "class": segment.get("side_effect_class") or "",
+            "rule": segment.get("rule") or "", "reason": segment.get("reason") or "",
+            "writes_file": bool(segment.get("writes_file")), "deciding": deciding, "cwd": cwd, "cwd_outside": outside,
+        })
+    if len(shown) < 2 and not any(s["cwd"] for s in shown):
+        return []
+    return shown
+
+
+def _segment_cwd(segment: dict[str, Any], root: Any) -> tuple[str, bool]:
+    """The directory a command runs in when it is not the workspace root: relative inside
+    the workspace, absolute (and flagged) outside it."""
+    from pathlib import PurePosixPath
+
+    raw = next((segment[k] for k in _CWD_KEYS if segment.get(k)), "")
+    if not raw:
+        return "", False
+    path = PurePosixPath(str(raw))
+    if root is None or not path.is_absolute():
+        return ("" if str(path) in (".", "") else str(path)), False
+    if path == root:
+        return "", False
+    if path.is_relative_to(root):
+        return str(path.relative_to(root)), False
+    return str(path), True
+
+
+# --- The run page: durations, folded output, diffs ---------------------------------------------
+
+
+@register.filter
+def duration(step: Any) -> str:
+    """"0.4 s", "12 s", "3 min 5 s" between a step's start and finish."""
+    started, finished = getattr(step, "started_at", None), getattr(step, "finished_at", None)
+    if not started or not finished:
+        return ""
+    seconds = max(0.0, (finished - started).total_seconds())
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes} min {secs} s"
+
+
+@register.filter
+def line_count(text: Any) -> int:
+    return len(str(text or "").splitlines())
+
+
+@register.filter
+def diff_lines(diff: Any) -> list[tuple[str, str]]:
+    """A unified diff as (class, line) pairs for a <pre>: add, del, hunk, file or "" (context)."""
+    out = []
+    for line in str(diff or "").splitlines():
+        if line.startswith(("+++", "---")):
+            cls = "file"
+        elif line.startswith("@@"):
+            cls = "hunk"
+        elif line.startswith("+"):
+            cls = "add"
+        elif line.startswith("-"):
+            cls = "del"
+        else:
+            cls = ""
+        out.append((cls, line))
+    return out
+
+
+@register.filter
+def edit_diff(tool_input: Any) -> str:
+    """The unified diff of an edit request (`old_string` → `new_string`, or each of a
+    MultiEdit's `edits`), as the reviewer should read it; "" when the input has neither."""
+    import difflib
+
+    if not isinstance(tool_input, dict):
+        return ""
+    path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "file")
+    many = tool_input.get("edits")
+    edits: list[Any] = many if isinstance(many, list) else [tool_input]
+    chunks: list[str] = []
+    for edit in edits:
+        if not isinstance(edit, dict) or edit.get("old_string") is None or edit.get("new_string") is None:
+            continue
+        old, new = str(edit["old_string"]).splitlines(), str(edit["new_string"]).splitlines()
+        chunks.extend(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}", lineterm="", n=3))
+    return "\n".join(chunks)

@@ -60,6 +60,9 @@ def make_approval(db: Any) -> Callable[..., Any]:
         prompt: str = "console test",
         run_policy: dict[str, Any] | None = None,
         policy: dict[str, Any] | None = None,
+        driver: str = "scripted",
+        user: Any = None,
+        session: Any = None,
     ) -> Any:
         from approvals.gate import gate_request
         from approvals.models import Approval
@@ -75,8 +78,8 @@ def make_approval(db: Any) -> Callable[..., Any]:
             policy_name = f"console-test-{Policy.objects.count() + 1}"
             policy_save(policy=Policy(name=policy_name, document=policy))
         run = run_create(
-            driver="scripted", prompt=prompt, scenario={"steps": [{"message": "hello"}]}, run_policy=run_policy,
-            policy_name=policy_name,
+            driver=driver, prompt=prompt, scenario={"steps": [{"message": "hello"}]} if driver == "scripted" else None,
+            run_policy=run_policy, policy_name=policy_name, user=user, session=session,
         )
         outcome = gate_request(
             run_id=run.pk,
