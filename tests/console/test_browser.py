@@ -73,11 +73,11 @@ def test_newcomer_tour(server: Server, browser: Any) -> None:
         other.goto(origin + "/runs/new/")
         other.get_by_label("Prompt").fill("Started in another tab")
         other.get_by_label("Scenario (JSON, scripted driver only)").fill(
-            '{"steps": [{"tool": "bash", "input": {"command": "echo live > live.txt"}}]}'
+            '{"steps": [{"tool": "bash", "input": {"command": "git push origin live"}}]}'
         )
         other.get_by_role("button", name="Start run").click()
         expect(other.get_by_role("heading", name=re.compile(r"Run #\d+"))).to_be_visible()
-        live = _card(page, "echo live > live.txt")
+        live = _card(page, "git push origin live")  # a remote mutation: the default policy asks
         expect(live).to_be_visible()
         expect(page.locator("#runs-body")).to_contain_text("Started in another tab")
         other.close()

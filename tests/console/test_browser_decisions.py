@@ -321,7 +321,8 @@ def test_plan_review_renders_markdown_inertly_approves_with_accept_edits_and_sen
 
 # --- 3. Always allow: a grant, used, revoked ---------------------------------------------
 
-# Under the demo policy a local mutation asks; `mkdir` is a safe prefix to grant.
+# Under the demo policy a local mutation asks; the narrowest useful grant is `mkdir build`
+# (matched by meaning, so it covers `mkdir -p build`, and nothing wider).
 GRANTED_STEP = {"tool": "bash", "input": {"command": "mkdir -p build"}}
 
 
@@ -337,7 +338,7 @@ def test_always_allow_grants_the_session_until_revoked(console: Console) -> None
         request = card(page, "mkdir -p build")
         expect(request).to_be_visible()
         card_id = request.get_attribute("id")
-        always = request.get_by_role("button", name="Always allow mkdir in this session")
+        always = request.get_by_role("button", name="Always allow mkdir build in this session")
         expect(always).to_be_visible()
         shot(page, "decisions-3-permission-card", request)
         always.click()
