@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F
+from django.db import connection, transaction
 from django.utils import timezone
 
 from approvals import policy as core
@@ -62,19 +61,34 @@ def activity_record(
     until commit, so concurrent appends to one run queue instead of colliding. A worker's
     append names its `owner` and is refused (`LeaseLost`) when it no longer owns the run.
     """
-    with transaction.atomic():
-        rows = Run.objects.filter(pk=run_id)
-        if owner is not None:
-            rows = rows.filter(owner=owner).exclude(status__in=Run.FINISHED)
-        if rows.update(last_seq=F("last_seq") + 1) != 1 and owner is not None:
-            raise LeaseLost(run_id, owner)
-        seq = Run.objects.values_list("last_seq", flat=True).get(pk=run_id)
+    with transaction.atomic(savepoint=False):
+        seq = _next_activity_seq(run_id, owner)
         activity = Activity.objects.create(run_id=run_id, seq=seq, kind=kind, event=event, payload=dict(payload or {}))
         activity_id = activity.pk
         broadcast.fragment_on_commit(
             [broadcast.run_console_group(run_id)], "activity_appended", activity_id=activity_id
         )
     return activity
+
+
+def _next_activity_seq(run_id: int, owner: str | None) -> int:
+    """Allocate the run's next activity number in one statement (UPDATE … RETURNING, on
+    SQLite and PostgreSQL alike); a worker's allocation is fenced by its lease."""
+    quote = connection.ops.quote_name
+    sql = f"UPDATE {quote(Run._meta.db_table)} SET {quote('last_seq')} = {quote('last_seq')} + 1 WHERE {quote('id')} = %s"
+    params: list[Any] = [run_id]
+    if owner is not None:
+        finished = ", ".join(["%s"] * len(Run.FINISHED))
+        sql += f" AND {quote('owner')} = %s AND {quote('status')} NOT IN ({finished})"
+        params += [owner, *Run.FINISHED]
+    with connection.cursor() as cursor:
+        cursor.execute(sql + f" RETURNING {quote('last_seq')}", params)
+        row = cursor.fetchone()
+    if row is None:
+        if owner is not None:
+            raise LeaseLost(run_id, owner)
+        raise Run.DoesNotExist(f"no run {run_id}")
+    return int(row[0])
 
 
 def _prepare_workspace(run_id: int, workspace: str) -> str:

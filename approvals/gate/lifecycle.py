@@ -56,7 +56,9 @@ def can_move(frm: str, to: str) -> bool:
     return to in ALLOWED_MOVES.get(frm, frozenset())
 
 
-def step_move(step_id: int, *path: str, frm: str | frozenset[str] | None = None, **fields: Any) -> None:
+def step_move(
+    step_id: int, *path: str, frm: str | frozenset[str] | None = None, run_id: int | None = None, **fields: Any
+) -> None:
     """Move a step along `path` (one or more states, each move in the table) by one
     compare-and-set: `step_move(id, ALLOWED, EXECUTING)` records the decision and its
     hand-out at once.
@@ -77,7 +79,10 @@ def step_move(step_id: int, *path: str, frm: str | frozenset[str] | None = None,
         fields.setdefault("started_at", timezone.now())
     if path[-1] in TERMINAL:
         fields.setdefault("finished_at", timezone.now())
-    changed = Step.objects.filter(pk=step_id, status__in=allowed_from).update(status=path[-1], **fields)
+    rows = Step.objects.filter(pk=step_id, status__in=allowed_from)
+    if run_id is not None:
+        rows = rows.filter(run_id=run_id)  # a step of this run only
+    changed = rows.update(status=path[-1], **fields)
     if changed != 1:
         found = Step.objects.filter(pk=step_id).values_list("status", flat=True).first()
         raise StepMoveRefused(step_id, path[0], found)

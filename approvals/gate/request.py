@@ -11,7 +11,7 @@ from django.db.models import Count, Q
 from approvals import policy as core
 from approvals.models import Grant
 from approvals.selectors import grants_active
-from runs.leases import fence
+from runs.leases import LeaseLost
 from runs.models import Run, Step
 from runs.services import activity_record
 
@@ -32,18 +32,36 @@ def run_view(run_id: int) -> core.RunView:
 
 
 def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict, list[Grant]]:
+    """The policy's verdict, with the session's grants. The run's counts are read only when
+    the policy has limits, the grants only when the policy asks (a grant only narrows an
+    ask): an allowed or denied request costs no query for either."""
     if kind != "permission":
         return core.Verdict(decision="ask", reason=f"A {kind.replace('_', ' ')} needs a person.", rule=f"approvals.{kind}"), []
-    grants = list(grants_active(session_id=run.session_id))
+    compiled = core.compile_policy(run.policy_document)
+    limited = compiled.max_tool_calls is not None or compiled.max_denials is not None
+    view = run_view(run.pk) if limited else core.RunView()
     paths = path_context(run)
-    verdict = core.evaluate(
-        core.compile_policy(run.policy_document),
-        request,
-        run_view=run_view(run.pk),
-        grants=[g.rule for g in grants],
-        paths=paths,
-    )
+    verdict = core.evaluate(compiled, request, run_view=view, paths=paths)
+    grants: list[Grant] = []
+    if verdict.decision == "ask":
+        grants = list(grants_active(session_id=run.session_id))
+        if grants:
+            verdict = core.evaluate(compiled, request, run_view=view, grants=[g.rule for g in grants], paths=paths)
     return verdict, grants
+
+
+def _locked_run(run_id: int, owner: str | None) -> Run:
+    """The run, fenced: a worker's request is refused unless it still holds the lease (the
+    run row stays locked until commit on PostgreSQL, as `runs.leases.fence` does)."""
+    rows = Run.objects.select_related("session")
+    if owner is None:
+        return rows.get(pk=run_id)
+    run = (
+        rows.select_for_update(of=("self",)).filter(pk=run_id, owner=owner).exclude(status__in=Run.FINISHED).first()
+    )
+    if run is None:
+        raise LeaseLost(run_id, owner)
+    return run
 
 
 def gate_request(
@@ -70,8 +88,7 @@ def gate_request(
     """
     presentation = dict(presentation or {})
     with transaction.atomic():
-        fence(run_id, owner)
-        run = Run.objects.select_related("session").get(pk=run_id)
+        run = _locked_run(run_id, owner)
         grants: list[Grant] = []
         try:
             request = core.validate_request({"tool": tool, "input": dict(input), "cwd": cwd})

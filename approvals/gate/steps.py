@@ -29,17 +29,17 @@ def step_finish(
     changes (a replayed or refused step, or a second report, changes nothing): False then."""
     with transaction.atomic():
         fence(run_id, owner)
-        if not Step.objects.filter(pk=step_id, run_id=run_id).exists():
-            return False
+        kept_output, kept_error = bounded(output), bounded(error)
         try:
-            step_move(step_id, S.FINISHED, frm=S.EXECUTING, output=bounded(output), exit_code=exit_code, error=bounded(error))
+            step_move(step_id, S.FINISHED, frm=S.EXECUTING, run_id=run_id, output=kept_output, exit_code=exit_code,
+                      error=kept_error)
         except StepMoveRefused:
-            return False
-        step = Step.objects.get(pk=step_id)
+            return False  # not an executing step of this run (replayed, refused, reported twice)
+        seq, tool = Step.objects.filter(pk=step_id).values_list("seq", "tool").get()
         activity_record(
             run_id=run_id,
             kind="tool",
             event="tool.finished",
-            payload={"step": step.seq, "tool": step.tool, "output": step.output, "exit_code": exit_code, "error": step.error},
+            payload={"step": seq, "tool": tool, "output": kept_output, "exit_code": exit_code, "error": kept_error},
         )
     return True
