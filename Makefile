@@ -41,7 +41,7 @@ chromium:
 
 lint: setup
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy approvals runs drivers project
+	$(VENV)/bin/mypy approvals runs drivers project integrations
 
 test: setup agents chromium lint
 	$(PY) -m pytest $(PYTEST_ARGS)

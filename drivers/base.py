@@ -35,6 +35,9 @@ class Descriptor:
     structured_output: bool = False
     sees: tuple[str, ...] = ()
     cannot_see: tuple[str, ...] = ()
+    # An external run: the agent runs elsewhere and calls Gatehouse (the hook gateway);
+    # no worker ever claims or executes it (runs/leases.py).
+    external: bool = False
 
 
 @dataclass(frozen=True)

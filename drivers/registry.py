@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Mapping
 from typing import Any
@@ -13,6 +14,8 @@ DRIVERS: dict[str, str] = {
     "scripted": "drivers.scripted:ScriptedDriver",
     "claude-code": "drivers.claude_code:ClaudeCodeDriver",
     "codex": "drivers.codex:CodexDriver",
+    # External: Claude Code running on a developer's machine, gated through its hooks.
+    "claude-code-hook": "integrations.hooks.descriptor:ClaudeCodeHookDriver",
 }
 
 
@@ -39,6 +42,12 @@ def descriptor(name: str) -> Descriptor:
     except UnknownDriver:
         known = ", ".join(names())
         raise RunError("unknown_driver", f"unknown driver {name!r} (known: {known})", field="driver") from None
+
+
+@functools.cache
+def external_names() -> frozenset[str]:
+    """Drivers whose runs no worker executes (their descriptor says `external`)."""
+    return frozenset(name for name in DRIVERS if getattr(_module(name).DESCRIPTOR, "external", False))
 
 
 def create(name: str) -> Driver:

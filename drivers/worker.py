@@ -294,4 +294,12 @@ class DriverWorker(Worker):
 
     async def handle(self) -> None:
         supervisor().ensure_background()
-        await super().handle()
+        # The webhook outbox is sent from here too (issue 12): outside any request, in the
+        # process that runs in both deployment shapes; it stops with the worker.
+        from integrations.webhooks.sender import outbox_loop
+
+        outbox = asyncio.create_task(outbox_loop(), name="webhook-outbox")
+        try:
+            await super().handle()
+        finally:
+            outbox.cancel()

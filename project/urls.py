@@ -1,11 +1,28 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from project.api import api_not_found
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("project.api_urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    # Anything else under /api/ (a malformed id such as `runs/null,null/`) is the JSON 404.
+    re_path(r"^api/", api_not_found),
     path("", include("project.console_urls")),
 ]
+
+# A crash under /api/ answers the JSON error shape; elsewhere Django's page.
+handler500 = "project.urls.server_error"
+
+
+def server_error(request: object) -> object:
+    from django.views.defaults import server_error as html_server_error
+
+    from project.api import api_server_error
+
+    if getattr(request, "path", "").startswith("/api/"):
+        return api_server_error(request)  # type: ignore[arg-type]
+    return html_server_error(request)  # type: ignore[arg-type]

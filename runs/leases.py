@@ -47,12 +47,21 @@ def _lease_free(now: Any) -> Q:
     return Q(owner="") | Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=now - timedelta(seconds=settings.GATEHOUSE_LEASE_TTL_S))
 
 
+def _workable() -> Any:
+    """Runs a worker may execute: not finished, and not external. An external run (the hook
+    gateway's `claude-code-hook`) has its agent elsewhere; its steps are written unfenced
+    by the gateway, so no worker may ever claim it (issue 12)."""
+    from drivers.registry import external_names
+
+    return Run.objects.exclude(status__in=Run.FINISHED).exclude(driver__in=external_names())
+
+
 def run_claim(*, run_id: int, owner: str) -> bool:
     """Take the run's lease if it is free (compare-and-set); True when this worker owns it."""
     now = timezone.now()
     claimed = (
-        Run.objects.filter(pk=run_id)
-        .exclude(status__in=Run.FINISHED)
+        _workable()
+        .filter(pk=run_id)
         .filter(_lease_free(now) | Q(owner=owner))
         .update(owner=owner, heartbeat_at=now)
     )
@@ -62,9 +71,7 @@ def run_claim(*, run_id: int, owner: str) -> bool:
 def runs_claimable() -> list[int]:
     """Unfinished runs whose lease is free: never started, or their worker is gone."""
     now = timezone.now()
-    return list(
-        Run.objects.exclude(status__in=Run.FINISHED).filter(_lease_free(now)).order_by("id").values_list("id", flat=True)
-    )
+    return list(_workable().filter(_lease_free(now)).order_by("id").values_list("id", flat=True))
 
 
 def runs_leased() -> list[tuple[int, str]]:
