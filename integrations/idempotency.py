@@ -18,7 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from django.http.request import RawPostDataException
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter
@@ -68,8 +68,9 @@ def _claim(user: Any, key: str, fingerprint: str) -> IdempotencyKey | Response:
     """The new row this request will answer into, or the response a retry gets now."""
     IdempotencyKey.objects.filter(user=user, key=key, created_at__lt=_expired_before()).delete()
     try:
-        # Committed at once (no surrounding transaction), so a concurrent retry sees it.
-        return IdempotencyKey.objects.create(user=user, key=key, fingerprint=fingerprint)
+        # Committed at once (requests run outside a transaction), so a concurrent retry sees it.
+        with transaction.atomic():
+            return IdempotencyKey.objects.create(user=user, key=key, fingerprint=fingerprint)
     except IntegrityError:
         first = IdempotencyKey.objects.filter(user=user, key=key).first()
     if first is None:  # purged between the two queries: let the client retry

@@ -145,40 +145,45 @@ def delivery_send(*, delivery_id: int) -> str:
 
 def send_due_once(limit: int = BATCH) -> int:
     """Send what is due now; returns how many deliveries were attempted."""
-    close_old_connections()
-    try:
-        now = timezone.now()
-        due = list(
-            WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now)
-            .filter(Q(locked_until__isnull=True) | Q(locked_until__lt=now))
-            .order_by("next_attempt_at", "id")
-            .values_list("id", flat=True)[:limit]
-        )
-        sent = 0
-        for delivery_id in due:
-            if _claim(delivery_id, timezone.now()):
-                delivery_send(delivery_id=delivery_id)
-                sent += 1
-        return sent
-    finally:
+    now = timezone.now()
+    due = list(
+        WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now)
+        .filter(Q(locked_until__isnull=True) | Q(locked_until__lt=now))
+        .order_by("next_attempt_at", "id")
+        .values_list("id", flat=True)[:limit]
+    )
+    sent = 0
+    for delivery_id in due:
+        if _claim(delivery_id, timezone.now()):
+            delivery_send(delivery_id=delivery_id)
+            sent += 1
+    return sent
+
+
+def _in_own_thread(fn: Any) -> Any:
+    """Run `fn` in a thread of the loop's default pool with fresh database connections."""
+
+    def run() -> Any:
         close_old_connections()
+        try:
+            return fn()
+        finally:
+            close_old_connections()
+
+    return sync_to_async(run, thread_sensitive=False)
 
 
 def _housekeeping() -> None:
     from integrations.idempotency import idempotency_purge
 
-    close_old_connections()
-    try:
-        idempotency_purge()
-    finally:
-        close_old_connections()
+    idempotency_purge()
 
 
 async def outbox_loop() -> None:
     """Forever: send due deliveries (in a thread of its own: a slow receiver never holds the
     thread Django's sync views share), and purge expired idempotency keys hourly."""
-    send = sync_to_async(send_due_once, thread_sensitive=False)
-    housekeeping = sync_to_async(_housekeeping, thread_sensitive=False)
+    send = _in_own_thread(send_due_once)
+    housekeeping = _in_own_thread(_housekeeping)
     last_housekeeping = 0.0
     while True:
         sent = 0
