@@ -25,7 +25,9 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from project import broadcast
@@ -95,6 +97,28 @@ class Doorbell:
                 await asyncio.sleep(max(timeout, 0.01))
 
 
+class EventStreamRenderer(BaseRenderer):
+    """Lets a client ask for `Accept: text/event-stream` (EventSource does)."""
+
+    media_type = "text/event-stream"
+    format = "sse"
+
+    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
+        return json.dumps(data, cls=DjangoJSONEncoder).encode()
+
+
+class StreamView(APIView):
+    """A stream answers errors as JSON (the one error shape), whatever the client accepts."""
+
+    renderer_classes = [JSONRenderer, EventStreamRenderer]
+
+    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(response, Response):
+            request.accepted_renderer = JSONRenderer()
+            request.accepted_media_type = "application/json"
+        return super().finalize_response(request, response, *args, **kwargs)
+
+
 def event_stream(response_body: AsyncIterator[str]) -> StreamingHttpResponse:
     response = StreamingHttpResponse(response_body, content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
@@ -155,7 +179,7 @@ def _run_end(run_id: int, after: int) -> str | None:
     return frame(data={"run": run_id, **run}, event="stream.end")
 
 
-class RunActivityStreamApi(APIView):
+class RunActivityStreamApi(StreamView):
     @extend_schema(parameters=[LAST_EVENT_ID], responses={(200, "text/event-stream"): STREAM_RESPONSE})
     def get(self, request: Request, run_id: int) -> StreamingHttpResponse:
         """The run's activities as Server-Sent Events: from the start (or after
@@ -216,7 +240,7 @@ def _approval_events_after(cursor: int, sent: set[int], floor: int) -> list[tupl
     return out
 
 
-class ApprovalStreamApi(APIView):
+class ApprovalStreamApi(StreamView):
     @extend_schema(parameters=[LAST_EVENT_ID], responses={(200, "text/event-stream"): STREAM_RESPONSE})
     def get(self, request: Request) -> StreamingHttpResponse:
         """Approvals as Server-Sent Events: without `Last-Event-ID` every pending approval
