@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, serializers
 from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
@@ -68,6 +69,7 @@ def json_error(code: str, message: str, status: int, **fields: Any) -> JsonRespo
     return JsonResponse(body, status=status)
 
 
+@csrf_exempt
 def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
     """Any path under /api/ that names nothing (a malformed id such as `null,null`)."""
     return json_error("not_found", f"Nothing at {request.path} (check the path and the ids in it).", 404)
@@ -75,6 +77,15 @@ def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonRespon
 
 def api_server_error(request: HttpRequest) -> JsonResponse:
     return json_error("server_error", "The server failed to answer this request; it was logged.", 500)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: the JSON shape under /api/ (a cookie-carrying client), the page elsewhere."""
+    if request.path.startswith("/api/"):
+        return json_error("csrf_failed", f"CSRF check failed ({reason}); API clients authenticate with a token.", 403)
+    from django.views.csrf import csrf_failure as page
+
+    return page(request, reason=reason)
 
 
 class ErrorOutput(serializers.Serializer):

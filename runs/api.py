@@ -5,18 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import generics, permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from drivers import registry
 from integrations.idempotency import IDEMPOTENCY_PARAMETER, IdempotentMixin, idempotent
 from integrations.models import Scope
 from integrations.tokens import TokenScope
 from project.api import StrictCharField, StrictSerializer, query_int
 from runs.models import Activity, AgentSession, Run
-from runs.services import run_cancel, run_create, session_set_modes
+from runs.services import RunError, run_cancel, run_create, session_set_modes
 
 
 class RunOutput(serializers.ModelSerializer):
@@ -45,6 +46,12 @@ class CanCreateRuns(permissions.BasePermission):
         return request.method != "POST" or bool(request.user and request.user.has_perm("runs.add_run"))
 
 
+@extend_schema_field({"type": "string", "enum": [n for n in registry.names() if n not in registry.external_names()],
+                      "description": "A driver from GET /api/v1/drivers/ (not an external one: its agent starts those runs)."})
+class DriverNameField(StrictCharField):
+    pass
+
+
 class RunListApi(IdempotentMixin, generics.ListAPIView):
     permission_classes = [permissions.IsAuthenticated, TokenScope, CanCreateRuns]
     scopes = {"POST": Scope.RUNS_WRITE}
@@ -53,7 +60,7 @@ class RunListApi(IdempotentMixin, generics.ListAPIView):
     class RunListInput(StrictSerializer):
         # Documented as validated: `driver` one of the registry's (the run_create service
         # names it), `scenario` and `run_policy` objects, `session` an id.
-        driver = StrictCharField(max_length=64, help_text="A driver name from GET /api/v1/drivers/.")
+        driver = DriverNameField(max_length=64)
         prompt = StrictCharField(required=False, allow_blank=True, default="")
         scenario = serializers.DictField(required=False, default=None, allow_null=True, help_text="scripted only: {\"steps\": [...]}")
         workspace = StrictCharField(required=False, allow_blank=True, default="", max_length=1024)
@@ -80,6 +87,11 @@ class RunListApi(IdempotentMixin, generics.ListAPIView):
         data = self.RunListInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
+        if values["driver"] in registry.external_names():
+            raise RunError(
+                "invalid_driver", f"{values['driver']} runs are started by the agent's own hook, not by the API (README, Integrations).",
+                field="driver",
+            )
         session = None
         if values["session"] is not None:
             session = AgentSession.objects.filter(pk=values["session"]).first()
