@@ -20,14 +20,15 @@ class Authenticated:
     token: ApiToken
 
 
-def _check(header: str, scope: str, permission: str) -> Authenticated | JsonResponse:
+def check_token(header: str, scope: str, permission: str = "") -> Authenticated | JsonResponse:
+    """From sync code: the token's user, or the error response."""
     try:
         key = key_from_header(header)
         if key is None:
-            return json_error("not_authenticated", "Send Authorization: Token <token> (see create_api_token).", 401)
+            return _unauthorized("not_authenticated", "Send Authorization: Token <token> (see create_api_token).")
         token = token_authenticate(key)
     except exceptions.AuthenticationFailed as exc:
-        return json_error(str(exc.get_codes()), str(exc.detail), 401)
+        return _unauthorized(str(exc.get_codes()), str(exc.detail))
     if not token_has_scope(token, scope):
         return json_error(
             "insufficient_scope", f"This token lacks the scope {scope!r} (it has: {', '.join(token.scopes) or 'none'}).", 403,
@@ -38,9 +39,12 @@ def _check(header: str, scope: str, permission: str) -> Authenticated | JsonResp
     return Authenticated(user=token.user, token=token)
 
 
+def _unauthorized(code: str, message: str) -> JsonResponse:
+    response = json_error(code, message, 401)
+    response["WWW-Authenticate"] = "Token"
+    return response
+
+
 async def authenticate_token(request: HttpRequest, *, scope: str, permission: str = "") -> Authenticated | JsonResponse:
     """The token's user, or the error response (401 unknown/expired/revoked, 403 scope)."""
-    response = await sync_to_async(_check)(request.META.get("HTTP_AUTHORIZATION", ""), scope, permission)
-    if isinstance(response, JsonResponse) and response.status_code == 401:
-        response["WWW-Authenticate"] = "Token"
-    return response
+    return await sync_to_async(check_token)(request.META.get("HTTP_AUTHORIZATION", ""), scope, permission)

@@ -54,10 +54,22 @@ def send_on_commit(group: str, message: dict[str, Any]) -> None:
     transaction.on_commit(lambda: send_now(group, message))
 
 
+def listened(group: str) -> bool:
+    """False only when the layer can tell that nobody is in the group — the in-memory layer
+    of the embedded default, where the consumers live in this process. Rendering fragments
+    for nobody was most of a gate call's time (bench/hook_gateway.py); a page that opens
+    later reads the rows anyway. Other layers (Redis) cannot tell cheaply: always True."""
+    groups = getattr(get_channel_layer(), "groups", None)
+    return bool(groups.get(group)) if isinstance(groups, dict) else True
+
+
 def fragment_on_commit(groups: list[str], render: Any) -> None:
     """Render HTML after commit (so it shows committed rows) and push it to the groups."""
 
     def push() -> None:
+        listening = [group for group in groups if listened(group)]
+        if not listening:
+            return
         try:
             html = render()
         except Exception:
@@ -65,7 +77,7 @@ def fragment_on_commit(groups: list[str], render: Any) -> None:
             return
         if not html:
             return
-        for group in groups:
+        for group in listening:
             send_now(group, {"type": "console.fragment", "html": html})
 
     transaction.on_commit(push)

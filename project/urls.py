@@ -1,10 +1,18 @@
 from django.contrib import admin
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from project.api import api_not_found
 
+
+def healthz(request: HttpRequest) -> JsonResponse:
+    """Liveness for a load balancer or a supervisor (no login, no rows read)."""
+    return JsonResponse({"ok": True})
+
+
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("project.api_urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -18,11 +26,11 @@ urlpatterns = [
 handler500 = "project.urls.server_error"
 
 
-def server_error(request: object) -> object:
+def server_error(request: HttpRequest) -> HttpResponse:
     from django.views.defaults import server_error as html_server_error
 
     from project.api import api_server_error
 
-    if getattr(request, "path", "").startswith("/api/"):
-        return api_server_error(request)  # type: ignore[arg-type]
-    return html_server_error(request)  # type: ignore[arg-type]
+    if request.path.startswith("/api/"):
+        return api_server_error(request)
+    return html_server_error(request)
