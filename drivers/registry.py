@@ -14,8 +14,9 @@ DRIVERS: dict[str, str] = {
     "scripted": "drivers.scripted:ScriptedDriver",
     "claude-code": "drivers.claude_code:ClaudeCodeDriver",
     "codex": "drivers.codex:CodexDriver",
-    # External: Claude Code running on a developer's machine, gated through its hooks.
+    # External: an agent running on a developer's machine, gated through its hooks.
     "claude-code-hook": "integrations.hooks.descriptor:ClaudeCodeHookDriver",
+    "codex-hook": "integrations.hooks.codex_descriptor:CodexHookDriver",
 }
 
 

@@ -77,21 +77,26 @@ def add_hook_paths(result: dict[str, Any], generator: Any, request: Any, public:
     """drf-spectacular postprocessing: the gateway's three operations (before document_errors)."""
     paths = result.setdefault("paths", {})
     empty = {"type": "object", "additionalProperties": False}
-    paths["/api/v1/hooks/claude-code/pre-tool-use/"] = {
-        "post": _operation(
-            "hooks_claude_code_pre_tool_use", "Claude Code PreToolUse hook",
-            "Decides the tool call by the policy: `allow` or `deny` with the reason at once; for `ask` waits for "
-            "a reviewer (at most GATEHOUSE_HOOK_WAIT_S), then their decision or the timeout fallback as `deny`. "
-            "Needs the scope `hooks` and the permission runs.add_run.",
-            _PRE_TOOL_USE_OUTPUT, policy=True,
-        )
-    }
-    paths["/api/v1/hooks/claude-code/post-tool-use/"] = {
-        "post": _operation("hooks_claude_code_post_tool_use", "Claude Code PostToolUse hook",
-                           "Records what an allowed tool call returned on its step.", empty)
-    }
-    paths["/api/v1/hooks/claude-code/session-end/"] = {
-        "post": _operation("hooks_claude_code_session_end", "Claude Code SessionEnd hook",
-                           "Ends the session's run (`completed`).", empty)
-    }
+    for agent, title in (("claude-code", "Claude Code"), ("codex", "Codex")):
+        slug = agent.replace("-", "_")
+        answer = _PRE_TOOL_USE_OUTPUT if agent == "claude-code" else {
+            "oneOf": [empty, _PRE_TOOL_USE_OUTPUT],
+            "description": "Codex takes only a deny from this hook: `{}` lets the call proceed.",
+        }
+        paths[f"/api/v1/hooks/{agent}/pre-tool-use/"] = {
+            "post": _operation(
+                f"hooks_{slug}_pre_tool_use", f"{title} PreToolUse hook",
+                "Decides the tool call by the policy: `allow` or `deny` with the reason at once; for `ask` waits for "
+                "a reviewer (at most GATEHOUSE_HOOK_WAIT_S), then their decision or the timeout fallback as `deny`. "
+                "Needs the scope `hooks` and the permission runs.add_run.",
+                answer, policy=True,
+            )
+        }
+        paths[f"/api/v1/hooks/{agent}/post-tool-use/"] = {
+            "post": _operation(f"hooks_{slug}_post_tool_use", f"{title} PostToolUse hook",
+                               "Records what an allowed tool call returned on its step.", empty)
+        }
+        paths[f"/api/v1/hooks/{agent}/session-end/"] = {
+            "post": _operation(f"hooks_{slug}_session_end", f"{title} SessionEnd hook", "Ends the session's run (`completed`).", empty)
+        }
     return result

@@ -8,9 +8,12 @@ from integrations import api, streams
 from integrations.hooks import views as hooks
 
 urlpatterns = [
-    path("hooks/claude-code/pre-tool-use/", hooks.pre_tool_use, name="api-hook-claude-code-pre-tool-use"),
-    path("hooks/claude-code/post-tool-use/", hooks.post_tool_use, name="api-hook-claude-code-post-tool-use"),
-    path("hooks/claude-code/session-end/", hooks.session_end, name="api-hook-claude-code-session-end"),
+    *[
+        path(f"hooks/{agent}/{event}/", view, {"agent": agent}, name=f"api-hook-{agent}-{event}")
+        for agent in ("claude-code", "codex")
+        for event, view in (("pre-tool-use", hooks.pre_tool_use), ("post-tool-use", hooks.post_tool_use),
+                            ("session-end", hooks.session_end))
+    ],
     path("runs/<int:run_id>/activities/stream/", streams.RunActivityStreamApi.as_view(), name="api-run-activities-stream"),
     path("approvals/stream/", streams.ApprovalStreamApi.as_view(), name="api-approvals-stream"),
     path("drivers/", api.DriverListApi.as_view(), name="api-drivers"),

@@ -33,8 +33,11 @@ from project import clock
 from runs.models import Run, Step
 from runs.services import RunError, activity_record, run_create, run_finish, run_mark_running
 
-DRIVER = "claude-code-hook"
-AGENT = "claude-code"
+# Agents whose hooks the gateway takes -> the external driver of their runs. Codex's hook
+# input names its calls as Claude Code's does (`Bash` with `command`; apply_patch arrives
+# as a `Bash` heredoc), so one mapping serves both.
+DRIVERS = {"claude-code": "claude-code-hook", "codex": "codex-hook"}
+TITLES = {"claude-code": "Claude Code", "codex": "Codex"}
 # Kinds a reviewer does not take over from the developer: the CLI asks them itself.
 TERMINAL_KINDS = ("question", "plan_review")
 
@@ -113,32 +116,33 @@ def parse_pre_tool_use(body: Any) -> PreToolUse:
 # --- the hook session and its run -----------------------------------------------------------
 
 
-def _new_hook_session(*, user: Any, external_id: str, cwd: str, policy_name: str) -> HookSession:
+def _new_hook_session(*, user: Any, agent: str, external_id: str, cwd: str, policy_name: str) -> HookSession:
     """First call of a hook session: a Gatehouse session and a running external run."""
     from runs.services import session_create
 
     with transaction.atomic():
-        session = session_create(user=user, title=f"Claude Code {external_id[:40]}")
+        session = session_create(user=user, title=f"{TITLES[agent]} {external_id[:40]}")
         run = run_create(
-            driver=DRIVER,
-            prompt=f"Claude Code session {external_id} (hook gateway)",
+            driver=DRIVERS[agent],
+            prompt=f"{TITLES[agent]} session {external_id} (hook gateway)",
             workspace=cwd,
             policy_name=policy_name,
             session=session,
             user=user,
         )
         run_mark_running(run_id=run.pk)
-        return HookSession.objects.create(user=user, agent=AGENT, external_id=external_id, session=session, run=run)
+        return HookSession.objects.create(user=user, agent=agent, external_id=external_id, session=session, run=run)
 
 
-def hook_session_for(*, user: Any, external_id: str, cwd: str, policy_name: str) -> HookSession:
+def hook_session_for(*, user: Any, agent: str, external_id: str, cwd: str, policy_name: str) -> HookSession:
     """The hook session's row (created on its first call); refuses another policy."""
-    found = HookSession.objects.select_related("run", "run__policy").filter(user=user, agent=AGENT, external_id=external_id).first()
+    rows = HookSession.objects.select_related("run", "run__policy").filter(user=user, agent=agent, external_id=external_id)
+    found = rows.first()
     if found is None:
         try:
-            found = _new_hook_session(user=user, external_id=external_id, cwd=cwd, policy_name=policy_name)
+            found = _new_hook_session(user=user, agent=agent, external_id=external_id, cwd=cwd, policy_name=policy_name)
         except IntegrityError:  # the session's first calls raced; the other one created it
-            found = HookSession.objects.select_related("run", "run__policy").get(user=user, agent=AGENT, external_id=external_id)
+            found = rows.get()
         except RunError as exc:
             raise HookRefused(exc.code, exc.message, exc.status, field=str(exc.fields.get("field", ""))) from None
         except Exception as exc:  # a policy the driver cannot honour, from run_create
@@ -151,7 +155,7 @@ def hook_session_for(*, user: Any, external_id: str, cwd: str, policy_name: str)
     if policy_name and policy_name != named:
         raise HookRefused(
             "policy_mismatch",
-            f"This Claude Code session runs under policy {named or '(the default)'!r}, not {policy_name!r}; start a new session to change it.",
+            f"This {TITLES[agent]} session runs under policy {named or '(the default)'!r}, not {policy_name!r}; start a new session to change it.",
             409,
             field="policy",
         )
@@ -197,9 +201,9 @@ def _finished_run_answer(run: Run) -> tuple[str, str]:
     )
 
 
-def hook_pre_tool_use(*, user: Any, call: PreToolUse, policy_name: str = "") -> HookAnswer:
+def hook_pre_tool_use(*, user: Any, call: PreToolUse, policy_name: str = "", agent: str = "claude-code") -> HookAnswer:
     """Record and decide one PreToolUse call (one transaction, as the gate's own)."""
-    hook = hook_session_for(user=user, external_id=call.session_id, cwd=call.cwd, policy_name=policy_name)
+    hook = hook_session_for(user=user, agent=agent, external_id=call.session_id, cwd=call.cwd, policy_name=policy_name)
     run = hook.run
     if run.cancel_requested and not run.is_finished:
         _finish(run.pk, status=Run.Status.CANCELLED)
@@ -286,8 +290,13 @@ def decision_of(outcome: GateOutcome) -> Decision:
     )
 
 
-def hook_output(answer: HookAnswer, outcome: GateOutcome | None = None, *, tool_input: Mapping[str, Any]) -> dict[str, Any]:
-    """Claude Code's PreToolUse hook output for the answer (the driver's reply, reused)."""
+def hook_output(
+    answer: HookAnswer, outcome: GateOutcome | None = None, *, tool_input: Mapping[str, Any], agent: str = "claude-code"
+) -> dict[str, Any]:
+    """The agent's PreToolUse hook output for the answer (the Claude Code driver's reply, reused).
+
+    Codex 0.171.0 takes only `deny` from a PreToolUse hook (`allow` and `ask` are refused as
+    unsupported): it gets `{}` — no objection, the call proceeds — for anything but a deny."""
     if answer.local is not None:
         decision, reason = answer.local
     else:
@@ -302,6 +311,8 @@ def hook_output(answer: HookAnswer, outcome: GateOutcome | None = None, *, tool_
             decision, reason = "deny", f"Gatehouse denied this tool call: no reviewer answered in time (within {waited:g} s).{ends}"
         else:
             decision, reason = "deny", str(reply.get("message") or "Gatehouse denied this tool call.")
+    if agent == "codex" and decision != "deny":
+        return {}
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision, "permissionDecisionReason": reason}}
 
 
@@ -317,11 +328,11 @@ def _tool_output(response: Any) -> tuple[str, str]:
     return json.dumps(response, ensure_ascii=False, sort_keys=True, default=str), ""
 
 
-def hook_post_tool_use(*, user: Any, session_id: str, tool_use_id: str, tool_response: Any) -> bool:
+def hook_post_tool_use(*, user: Any, session_id: str, tool_use_id: str, tool_response: Any, agent: str = "claude-code") -> bool:
     """Record what an allowed tool call did; False when no executing step matches."""
     row = (
         HookStep.objects.select_related("step", "hook_session")
-        .filter(hook_session__user=user, hook_session__agent=AGENT, hook_session__external_id=session_id, tool_use_id=tool_use_id)
+        .filter(hook_session__user=user, hook_session__agent=agent, hook_session__external_id=session_id, tool_use_id=tool_use_id)
         .order_by("-id")
         .first()
     )
@@ -334,13 +345,13 @@ def hook_post_tool_use(*, user: Any, session_id: str, tool_use_id: str, tool_res
 UNREPORTED = "(no result reported: the agent's PostToolUse hook is not installed, or it did not run)"
 
 
-def hook_session_end(*, user: Any, session_id: str, reason: str = "") -> Run | None:
+def hook_session_end(*, user: Any, session_id: str, reason: str = "", agent: str = "claude-code") -> Run | None:
     """The agent's session ended: close executing steps as run-but-unreported, then the run."""
-    hook = HookSession.objects.select_related("run").filter(user=user, agent=AGENT, external_id=session_id).first()
+    hook = HookSession.objects.select_related("run").filter(user=user, agent=agent, external_id=session_id).first()
     if hook is None:
         return None
     run = hook.run
     if not run.is_finished:
-        _finish(run.pk, status=Run.Status.COMPLETED, text=f"Claude Code session ended ({reason or 'unknown reason'}).")
+        _finish(run.pk, status=Run.Status.COMPLETED, text=f"{TITLES[agent]} session ended ({reason or 'unknown reason'}).")
     run.refresh_from_db()
     return run

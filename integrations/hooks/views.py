@@ -98,7 +98,7 @@ async def wait_for_decision(run_id: int, approval_id: int) -> GateOutcome:
                 await layer.group_discard(broadcast.run_group(run_id), channel)
 
 
-def _pre_tool_use_now(request: HttpRequest) -> JsonResponse | tuple[gateway.PreToolUse, gateway.HookAnswer]:
+def _pre_tool_use_now(request: HttpRequest, agent: str) -> JsonResponse | tuple[gateway.PreToolUse, gateway.HookAnswer]:
     """Authenticate, validate and gate the call: one trip to the sync thread (each trip
     costs; bench/hook_gateway.py measures the whole path)."""
     auth = check_token(request.META.get("HTTP_AUTHORIZATION", ""), Scope.HOOKS, "runs.add_run")
@@ -109,16 +109,16 @@ def _pre_tool_use_now(request: HttpRequest) -> JsonResponse | tuple[gateway.PreT
         policy_name = request.GET.get("policy", "")
         if len(policy_name) > 100:
             raise gateway.HookRefused("invalid", "policy: at most 100 characters.", field="policy")
-        return call, gateway.hook_pre_tool_use(user=auth.user, call=call, policy_name=policy_name)
+        return call, gateway.hook_pre_tool_use(user=auth.user, call=call, policy_name=policy_name, agent=agent)
     except gateway.HookRefused as exc:
         return _refused(exc)
 
 
 @csrf_exempt
 @require_POST
-async def pre_tool_use(request: HttpRequest) -> JsonResponse:
-    """Claude Code's PreToolUse hook input in, its hook output (allow / deny) out."""
-    done = await db(_pre_tool_use_now)(request)
+async def pre_tool_use(request: HttpRequest, agent: str) -> JsonResponse:
+    """The agent's PreToolUse hook input in, its hook output (allow / deny) out."""
+    done = await db(_pre_tool_use_now)(request, agent)
     if isinstance(done, JsonResponse):
         return done
     call, answer = done
@@ -132,7 +132,7 @@ async def pre_tool_use(request: HttpRequest) -> JsonResponse:
             # request so the record says so and no reviewer decides it in vain.
             await asyncio.shield(db(gateway.hook_give_up)(approval_id=approval_id))
             raise
-    return JsonResponse(gateway.hook_output(answer, outcome, tool_input=call.tool_input))
+    return JsonResponse(gateway.hook_output(answer, outcome, tool_input=call.tool_input, agent=agent))
 
 
 def _session_and_tool(body: Any, *, tool: bool) -> tuple[str, str]:
@@ -144,7 +144,7 @@ def _session_and_tool(body: Any, *, tool: bool) -> tuple[str, str]:
 
 @csrf_exempt
 @require_POST
-async def post_tool_use(request: HttpRequest) -> JsonResponse:
+async def post_tool_use(request: HttpRequest, agent: str) -> JsonResponse:
     """PostToolUse: what an allowed tool call did becomes its step's recorded result."""
     auth = await authenticate_token(request, scope=Scope.HOOKS, permission="runs.add_run")
     if isinstance(auth, JsonResponse):
@@ -155,14 +155,14 @@ async def post_tool_use(request: HttpRequest) -> JsonResponse:
     except gateway.HookRefused as exc:
         return _refused(exc)
     await db(gateway.hook_post_tool_use)(
-        user=auth.user, session_id=session_id, tool_use_id=tool_use_id, tool_response=body.get("tool_response")
+        user=auth.user, session_id=session_id, tool_use_id=tool_use_id, tool_response=body.get("tool_response"), agent=agent
     )
     return JsonResponse({})
 
 
 @csrf_exempt
 @require_POST
-async def session_end(request: HttpRequest) -> JsonResponse:
+async def session_end(request: HttpRequest, agent: str) -> JsonResponse:
     """SessionEnd: the hook session's run ends `completed`."""
     auth = await authenticate_token(request, scope=Scope.HOOKS, permission="runs.add_run")
     if isinstance(auth, JsonResponse):
@@ -173,5 +173,5 @@ async def session_end(request: HttpRequest) -> JsonResponse:
     except gateway.HookRefused as exc:
         return _refused(exc)
     reason = body.get("reason") if isinstance(body.get("reason"), str) else ""
-    await db(gateway.hook_session_end)(user=auth.user, session_id=session_id, reason=str(reason)[:200])
+    await db(gateway.hook_session_end)(user=auth.user, session_id=session_id, reason=str(reason)[:200], agent=agent)
     return JsonResponse({})

@@ -304,3 +304,33 @@ async def test_no_worker_ever_claims_a_hook_run(hook_token: str, hook_policy: st
     assert not await sync_to_async(run_claim)(run_id=run.pk, owner="someone")
     run = await sync_to_async(only_run)()
     assert (run.owner, run.status) == ("", "running")
+
+
+# --- Codex: the same gateway, the answers Codex's PreToolUse hook takes ------------------------
+
+CODEX_URL = "/api/v1/hooks/codex/pre-tool-use/"
+
+
+async def test_codex_gets_no_objection_for_an_allow_and_a_deny_with_the_reason(hook_token: str, hook_policy: str) -> None:
+    allowed = await call(hook_token, hook_input(session="codex-1"), path=CODEX_URL)
+    assert (allowed.status_code, allowed.json()) == (HTTPStatus.OK, {})
+    denied = await call(hook_token, hook_input(tool_input={"command": "git push origin main"}, session="codex-1"), path=CODEX_URL)
+    assert decision(denied) == ("deny", "Gatehouse denied this tool call: Publishing is done by CI.")
+    run = await sync_to_async(only_run)()
+    assert run.driver == "codex-hook"
+    hook = await sync_to_async(HookSession.objects.get)()
+    assert hook.agent == "codex"
+
+
+async def test_codex_asks_wait_for_the_reviewer_too(hook_token: str, hook_policy: str, api: APIClient) -> None:
+    waiting = asyncio.create_task(call(hook_token, hook_input(tool_input={"command": "touch x"}, session="codex-2"), path=CODEX_URL))
+    approval = await pending_for(api)
+    await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/approve/", {"hash": approval["hash"]}, format="json")
+    response = await asyncio.wait_for(waiting, 10)
+    assert (response.status_code, response.json()) == (HTTPStatus.OK, {})
+
+
+async def test_the_same_session_id_of_two_agents_is_two_sessions(hook_token: str, hook_policy: str) -> None:
+    await call(hook_token, hook_input(session="same"))
+    await call(hook_token, hook_input(session="same"), path=CODEX_URL)
+    assert await sync_to_async(Run.objects.count)() == 2

@@ -136,3 +136,16 @@ def test_results_and_session_end_are_forwarded_and_never_block(answering: Any) -
                               {"session_id": "s", "hook_event_name": "PostToolUse"})
     assert (code, out) == (0, "") and "cannot reach" in err
     assert run_hook(env, {"hook_event_name": "Stop"})[1] == ""
+
+
+def test_for_codex_no_objection_passes_and_anything_but_a_deny_is_refused(answering: Any) -> None:
+    server = answering(200, {})
+    env = {"GATEHOUSE_URL": f"http://127.0.0.1:{server.port}", "GATEHOUSE_TOKEN": "t"}
+    full = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_")} | env
+    done = subprocess.run([str(SCRIPT), "--agent", "codex"], input=json.dumps(EVENT), capture_output=True, text=True, env=full, timeout=30)
+    assert json.loads(done.stdout) == {}
+    assert server.seen[-1][0] == "/api/v1/hooks/codex/pre-tool-use/"
+    allow = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "ok"}}
+    server = answering(200, allow)
+    _, out, _ = run_hook({"GATEHOUSE_URL": f"http://127.0.0.1:{server.port}", "GATEHOUSE_TOKEN": "t", "GATEHOUSE_AGENT": "codex"})
+    assert "not a decision Codex takes" in denied_because(out)
