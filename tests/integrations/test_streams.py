@@ -235,3 +235,58 @@ def test_streams_work_through_serve(tmp_path: Path) -> None:
         assert [e["event"] for e in events_of(resumed)] == ["run.completed", "stream.end"]
     finally:
         server.stop()
+
+
+def test_the_approvals_stream_works_in_the_scaled_shape(tmp_path: Path, settings: Any, reviewer: Any) -> None:
+    """A separate daphne web process over channels-redis (the scale-out shape): the stream
+    reads the shared database and is woken through Redis; the approval is opened here."""
+    import os
+    import uuid
+
+    from tests.processes import ManagedProcess, child_env, database_url_of_test_db, free_port, redis_reachable
+
+    if not redis_reachable():
+        if os.environ.get("GATEHOUSE_REQUIRE_SERVICES") == "1":
+            pytest.fail("Redis is not reachable on 127.0.0.1:6379")
+        pytest.skip("Redis is not reachable on 127.0.0.1:6379")
+    prefix = f"gh-test-{uuid.uuid4().hex[:8]}"
+    settings.CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": ["redis://127.0.0.1:6379/0"], "prefix": prefix}}
+    }
+    from integrations.tokens import token_create
+
+    token = token_create(user=reviewer, scopes=["read"])[1]
+    port = free_port()
+    env = child_env(DATABASE_URL=database_url_of_test_db(), REDIS_URL="redis://127.0.0.1:6379/0", GATEHOUSE_CHANNEL_PREFIX=prefix,
+                    GATEHOUSE_VAR_DIR=tmp_path / "web-var", GATEHOUSE_SSE_POLL_S="60", GATEHOUSE_SSE_KEEPALIVE_S="60")
+    import sys
+
+    web = ManagedProcess([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "project.asgi:application"], env)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                http.client.HTTPConnection("127.0.0.1", port, timeout=2).request("GET", "/healthz")
+                break
+            except OSError:
+                time.sleep(0.2)
+
+        import threading
+
+        from approvals.gate import gate_request
+
+        def ask_soon() -> None:
+            time.sleep(1.5)
+            run = make_run()
+            gate_request(run_id=run.pk, tool="bash", input={"command": "echo hi > f"}, cwd=run.workspace, subtype="command")
+
+        opener = threading.Thread(target=ask_soon)
+        opener.start()
+        started = time.monotonic()
+        items = sse_lines(port, "/api/v1/approvals/stream/", token, until=lambda e: len(events_of(e)) >= 1, timeout=50)
+        opener.join()
+        assert [e["event"] for e in events_of(items)] == ["approval.requested"], web.lines[-20:]
+        # Woken by the doorbell over Redis: the stream's own re-read would come only after 60 s.
+        assert time.monotonic() - started < 40
+    finally:
+        web.stop()
