@@ -17,7 +17,6 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, serializers
 from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
-from rest_framework.views import exception_handler as drf_exception_handler
 
 
 class StrictJSONParser(BaseParser):
@@ -171,6 +170,10 @@ def _first_field_error(detail: Any, prefix: str = "") -> tuple[str, str]:
 
 
 def exception_handler(exc: Exception, context: Any) -> Response | None:
+    # rest_framework.views reads DEFAULT_PARSER_CLASSES (this module) when it is imported:
+    # imported here, any import order works.
+    from rest_framework.views import exception_handler as drf_exception_handler
+
     from approvals.policy import PolicyError
     from approvals.services import ApprovalError
     from runs.services import RunError

@@ -136,7 +136,13 @@ def _new_hook_session(*, user: Any, agent: str, external_id: str, cwd: str, poli
 
 def hook_session_for(*, user: Any, agent: str, external_id: str, cwd: str, policy_name: str) -> HookSession:
     """The hook session's row (created on its first call); refuses another policy."""
-    rows = HookSession.objects.select_related("run", "run__policy").filter(user=user, agent=agent, external_id=external_id)
+    # Only what a call reads (a run's policy documents are large JSON: not loaded per call).
+    rows = (
+        HookSession.objects.select_related("run", "run__policy")
+        .only("id", "session_id", "run__id", "run__status", "run__cancel_requested", "run__failure_reason", "run__run_policy",
+              "run__policy__name")
+        .filter(user=user, agent=agent, external_id=external_id)
+    )
     found = rows.first()
     if found is None:
         try:
