@@ -49,6 +49,7 @@ test: setup agents chromium lint
 bench: setup
 	$(PY) bench/policy_eval.py
 	$(PY) bench/gate_throughput.py
+	$(PY) bench/hook_gateway.py
 
 check: setup
 	GATEHOUSE_PRODUCTION=1 GATEHOUSE_SECRET_KEY=check-only-$$(date +%s)-not-a-real-key-0123456789abcdefghijklmnop \
