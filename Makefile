@@ -10,7 +10,7 @@ CLAUDE_CODE_VERSION := 2.1.197
 CODEX_VERSION := 0.171.0
 AGENTS := .agents
 
-.PHONY: run test lint setup agents chromium bench check clean
+.PHONY: run run-scaled stop-scaled test lint setup agents chromium bench check clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,14 @@ setup: $(VENV)/.installed
 run: setup
 	$(PY) manage.py migrate --noinput -v 0
 	$(PY) manage.py serve --host $(HOST) --port $(PORT)
+
+# The scaled shape on this machine: 2 Daphne web processes (PORT, PORT+1) and 2 workers
+# against DATABASE_URL / REDIS_URL (default: the PostgreSQL and Redis on 127.0.0.1).
+run-scaled: setup
+	$(PY) scripts/scaled.py start --port $(PORT)
+
+stop-scaled:
+	$(PY) scripts/scaled.py stop
 
 $(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION):
 	mkdir -p $(AGENTS)

@@ -183,13 +183,22 @@ class PolicyEvaluateApi(APIView):
     class PolicyEvaluateInput(StrictSerializer):
         request = serializers.JSONField()
         grants = serializers.ListField(child=serializers.JSONField(), required=False, default=list)
+        # Where the paths of the request are anchored (default: the request's cwd).
+        workspace = StrictCharField(required=False, allow_blank=False, trim_whitespace=False, max_length=4096)
 
     @extend_schema(request=PolicyEvaluateInput, responses=dict)
     def post(self, request: Request, policy_id: int) -> Response:
+        from approvals.gate.paths import offline_path_context
+
         policy = get_object_or_404(Policy, pk=policy_id)
         data = self.PolicyEvaluateInput(data=request.data)
         data.is_valid(raise_exception=True)
         tool_request = core.validate_request(data.validated_data["request"])
         grants = [core.validate_grant(g) for g in data.validated_data["grants"]]
-        verdict = core.evaluate(core.compile_policy(policy.document), tool_request, grants=grants)
+        workspace = data.validated_data.get("workspace") or tool_request.get("cwd")
+        if workspace is not None and (not workspace.startswith("/") or "\x00" in workspace):
+            raise core.PolicyError("invalid_request", "`workspace` must be an absolute path", field="workspace",
+                                   value=workspace)
+        paths = offline_path_context(workspace) if workspace else None
+        verdict = core.evaluate(core.compile_policy(policy.document), tool_request, grants=grants, paths=paths)
         return Response(verdict.to_dict())

@@ -21,9 +21,8 @@ from approvals.gate.lifecycle import OPEN, step_move
 from approvals.gate.status import run_status_sync
 from approvals.models import Approval, Grant
 from project import broadcast, clock
-from runs import fragments
 from runs.models import Run, Step
-from runs.services import activity_record
+from runs.services import activity_record, run_wake_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -83,10 +82,11 @@ def _after_resolution(approval: Approval, *, event_payload: Mapping[str, Any]) -
     event = "user-input.resolved" if approval.kind == Approval.Kind.QUESTION else "approval.resolved"
     activity_record(run_id=approval.run_id, kind=activity_kind(approval.kind), event=event, payload=event_payload)
     run_status_sync(run_id=approval.run_id)
+    run_wake_on_commit(run_id=approval.run_id)
     approval_id, run_id = approval.pk, approval.run_id
     broadcast.send_on_commit(broadcast.run_group(run_id), {"type": "approval.resolved", "approval_id": approval_id})
     broadcast.fragment_on_commit(
-        [broadcast.INBOX_GROUP, broadcast.run_console_group(run_id)], lambda: fragments.approval_removed(approval_id)
+        [broadcast.INBOX_GROUP, broadcast.run_console_group(run_id)], "approval_removed", approval_id=approval_id
     )
 
 
@@ -233,7 +233,7 @@ def approvals_detach_for_run(*, run_id: int, cancelled: bool = False) -> None:
     for approval_id in ids:
         broadcast.fragment_on_commit(
             [broadcast.INBOX_GROUP, broadcast.run_console_group(run_id)],
-            lambda approval_id=approval_id: fragments.approval_removed(approval_id),
+            "approval_removed", approval_id=approval_id,
         )
 
 

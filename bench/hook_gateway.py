@@ -4,7 +4,8 @@ Starts `manage.py serve` on a fresh database (SQLite, WAL, the embedded default)
 drives two endpoints of that one process at the same concurrency, alternating rounds so
 both see the same machine:
 
-- bare:    GET /healthz — a plain Django view answering {"ok": true} (no auth, no rows);
+- bare:    GET /healthz — a plain Django JSON view (no auth; one `SELECT 1`, and the
+           channel layer's state, in memory here);
 - gateway: POST /api/v1/hooks/claude-code/pre-tool-use/ — an auto-allowed PreToolUse call
            (`ls`), token-authenticated, recorded as a step with its activity, answered.
 
@@ -125,7 +126,7 @@ def main() -> None:
         server.wait(timeout=20)
     bare_rps, gateway_rps = statistics.median(results["bare"]), statistics.median(results["gateway"])
     print(f"concurrency {options.concurrency}, {options.rounds} rounds of {options.seconds:g} s each, one serve process")
-    print(f"bare Django JSON view (GET /healthz):             {bare_rps:8.0f} req/s  (rounds: {', '.join(f'{r:.0f}' for r in results['bare'])})")
+    print(f"bare Django JSON view (GET /healthz):              {bare_rps:8.0f} req/s  (rounds: {', '.join(f'{r:.0f}' for r in results['bare'])})")
     print(f"hook gateway, auto-allowed PreToolUse (a step):    {gateway_rps:8.0f} req/s  (rounds: {', '.join(f'{r:.0f}' for r in results['gateway'])})")
     print(f"gateway / bare:                                    {gateway_rps / bare_rps:8.0%}  (target >= 70 %)")
 

@@ -35,6 +35,14 @@ class Descriptor:
     structured_output: bool = False
     sees: tuple[str, ...] = ()
     cannot_see: tuple[str, ...] = ()
+    # How the agent is kept from the server and from its workspace's own configuration
+    # (environment, homes, setting sources, MCP servers, git programs): short phrases for
+    # the README's driver table.
+    isolation: tuple[str, ...] = ()
+    # The driver can stop its agent while a person decides and bring it back later with
+    # nothing lost (it resumes the agent's own conversation, or replays from the record):
+    # only such runs hibernate (GATEHOUSE_HIBERNATE_AFTER_S).
+    resumes: bool = False
     # An external run: the agent runs elsewhere and calls Gatehouse (the hook gateway);
     # no worker ever claims or executes it (runs/leases.py).
     external: bool = False
@@ -129,6 +137,9 @@ class RunContext(Protocol):
     resuming: bool
     # What the driver saved with `save_agent_state` (e.g. the agent's session id); {} at first.
     agent_state: Mapping[str, Any]
+    # A new run of a session: what an earlier run of this driver in the session saved, so
+    # the agent continues that conversation with this run's prompt (a follow-up turn).
+    conversation: Mapping[str, Any]
 
     async def save_agent_state(self, state: Mapping[str, Any]) -> None:
         """Persist what the driver needs to resume the agent's own conversation later."""

@@ -35,11 +35,20 @@ def _db(fn: Any) -> Any:
 class WorkerRunContext:
     """RunContext backed by the services: the gate records, decides and waits on rows."""
 
-    def __init__(self, run: Any, *, owner: str, settings_for_driver: Mapping[str, Any], on_lease_lost: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        run: Any,
+        *,
+        owner: str,
+        settings_for_driver: Mapping[str, Any],
+        on_lease_lost: Callable[[], None],
+        on_hibernate: Callable[[], None] | None = None,
+    ) -> None:
         self.run_id: int = run.pk
         self.prompt: str = run.prompt
         self.workspace = Path(run.workspace)
-        self.runtime_dir = settings.GATEHOUSE_RUNTIME_DIR / f"run-{run.pk}"
+        # Agent homes belong to the session: a follow-up run continues the same conversation.
+        self.runtime_dir = runtime_dir_of(run)
         self.runtime_dir.mkdir(parents=True, exist_ok=True)
         self.scenario = run.scenario
         self.runtime_mode: str = run.session.runtime_mode
@@ -50,9 +59,18 @@ class WorkerRunContext:
         # A run some worker (or an earlier process) already started is being resumed.
         self.resuming: bool = run.started_at is not None
         self.agent_state: Mapping[str, Any] = dict(run.agent_state or {})
+        # A new run of a session continues the conversation its earlier runs had with the agent.
+        self.conversation: Mapping[str, Any] = (
+            {} if self.resuming else dict((run.session.agent_state or {}).get(run.driver) or {})
+        )
         self.owner = owner
         self.lease_lost = False
         self._on_lease_lost = on_lease_lost
+        self._on_hibernate = on_hibernate
+        # A run waiting on a person longer than this sleeps (its driver can resume it).
+        self._hibernate_after = float(settings.GATEHOUSE_HIBERNATE_AFTER_S or 0)
+        if not getattr(self.descriptor, "resumes", False) or on_hibernate is None:
+            self._hibernate_after = 0.0
         self._cancel = asyncio.Event()
         self._wake = asyncio.Event()
         self._channel = ""
@@ -70,8 +88,7 @@ class WorkerRunContext:
 
         layer = get_channel_layer()
         self._channel = await layer.new_channel()
-        await layer.group_add(run_group(self.run_id), self._channel)
-        self._listener = asyncio.create_task(self._listen(layer))
+        self._listener = asyncio.create_task(self._listen(layer, run_group(self.run_id)))
         if self.resuming:
             self._replay = await _db(recorded_steps)(run_id=self.run_id)
             self._replay_activities = await _db(_recorded_driver_activities)(self.run_id)
@@ -83,11 +100,31 @@ class WorkerRunContext:
             self._listener.cancel()
         layer = get_channel_layer()
         if self._channel:
-            await layer.group_discard(run_group(self.run_id), self._channel)
+            try:
+                await layer.group_discard(run_group(self.run_id), self._channel)
+            except Exception:  # the layer is down: its group expires by itself
+                logger.debug("run %s: could not leave the doorbell group", self.run_id, exc_info=True)
 
-    async def _listen(self, layer: Any) -> None:
+    async def _listen(self, layer: Any, group: str) -> None:
+        """The run's doorbell. Without it (the channel layer is down) nothing is lost: the
+        waits poll their rows; when the layer is back the doorbell is joined again."""
+        joined = False
+        backoff = 0.5
         while True:
-            message = await layer.receive(self._channel)
+            try:
+                if not joined:
+                    await layer.group_add(group, self._channel)
+                    joined = True
+                message = await layer.receive(self._channel)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                joined = False
+                logger.debug("run %s: doorbell unreachable; polling rows meanwhile", self.run_id, exc_info=True)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+                continue
+            backoff = 0.5
             if message.get("type") == "run.cancel":
                 self._cancel.set()
             self._wake.set()
@@ -179,6 +216,16 @@ class WorkerRunContext:
             )
         return await self._settle(outcome)
 
+    async def _hibernate(self) -> None:
+        """Waited long enough on a person: stop here (the worker stops the agent so that it
+        can be resumed, and the run sleeps until a decision wakes it) — unless a step is
+        executing meanwhile (another tool call of the agent is still running)."""
+        if await _db(_step_executing)(self.run_id):
+            return
+        assert self._on_hibernate is not None
+        self._on_hibernate()  # cancels the run's task; the cancellation arrives here
+        await asyncio.Event().wait()
+
     # --- the resume contract ----------------------------------------------------------------
 
     async def _match_record(self, request: ToolRequest) -> RecordedStep | None:
@@ -207,8 +254,10 @@ class WorkerRunContext:
         from approvals.gate import gate_resolution
         from approvals.services import approval_expire
 
+        loop = asyncio.get_running_loop()
         while outcome.outcome == "wait":
             approval_id = outcome.approval_id
+            waiting_since = loop.time()
             while True:
                 self._wake.clear()
                 if self._cancel.is_set():
@@ -224,6 +273,8 @@ class WorkerRunContext:
                     continue
                 if deadline is not None:
                     timeout = min(timeout, deadline)
+                if self._hibernate_after and loop.time() - waiting_since >= self._hibernate_after:
+                    await self._hibernate()
                 try:
                     await asyncio.wait_for(self._wake.wait(), timeout=max(timeout, 0.01))
                 except TimeoutError:
@@ -242,6 +293,12 @@ class WorkerRunContext:
         )
 
 
+def runtime_dir_of(run: Any) -> Path:
+    """The scratch space of a run's agent (its HOME, CLAUDE_CONFIG_DIR, CODEX_HOME): one per
+    session, under GATEHOUSE_RUNTIME_DIR, never the server user's own."""
+    return Path(settings.GATEHOUSE_RUNTIME_DIR) / f"session-{run.session_id}"
+
+
 def _recorded_driver_activities(run_id: int) -> list[tuple[str, str, dict[str, Any]]]:
     from runs.models import Activity
     from runs.services import DRIVER_ACTIVITY_KINDS
@@ -250,6 +307,12 @@ def _recorded_driver_activities(run_id: int) -> list[tuple[str, str, dict[str, A
     # `turn.*`), not what the gate recorded under the same kinds (`tool.requested`...).
     rows = Activity.objects.filter(run_id=run_id, kind__in=DRIVER_ACTIVITY_KINDS - {"notice"}).order_by("seq")
     return [(a.kind, a.event, a.payload) for a in rows if a.event == a.kind or a.event.startswith("turn.")]
+
+
+def _step_executing(run_id: int) -> bool:
+    from runs.models import Step
+
+    return Step.objects.filter(run_id=run_id, status=Step.Status.EXECUTING).exists()
 
 
 def _deadline_in(approval_id: int) -> float | None:

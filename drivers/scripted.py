@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from drivers import processes
+from drivers import agent_env, processes
 from drivers.base import Decision, Descriptor, RunContext, RunResult, ToolRequest
 
 DESCRIPTOR = Descriptor(
@@ -41,9 +41,11 @@ DESCRIPTOR = Descriptor(
         "question": frozenset({"ask", "auto-deny"}),
     },
     retry=True,
+    resumes=True,  # replayed from the record: finished steps answered, never re-run
     structured_output=False,
     sees=("every step of the scenario, reads included",),
     cannot_see=(),
+    isolation=("allow-listed environment", "own HOME per run"),
 )
 
 EDIT_TOOLS = {"write": "file-change", "edit": "file-change", "MultiEdit": "file-change", "NotebookEdit": "file-change"}
@@ -256,11 +258,18 @@ class ScriptedDriver:
             raise StepFailed(f"{file_path} is outside the workspace")
         return path
 
+    def _environment(self, ctx: RunContext) -> dict[str, str]:
+        """What an agent's command gets (drivers/agent_env.py): the allow-list, the run's
+        own HOME, and no setting of the server."""
+        home = Path(ctx.runtime_dir) / "home"
+        home.mkdir(parents=True, exist_ok=True)
+        return agent_env.build(ctx.settings, fixed={"HOME": str(home)})
+
     async def _bash(self, ctx: RunContext, command: str) -> tuple[str, int | None]:
         timeout = float(ctx.settings.get("command_timeout_s", 600))
         proc = await processes.spawn(
             ["bash", "-c", command], cwd=str(ctx.workspace), stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=self._environment(ctx),
         )
         assert proc.stdout is not None
         chunks: list[bytes] = []

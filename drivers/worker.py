@@ -36,13 +36,18 @@ def driver_settings(driver: str) -> dict[str, Any]:
         "agents_dir": str(settings.GATEHOUSE_AGENTS_DIR),
         "command_timeout_s": settings.GATEHOUSE_COMMAND_TIMEOUT_S,
         "output_limit": settings.GATEHOUSE_OUTPUT_LIMIT,
-        "env": dict(getattr(settings, "GATEHOUSE_AGENT_ENV", {}) or {}),
+        # An agent that writes nothing this long while no decision is pending is hung.
+        "idle_timeout_s": settings.GATEHOUSE_AGENT_IDLE_TIMEOUT_S,
+        # The agent's environment is an allow-list (drivers/agent_env.py): these add to it.
+        "env_names": list(settings.GATEHOUSE_AGENT_ENV),
+        "env_values": dict(settings.GATEHOUSE_AGENT_ENV_VALUES),
     }
     if driver == "claude-code":
         common.update(
             claude_bin=settings.GATEHOUSE_CLAUDE_BIN,
             model=settings.GATEHOUSE_CLAUDE_MODEL,
             allow_bypass_permissions=settings.GATEHOUSE_ALLOW_BYPASS_PERMISSIONS,
+            mcp_servers=dict(settings.GATEHOUSE_CLAUDE_MCP_SERVERS),
         )
     elif driver == "codex":
         common.update(
@@ -68,6 +73,8 @@ class Supervisor:
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.contexts: dict[int, WorkerRunContext] = {}
         self._starting: set[int] = set()
+        self._hibernating: set[int] = set()
+        self._cleaned_at: float | None = None
         self._background: asyncio.Task[None] | None = None
 
     def ensure_background(self) -> None:
@@ -81,6 +88,8 @@ class Supervisor:
         # both try to start the same run at once.
         if run_id in self._starting or (run_id in self.tasks and not self.tasks[run_id].done()):
             return False
+        if self.busy_slots() >= settings.GATEHOUSE_WORKER_MAX_RUNS:
+            return False  # full: the run stays queued for a slot here or another worker
         self._starting.add(run_id)
         try:
             if not await _db(run_claim)(run_id=run_id, owner=self.owner):
@@ -90,6 +99,25 @@ class Supervisor:
         finally:
             self._starting.discard(run_id)
 
+    async def _daily_cleanup(self) -> None:
+        """Once a day (and at start): delete what long-finished runs left (runs/retention.py)."""
+        from runs.retention import cleanup
+
+        now = asyncio.get_running_loop().time()
+        if self._cleaned_at is not None and now - self._cleaned_at < 24 * 3600:
+            return
+        self._cleaned_at = now
+        try:
+            done = await _db(cleanup)()
+        except Exception:
+            logger.exception("retention cleanup failed; retrying tomorrow")
+            return
+        if done.workspaces or done.homes:
+            logger.info("retention: deleted %d workspaces and %d agent homes", len(done.workspaces), len(done.homes))
+
+    def busy_slots(self) -> int:
+        return len(self._starting) + sum(1 for task in self.tasks.values() if not task.done())
+
     async def reconcile(self) -> None:
         from runs.leases import run_release, runs_claimable, runs_leased
 
@@ -98,30 +126,39 @@ class Supervisor:
         for run_id, owner in await _db(runs_leased)():
             if owner != self.owner and _dead_local_owner(owner):
                 await _db(run_release)(run_id=run_id, owner=owner)
-        for run_id in await _db(runs_claimable)():
+        free = settings.GATEHOUSE_WORKER_MAX_RUNS - self.busy_slots()
+        if free <= 0:
+            return
+        for run_id in await _db(runs_claimable)(limit=free * 2):
+            if self.busy_slots() >= settings.GATEHOUSE_WORKER_MAX_RUNS:
+                break
             await self.start_run(run_id)
 
     async def _maintain(self) -> None:
         """Reconcile free runs and renew this worker's leases, forever."""
-        from runs.leases import run_heartbeat
+        from runs.leases import runs_heartbeat
 
         interval = min(settings.GATEHOUSE_RECONCILE_S, settings.GATEHOUSE_LEASE_HEARTBEAT_S)
         while True:
             try:
-                await self.reconcile()
+                await self._daily_cleanup()
                 for run_id, task in list(self.tasks.items()):
                     if task.done():
                         self.tasks.pop(run_id, None)
-                        continue
-                    owned, cancel = await _db(run_heartbeat)(run_id=run_id, owner=self.owner)
-                    context = self.contexts.get(run_id)
-                    if context and not owned:
-                        # Another worker took the run over (this one stalled past the TTL):
-                        # stop here at once and leave the run to its new owner.
-                        context.lease_lost = True
-                        self.stop_run(run_id)
-                    elif context and cancel:
-                        context.request_cancel()
+                running = list(self.tasks)
+                if running:
+                    # Every lease of this worker in one round trip, whatever the number of runs.
+                    owned, cancels = await _db(runs_heartbeat)(run_ids=running, owner=self.owner)
+                    for run_id in running:
+                        context = self.contexts.get(run_id)
+                        if context and run_id not in owned:
+                            # Another worker took the run over (this one stalled past the
+                            # TTL): stop here at once and leave the run to its new owner.
+                            context.lease_lost = True
+                            self.stop_run(run_id)
+                        elif context and run_id in cancels:
+                            context.request_cancel()
+                await self.reconcile()
             except Exception:
                 logger.exception("worker maintenance failed; retrying")
             await asyncio.sleep(interval)
@@ -136,6 +173,12 @@ class Supervisor:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
+
+    def hibernate(self, run_id: int) -> None:
+        """Put a run waiting on a person to sleep: its task stops (the driver stops its agent
+        resumably) and `_execute` records the run as hibernated, holding nothing here."""
+        self._hibernating.add(run_id)
+        self.stop_run(run_id)
 
     def stop_run(self, run_id: int) -> None:
         """Stop a run's task at once (its lease is gone): drivers' cleanup still runs."""
@@ -160,6 +203,7 @@ class Supervisor:
             context = WorkerRunContext(
                 run, owner=self.owner, settings_for_driver=driver_settings(run.driver),
                 on_lease_lost=lambda: self.stop_run(run_id),
+                on_hibernate=lambda: self.hibernate(run_id),
             )
             self.contexts[run_id] = context
             await context.open()
@@ -179,6 +223,15 @@ class Supervisor:
             logger.warning("run %s: lease lost to another worker; leaving it to the new owner", run_id)
             return
         except asyncio.CancelledError:
+            if run_id in self._hibernating:
+                self._hibernating.discard(run_id)
+                # This cancellation was ours (it stopped the driver): clear it so that
+                # recording the sleep is not cancelled too.
+                task = asyncio.current_task()
+                while task is not None and task.uncancel() > 0:
+                    pass
+                await self._put_to_sleep(run_id)
+                return
             # Shutting down (or the lease is gone): free the run for the next worker at once.
             # The release is fenced by owner, so a lost lease stays with its new owner.
             await _db(run_release)(run_id=run_id, owner=self.owner)
@@ -214,6 +267,15 @@ class Supervisor:
         except LeaseLost:
             logger.warning("run %s: lease lost before it could finish here; leaving it to the new owner", run_id)
 
+    async def _put_to_sleep(self, run_id: int) -> None:
+        from runs.leases import LeaseLost
+        from runs.services import run_hibernate
+
+        try:
+            await _db(run_hibernate)(run_id=run_id, owner=self.owner)
+        except LeaseLost:
+            logger.warning("run %s: lease lost while going to sleep; leaving it to the new owner", run_id)
+
     async def _stop_leftovers(self, run_id: int, records: list[dict[str, Any]]) -> None:
         """Before resuming, stop agent processes an earlier owner of the run left running."""
         from runs.services import run_forget_processes
@@ -234,13 +296,14 @@ class Supervisor:
 
 
 def _mark_started(*, run_id: int, resumed: bool, owner: str) -> None:
-    """running (or resumed), then waiting if a person is still asked (a resumed run)."""
+    """running (or resumed, or woken), then waiting if a person is still asked."""
     from django.db import transaction
 
     from approvals.gate import run_status_sync
-    from runs.services import run_mark_running
+    from runs.services import run_mark_running, run_woke
 
     with transaction.atomic():
+        run_woke(run_id=run_id, owner=owner)
         run_mark_running(run_id=run_id, resumed=resumed, owner=owner)
         run_status_sync(run_id=run_id)
 
@@ -290,7 +353,39 @@ class DriverWorkerConsumer(AsyncConsumer):
 
 class DriverWorker(Worker):
     """channels' Worker that also starts the supervisor's reconcile loop at once, so runs
-    queued while no worker listened (or whose worker died) are picked up."""
+    queued while no worker listened (or whose worker died) are picked up.
+
+    With `stop_on_signals` (the `runworker` process), SIGTERM/SIGINT stop every run of this
+    process resumably and free its leases before it exits, as `serve` does."""
+
+    stop_on_signals = False
+
+    async def listener(self, channel: str) -> None:
+        """channels' listener, but a channel layer that goes away (Redis down) does not end
+        the worker: it waits and listens again. Meanwhile the reconcile loop still starts
+        queued runs and waiting runs still read their rows (the database is the mailbox)."""
+        from project import broadcast
+
+        backoff = 0.5
+        while True:
+            try:
+                message = await self.channel_layer.receive(channel)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                broadcast._failed()
+                logger.debug("drivers channel unreachable; retrying in %.1f s", backoff, exc_info=True)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+                continue
+            backoff = 0.5
+            broadcast._recovered()
+            if not message.get("type", None):
+                logger.warning("ignoring a message without a type on %s", channel)
+                continue
+            scope = {"type": "channel", "channel": channel}
+            instance_queue = self.get_or_create_application_instance(channel, scope)
+            await instance_queue.put(message)
 
     async def handle(self) -> None:
         supervisor().ensure_background()
@@ -300,6 +395,24 @@ class DriverWorker(Worker):
 
         outbox = asyncio.create_task(outbox_loop(), name="webhook-outbox")
         try:
-            await super().handle()
+            await self._listen()
         finally:
             outbox.cancel()
+
+    async def _listen(self) -> None:
+        if not self.stop_on_signals:
+            await super().handle()
+            return
+        import signal
+
+        loop = asyncio.get_running_loop()
+        stopping = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stopping.set)
+        listening = asyncio.ensure_future(super().handle())
+        waiting = asyncio.ensure_future(stopping.wait())
+        await asyncio.wait({listening, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        await supervisor().shutdown()
+        for task in (listening, waiting):
+            task.cancel()
+        await asyncio.gather(listening, waiting, return_exceptions=True)

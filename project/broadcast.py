@@ -8,6 +8,8 @@ back. A lost message costs latency, never correctness: waiters re-read rows on a
 from __future__ import annotations
 
 import logging
+import time
+import uuid
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -29,14 +31,48 @@ def run_console_group(run_id: int) -> str:
     return f"console.run-{run_id}"
 
 
+# While the channel layer is unreachable (Redis down), doorbells are skipped for a moment
+# instead of each one waiting for a connection timeout in the writer: a decision must not
+# wait on Redis. Waiters find the rows on their timer anyway (the database is the mailbox).
+RETRY_AFTER_S = 5.0
+_down_since: float | None = None
+_down_until = 0.0
+
+
+def layer_degraded() -> bool:
+    """True while the channel layer recently failed (live updates may be missing)."""
+    return _down_since is not None
+
+
+def _failed() -> None:
+    global _down_since, _down_until
+    now = time.monotonic()
+    if _down_since is None:
+        _down_since = now
+        logger.warning("the channel layer is unreachable: doorbells and live updates are paused (rows still decide)")
+    _down_until = now + RETRY_AFTER_S
+
+
+def _recovered() -> None:
+    global _down_since
+    if _down_since is not None:
+        logger.warning("the channel layer is back after %.1f s", time.monotonic() - _down_since)
+        _down_since = None
+
+
 def send_now(group: str, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
+    if _down_since is not None and time.monotonic() < _down_until:
+        return  # skipped: the layer failed a moment ago
     try:
         async_to_sync(layer.group_send)(group, message)
     except Exception:  # a doorbell that fails must never undo or break a committed write
-        logger.exception("could not send %s to group %s", message.get("type"), group)
+        logger.debug("could not send %s to group %s", message.get("type"), group, exc_info=True)
+        _failed()
+    else:
+        _recovered()
 
 
 def send_to_channel_now(channel: str, message: dict[str, Any]) -> None:
@@ -44,40 +80,33 @@ def send_to_channel_now(channel: str, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
+    if _down_since is not None and time.monotonic() < _down_until:
+        return
     try:
         async_to_sync(layer.send)(channel, message)
     except Exception:  # the reconcile loop picks the run up anyway
-        logger.exception("could not send %s to channel %s", message.get("type"), channel)
+        logger.debug("could not send %s to channel %s", message.get("type"), channel, exc_info=True)
+        _failed()
+    else:
+        _recovered()
 
 
 def send_on_commit(group: str, message: dict[str, Any]) -> None:
     transaction.on_commit(lambda: send_now(group, message))
 
 
-def listened(group: str) -> bool:
-    """False only when the layer can tell that nobody is in the group — the in-memory layer
-    of the embedded default, where the consumers live in this process. Rendering fragments
-    for nobody was most of a gate call's time (bench/hook_gateway.py); a page that opens
-    later reads the rows anyway. Other layers (Redis) cannot tell cheaply: always True."""
-    groups = getattr(get_channel_layer(), "groups", None)
-    return bool(groups.get(group)) if isinstance(groups, dict) else True
+def fragment_on_commit(groups: list[str], fragment: str, **args: Any) -> None:
+    """After commit, tell the console `groups` that `fragment` changed.
 
-
-def fragment_on_commit(groups: list[str], render: Any) -> None:
-    """Render HTML after commit (so it shows committed rows) and push it to the groups."""
+    The message names the fragment (a renderer in `runs.fragments.RENDERERS`) and its ids,
+    with a token unique to this change; each console process renders it once, in its
+    consumer, however many pages and groups receive it (`runs.fragments.render_once`).
+    The writer never renders HTML: a gate or a decision costs a row and a doorbell.
+    """
+    message = {"type": "console.change", "fragment": fragment, "args": args, "token": uuid.uuid4().hex}
 
     def push() -> None:
-        listening = [group for group in groups if listened(group)]
-        if not listening:
-            return
-        try:
-            html = render()
-        except Exception:
-            logger.exception("could not render a console fragment")
-            return
-        if not html:
-            return
-        for group in listening:
-            send_now(group, {"type": "console.fragment", "html": html})
+        for group in groups:
+            send_now(group, message)
 
     transaction.on_commit(push)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -51,3 +54,29 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def env_names(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list of environment variable names (e.g. `AWS_REGION,HTTPS_PROXY`)."""
+    names = env_list(name, default)
+    for item in names:
+        if not _ENV_NAME.fullmatch(item):
+            raise ImproperlyConfigured(f"{name}: {item!r} is not an environment variable name")
+    return names
+
+
+def env_json_object(name: str, default: dict[str, Any]) -> dict[str, Any]:
+    """A JSON object (e.g. an MCP server map); anything else stops the start."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ImproperlyConfigured(f"{name} must be a JSON object, not {type(value).__name__}")
+    return value

@@ -13,7 +13,9 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from project.env import env_bool, env_float, env_int, env_list, env_str
+from drivers.agent_env import is_forbidden
+from drivers.mcp_servers import validate_mcp_servers
+from project.env import env_bool, env_float, env_int, env_json_object, env_list, env_names, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("GATEHOUSE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -59,6 +61,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "project.middleware.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -82,6 +85,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "project.health.context",
             ],
         },
     }
@@ -123,7 +127,13 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": env_str("GATEHOUSE_CHANNEL_PREFIX", "gatehouse")},
+            # redis-py 8 reads with a 5 s socket timeout by default, the same 5 s channels-redis
+            # blocks in BZPOPMIN: an idle worker's receive then fails with "Timeout reading".
+            # Read timeouts longer than the blocking pop keep idle receives alive.
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 2}],
+                "prefix": env_str("GATEHOUSE_CHANNEL_PREFIX", "gatehouse"),
+            },
         }
     }
 else:
@@ -209,8 +219,21 @@ GATEHOUSE_LEASE_HEARTBEAT_S = env_float("GATEHOUSE_LEASE_HEARTBEAT_S", 5.0)
 GATEHOUSE_LEASE_TTL_S = env_float("GATEHOUSE_LEASE_TTL_S", 30.0)
 # A worker looks for queued runs and expired leases this often (the doorbell's backstop).
 GATEHOUSE_RECONCILE_S = env_float("GATEHOUSE_RECONCILE_S", 5.0)
+# Runs one worker process executes at once (a run waiting on a person holds a slot until it
+# hibernates); more stay queued and are taken as slots free up, by any worker.
+GATEHOUSE_WORKER_MAX_RUNS = env_int("GATEHOUSE_WORKER_MAX_RUNS", max(8, 8 * (os.cpu_count() or 1)))
+# Workspaces and agent homes of runs finished longer ago than this are deleted (daily).
+GATEHOUSE_RETENTION_DAYS = env_float("GATEHOUSE_RETENTION_DAYS", 30.0)
 # Bytes of a command's output kept on a step and in the timeline.
+# A run waiting on a person longer than this hibernates: its agent process is stopped and
+# woken by the decision (0 = never).
+GATEHOUSE_HIBERNATE_AFTER_S = env_float("GATEHOUSE_HIBERNATE_AFTER_S", 60.0)
 GATEHOUSE_OUTPUT_LIMIT = env_int("GATEHOUSE_OUTPUT_LIMIT", 64 * 1024)
+# An agent CLI that writes nothing this long while no decision is pending fails its run.
+GATEHOUSE_AGENT_IDLE_TIMEOUT_S = env_float("GATEHOUSE_AGENT_IDLE_TIMEOUT_S", 300.0)
+# API request bodies larger than this are refused with 413 before they are read.
+GATEHOUSE_MAX_BODY_BYTES = env_int("GATEHOUSE_MAX_BODY_BYTES", 2 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = GATEHOUSE_MAX_BODY_BYTES
 GATEHOUSE_COMMAND_TIMEOUT_S = env_float("GATEHOUSE_COMMAND_TIMEOUT_S", 600.0)
 GATEHOUSE_CLAUDE_BIN = env_str("GATEHOUSE_CLAUDE_BIN")
 GATEHOUSE_CODEX_BIN = env_str("GATEHOUSE_CODEX_BIN")
@@ -223,6 +246,27 @@ GATEHOUSE_CODEX_BASE_URL = env_str("GATEHOUSE_CODEX_BASE_URL")
 GATEHOUSE_CODEX_MODEL = env_str("GATEHOUSE_CODEX_MODEL", "gpt-5-codex")
 GATEHOUSE_CODEX_ENV_KEY = env_str("GATEHOUSE_CODEX_ENV_KEY", "OPENAI_API_KEY")
 GATEHOUSE_CLAUDE_MODEL = env_str("GATEHOUSE_CLAUDE_MODEL")
+if is_forbidden(GATEHOUSE_CODEX_ENV_KEY):
+    raise ImproperlyConfigured(
+        f"GATEHOUSE_CODEX_ENV_KEY={GATEHOUSE_CODEX_ENV_KEY!r}: Gatehouse's own variables never reach an agent; "
+        "name the model key something else (e.g. OPENAI_API_KEY)"
+    )
+# Agents get an allow-listed environment (drivers/agent_env.py), never the server's whole
+# environment. GATEHOUSE_AGENT_ENV adds names taken from the server's environment
+# (comma-separated, e.g. "AWS_REGION,HTTPS_PROXY"); GATEHOUSE_*, DJANGO_*, DATABASE_URL and
+# REDIS_URL are never passed, even when listed.
+GATEHOUSE_AGENT_ENV = env_names("GATEHOUSE_AGENT_ENV", [])
+# Values set for every agent process, e.g. a model proxy URL (settings only; tests use it to
+# point the CLIs at fake model servers).
+GATEHOUSE_AGENT_ENV_VALUES: dict[str, str] = {}
+# MCP servers Claude Code may start, in Claude's `mcpServers` shape (a JSON object:
+# {"name": {"command": ..., "args": [...], "env": {...}}} or {"name": {"type": "http", "url": ...}}).
+# Only these run (--mcp-config + --strict-mcp-config); a workspace's .mcp.json never does,
+# and every MCP tool call still goes through the gate.
+try:
+    GATEHOUSE_CLAUDE_MCP_SERVERS = validate_mcp_servers(env_json_object("GATEHOUSE_CLAUDE_MCP_SERVERS", {}))
+except ValueError as exc:
+    raise ImproperlyConfigured(f"GATEHOUSE_CLAUDE_MCP_SERVERS: {exc}") from None
 
 LOGGING = {
     "version": 1,

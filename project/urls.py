@@ -1,15 +1,10 @@
 from django.contrib import admin
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from project.api import api_not_found
-
-
-def healthz(request: HttpRequest) -> JsonResponse:
-    """Liveness for a load balancer or a supervisor (no login, no rows read)."""
-    return JsonResponse({"ok": True})
-
+from project.health import healthz
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

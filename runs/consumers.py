@@ -1,8 +1,9 @@
 """WebSocket consumers of the console: thin pipes from channel-layer groups to the page.
 
-They authenticate, join the groups the domain names (project.broadcast), and forward
-fragments the services already rendered after commit. They never read or write rows:
-after a reconnect the page re-fetches what it shows from the database over HTTP.
+They authenticate, join the groups the domain names (project.broadcast), and push the
+fragment a change names, rendered once per process (runs.fragments.render_once) rather
+than in the writer's transaction hook. They never write rows: after a reconnect the page
+re-fetches what it shows from the database over HTTP.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from typing import Any
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from project import broadcast
+from runs import fragments
 
 
 class ConsoleFragmentConsumer(AsyncWebsocketConsumer):
-    """Forward `console.fragment` messages of `console_groups()` as text frames."""
+    """Push the fragments of `console.change` messages of `console_groups()` as text frames."""
 
     joined: list[str]
 
@@ -40,8 +42,9 @@ class ConsoleFragmentConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """The console only listens; anything a page sends is ignored."""
 
-    async def console_fragment(self, event: dict[str, Any]) -> None:
-        html = event.get("html") or ""
+    async def console_change(self, event: dict[str, Any]) -> None:
+        """Something the page shows changed: render it (once per process) and push it."""
+        html = await fragments.render_once(event)
         if html:
             await self.send(text_data=html)
 

@@ -16,9 +16,11 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from project import clock
 from runs.models import Run
 
 
@@ -57,21 +59,45 @@ def _workable() -> Any:
 
 
 def run_claim(*, run_id: int, owner: str) -> bool:
-    """Take the run's lease if it is free (compare-and-set); True when this worker owns it."""
+    """Take the run's lease if it is free (compare-and-set); True when this worker owns it.
+    A sleeping run is taken only once something woke it (see `runs_claimable`)."""
     now = timezone.now()
     claimed = (
         _workable()
         .filter(pk=run_id)
         .filter(_lease_free(now) | Q(owner=owner))
+        .filter(_awake_or_due(clock.now()))
         .update(owner=owner, heartbeat_at=now)
     )
     return claimed == 1
 
 
-def runs_claimable() -> list[int]:
-    """Unfinished runs whose lease is free: never started, or their worker is gone."""
+def _awake_or_due(now: Any) -> Q:
+    """Not asleep, or asleep with a reason to wake: nothing is pending any more (decided),
+    a pending approval's deadline passed, or someone asked to cancel."""
+    from approvals.models import Approval
+
+    pending = Approval.objects.filter(run=OuterRef("pk"), status=Approval.Status.PENDING)
+    return (
+        Q(hibernated_at__isnull=True)
+        | Q(cancel_requested=True)
+        | ~Exists(pending)
+        | Exists(pending.filter(deadline__lte=now))
+    )
+
+
+def runs_claimable(*, limit: int | None = None) -> list[int]:
+    """Unfinished runs whose lease is free (never started, or their worker is gone), except
+    sleeping runs that nothing has woken yet; oldest first, at most `limit`."""
     now = timezone.now()
-    return list(_workable().filter(_lease_free(now)).order_by("id").values_list("id", flat=True))
+    rows = (
+        _workable()
+        .filter(_lease_free(now))
+        .filter(_awake_or_due(clock.now()))
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+    return list(rows[:limit] if limit is not None else rows)
 
 
 def runs_leased() -> list[tuple[int, str]]:
@@ -84,6 +110,16 @@ def run_heartbeat(*, run_id: int, owner: str) -> tuple[bool, bool]:
     owned = Run.objects.filter(pk=run_id, owner=owner).update(heartbeat_at=timezone.now()) == 1
     cancel = Run.objects.filter(pk=run_id, cancel_requested=True).exists()
     return owned, cancel
+
+
+def runs_heartbeat(*, run_ids: list[int], owner: str) -> tuple[set[int], set[int]]:
+    """Renew all of a worker's leases at once; returns (still owned, cancel requested)."""
+    now = timezone.now()
+    with transaction.atomic():
+        owned = set(Run.objects.filter(pk__in=run_ids, owner=owner).values_list("id", flat=True))
+        Run.objects.filter(pk__in=owned, owner=owner).update(heartbeat_at=now)
+    cancels = set(Run.objects.filter(pk__in=owned, cancel_requested=True).values_list("id", flat=True))
+    return owned, cancels
 
 
 def run_release(*, run_id: int, owner: str) -> None:

@@ -32,6 +32,9 @@ class AgentSession(models.Model):
     )
     # The session's run policy (guardrails); a run's own policy replaces it whole.
     run_policy = models.JSONField(null=True, blank=True)
+    # Per driver, the agent conversation the session's runs continue (Claude Code's session
+    # id, Codex's thread id): a follow-up run resumes it instead of starting a new one.
+    agent_state = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -87,6 +90,9 @@ class Run(models.Model):
     # The agent processes the run's worker started ({host, pid, start}), so the next owner
     # can stop what a dead worker left behind before it resumes the run.
     agent_processes = models.JSONField(default=list, blank=True)
+    # Asleep: its agent was stopped while a person decides; a decision (or the deadline, or
+    # a cancel) wakes it. The run stays `waiting`, its approvals stay decidable.
+    hibernated_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

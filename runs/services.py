@@ -17,7 +17,6 @@ from django.utils import timezone
 from approvals import policy as core
 from approvals.policy.run_policy import LOOSE_RUNTIME_MODES, describe_loosening, given_fields, loosened_fields
 from project import broadcast
-from runs import fragments
 from runs.leases import LeaseLost, fence
 from runs.models import Activity, AgentSession, Run
 
@@ -74,7 +73,7 @@ def activity_record(
         activity = Activity.objects.create(run_id=run_id, seq=seq, kind=kind, event=event, payload=dict(payload or {}))
         activity_id = activity.pk
         broadcast.fragment_on_commit(
-            [broadcast.run_console_group(run_id)], lambda: fragments.activity_appended(activity_id)
+            [broadcast.run_console_group(run_id)], "activity_appended", activity_id=activity_id
         )
     return activity
 
@@ -225,7 +224,7 @@ def run_create(
         )
         run_id = run.pk
         transaction.on_commit(lambda: broadcast.send_to_channel_now("drivers", {"type": "run.start", "run_id": run_id}))
-        broadcast.fragment_on_commit([broadcast.INBOX_GROUP], lambda: fragments.run_row(run_id))
+        broadcast.fragment_on_commit([broadcast.INBOX_GROUP], "run_row", run_id=run_id)
     return run
 
 
@@ -239,7 +238,7 @@ def _transition(run_id: int, to: str, *, only_from: tuple[str, ...] | None = Non
     changed = Run.objects.filter(pk=run_id, status__in=allowed_from).update(status=to, **fields)
     if changed:
         broadcast.fragment_on_commit(
-            [broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], lambda: fragments.run_status(run_id)
+            [broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], "run_status", run_id=run_id
         )
     return changed == 1
 
@@ -275,6 +274,34 @@ def run_record_process(*, run_id: int, record: Mapping[str, Any], owner: str | N
         Run.objects.filter(pk=run_id).update(agent_processes=[*kept[-50:], dict(record)])
 
 
+def run_hibernate(*, run_id: int, owner: str | None = None) -> None:
+    """The worker stopped the run's agent while a person decides: the run sleeps (still
+    `waiting`, its approvals decidable) and holds no lease; a decision wakes it."""
+    with transaction.atomic():
+        fence(run_id, owner)
+        Run.objects.filter(pk=run_id).update(hibernated_at=timezone.now(), owner="", heartbeat_at=None)
+        activity_record(run_id=run_id, kind="run", event="run.hibernated",
+                        payload={"text": "Asleep: the agent was stopped while a person decides; a decision wakes it."})
+        broadcast.fragment_on_commit(
+            [broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], "run_status", run_id=run_id
+        )
+
+
+def run_woke(*, run_id: int, owner: str | None = None) -> None:
+    """A worker took a sleeping run back: it says so, once."""
+    with transaction.atomic():
+        fence(run_id, owner)
+        if Run.objects.filter(pk=run_id, hibernated_at__isnull=False).update(hibernated_at=None):
+            activity_record(run_id=run_id, kind="run", event="run.woke", payload={})
+
+
+def run_wake_on_commit(*, run_id: int) -> None:
+    """Ring the workers' doorbell for a sleeping run (a decision, a cancel): the reconcile
+    loop would find it anyway, this only makes it prompt."""
+    if Run.objects.filter(pk=run_id, hibernated_at__isnull=False).exists():
+        transaction.on_commit(lambda: broadcast.send_to_channel_now("drivers", {"type": "run.start", "run_id": run_id}))
+
+
 def run_forget_processes(*, run_id: int, owner: str | None = None) -> None:
     with transaction.atomic():
         fence(run_id, owner)
@@ -282,10 +309,15 @@ def run_forget_processes(*, run_id: int, owner: str | None = None) -> None:
 
 
 def run_save_agent_state(*, run_id: int, state: Mapping[str, Any], owner: str | None = None) -> None:
-    """What the driver needs to resume the agent's own conversation (its session id)."""
+    """What the driver needs to resume the agent's own conversation (its session id): kept
+    on the run (a restart resumes it) and on its session, per driver (a follow-up run in
+    the session continues the same conversation)."""
     with transaction.atomic():
         fence(run_id, owner)
+        run = Run.objects.select_for_update().select_related("session").get(pk=run_id)
         Run.objects.filter(pk=run_id).update(agent_state=dict(state))
+        session = AgentSession.objects.select_for_update().get(pk=run.session_id)
+        AgentSession.objects.filter(pk=session.pk).update(agent_state={**(session.agent_state or {}), run.driver: dict(state)})
 
 
 def run_finish(
@@ -334,6 +366,7 @@ def run_cancel(*, run: Run, user: Any = None) -> Run:
         )
         run_id = run.pk
         broadcast.send_on_commit(broadcast.run_group(run_id), {"type": "run.cancel", "run_id": run_id})
+        run_wake_on_commit(run_id=run_id)
         if run.status == Run.Status.QUEUED and not run.owner:
             run_finish(run_id=run.pk, status=Run.Status.CANCELLED)
     run.refresh_from_db()

@@ -38,7 +38,10 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
-WRITE_F = {"steps": [{"tool": "bash", "input": {"command": "echo hi > f"}}]}
+# Asked under the default policy: an awk program that writes a file (`echo hi > f` inside
+# the workspace is a local edit, allowed).
+WRITE_F_COMMAND = """awk 'BEGIN { print "hi" > "f" }'"""
+WRITE_F = {"steps": [{"tool": "bash", "input": {"command": WRITE_F_COMMAND}}]}
 QUESTIONS = [
     {
         "id": "color",
@@ -193,7 +196,7 @@ def permission_approval(db: Any) -> Any:
 
     # A negative timeout: no deadline, so the approval cannot expire during a slow run.
     run = run_create(driver="scripted", scenario=WRITE_F, run_policy={"approvals": {"timeout_s": -1}})
-    outcome = gate_request(run_id=run.pk, tool="bash", input={"command": "echo hi > f"}, cwd=run.workspace, subtype="command")
+    outcome = gate_request(run_id=run.pk, tool="bash", input={"command": WRITE_F_COMMAND}, cwd=run.workspace, subtype="command")
     assert outcome.outcome == "wait", outcome
     return Approval.objects.get(pk=outcome.approval_id)
 
@@ -342,7 +345,7 @@ def test_an_accepted_run_policy_can_gate_a_request(api: Any, timeout: Any) -> No
         response = _post_run(api, {**VALID_RUN, "run_policy": {"approvals": {"timeout_s": timeout}}})
         if response.status_code == 201:
             run = Run.objects.get(pk=response.json()["id"])
-            gate_request(run_id=run.pk, tool="bash", input={"command": "echo hi > f"}, cwd=run.workspace, subtype="command")
+            gate_request(run_id=run.pk, tool="bash", input={"command": WRITE_F_COMMAND}, cwd=run.workspace, subtype="command")
 
 
 # --- Approvals: approve / deny / answer --------------------------------------------------------
@@ -619,7 +622,7 @@ def test_the_longest_accepted_timeout_still_gates_a_request(api: Any) -> None:
     response = _post_run(api, {**VALID_RUN, "run_policy": {"approvals": {"timeout_s": MAX_TIMEOUT_S}}})
     assert response.status_code == 201, response.content
     run = Run.objects.get(pk=response.json()["id"])
-    outcome = gate_request(run_id=run.pk, tool="bash", input={"command": "echo hi > f"}, cwd=run.workspace, subtype="command")
+    outcome = gate_request(run_id=run.pk, tool="bash", input={"command": WRITE_F_COMMAND}, cwd=run.workspace, subtype="command")
     assert outcome.outcome == "wait"
 
 

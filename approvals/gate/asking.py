@@ -9,7 +9,6 @@ from typing import Any
 from approvals import policy as core
 from approvals.models import Approval
 from project import broadcast, clock
-from runs import fragments
 from runs.models import Run, Step
 from runs.services import activity_record
 
@@ -93,6 +92,6 @@ def approval_open(
     run_status_sync(run_id=run.pk)
     approval_id = approval.pk
     broadcast.fragment_on_commit(
-        [broadcast.INBOX_GROUP, broadcast.run_console_group(run.pk)], lambda: fragments.approval_added(approval_id)
+        [broadcast.INBOX_GROUP, broadcast.run_console_group(run.pk)], "approval_added", approval_id=approval_id
     )
     return approval

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from django.conf import settings
 
@@ -12,16 +11,26 @@ from runs.models import Run
 
 
 def agent_home(run: Run) -> str:
-    """The isolated HOME the run's agent process gets (see the drivers)."""
-    return str(settings.GATEHOUSE_RUNTIME_DIR / f"run-{run.pk}" / "home")
+    """The isolated HOME the run's agent process gets (drivers.runcontext.runtime_dir_of)."""
+    return str(settings.GATEHOUSE_RUNTIME_DIR / f"session-{run.session_id}" / "home")
 
 
-def path_context(run: Run) -> Any:
+def _protected_dirs() -> tuple[str, ...]:
+    # Gatehouse's own files: the database and secret key (var), every agent home (runtime),
+    # every other run's default workspace. The run's own workspace is carved out by the core.
+    protected = (settings.VAR_DIR, settings.GATEHOUSE_RUNTIME_DIR, settings.GATEHOUSE_WORKSPACES_DIR)
+    return tuple(dict.fromkeys(str(p) for p in protected))
+
+
+def path_context(run: Run) -> core.PathContext:
     """The policy core's PathContext for this run: requests' paths are resolved against the
-    workspace; `~` means both the server user's home and the agent's own; Gatehouse's var
-    directory (database, secret key, agent homes) is protected."""
-    context_type = getattr(core, "PathContext", None)
-    if context_type is None:
-        return None
+    workspace; `~` means both the server user's home and the agent's own; Gatehouse's own
+    directories are protected."""
     homes = tuple(dict.fromkeys([os.path.expanduser("~"), agent_home(run)]))
-    return context_type(workspace=run.workspace, homes=homes, protected_dirs=(str(settings.VAR_DIR),))
+    return core.PathContext(workspace=run.workspace, homes=homes, protected_dirs=_protected_dirs())
+
+
+def offline_path_context(workspace: str) -> core.PathContext:
+    """The PathContext to reproduce a decision outside a run (`policy_check`, the evaluate
+    endpoint): the given workspace, the server user's home, Gatehouse's directories."""
+    return core.PathContext(workspace=workspace, homes=(os.path.expanduser("~"),), protected_dirs=_protected_dirs())

@@ -41,7 +41,7 @@ def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict
         request,
         run_view=run_view(run.pk),
         grants=[g.rule for g in grants],
-        **({"paths": paths} if paths is not None else {}),
+        paths=paths,
     )
     return verdict, grants
 
@@ -87,7 +87,8 @@ def gate_request(
             grant_row = next((g for g in grants if g.rule == verdict.grant), None)
         if decision == "ask" and kind == "permission":
             decision, decided_by = core.apply_runtime_mode(
-                verdict, mode=runtime_mode or run.session.runtime_mode, request=request, workspace=run.workspace
+                verdict, mode=runtime_mode or run.session.runtime_mode, request=request, workspace=run.workspace,
+                paths=path_context(run),
             )
         routing = routing_for(run, kind) if decision == "ask" else ""
         if routing == "auto-approve":

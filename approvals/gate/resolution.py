@@ -99,7 +99,7 @@ def recheck_after_interruption(*, approval: Approval) -> GateOutcome:
     paths = path_context(run)
     verdict = core.evaluate(
         core.compile_policy(run.policy_document), step.request, run_view=core.RunView(), grants=[g.rule for g in grants],
-        **({"paths": paths} if paths is not None else {}),
+        paths=paths,
     )
     if verdict.decision == "allow":
         return hand_out(step, outcome="allow", decided_by="grant" if verdict.grant else "policy", approval_id=approval.pk)

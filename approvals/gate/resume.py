@@ -34,7 +34,6 @@ from django.db import transaction
 from approvals import policy as core
 from approvals.models import Approval
 from project import broadcast, clock
-from runs import fragments
 from runs.leases import fence
 from runs.models import Step
 from runs.services import activity_record
@@ -169,7 +168,7 @@ def steps_supersede(*, run_id: int, step_ids: list[int], owner: str | None = Non
             for approval_id in pending:
                 broadcast.fragment_on_commit(
                     [broadcast.INBOX_GROUP, broadcast.run_console_group(run_id)],
-                    lambda approval_id=approval_id: fragments.approval_removed(approval_id),
+                    "approval_removed", approval_id=approval_id,
                 )
             step_move(step.pk, S.ABORTED, decided_by="system",
                       told="Superseded: after a restart the agent asked something else instead.")

@@ -6,11 +6,23 @@ and the approval hash bind a decision to exactly what a reviewer saw.
 """
 
 from .canonical import JSONFloat, JSONInt, approval_hash, canonical_json, parse_json_strict, policy_version
-from .classes import CLASSES, DESTRUCTIVE, LOCAL, READ_ONLY, REMOTE, classify_tool, classify_words
+from .classes import (
+    CLASSES,
+    DESTRUCTIVE,
+    LOCAL,
+    OUTSIDE,
+    PROTECTED,
+    READ_ONLY,
+    REMOTE,
+    classify_tool,
+    classify_words,
+)
 from .errors import PolicyError
-from .evaluate import RunView, Segment, Verdict, classify, evaluate
+from .evaluate import PathUse, RunView, Segment, Verdict, classify, evaluate
 from .grants import grant_covers, suggest_grant, validate_grant
 from .modes import RUNTIME_MODES, apply_runtime_mode
+from .options import Invocation, invocation
+from .paths import PathContext
 from .questions import answers_of, describe_answers, is_complete, validate_questions
 from .request import validate_request
 from .rules import DEFAULT_POLICY, CompiledPolicy, compile_policy
@@ -21,13 +33,18 @@ __all__ = [
     "CLASSES",
     "DESTRUCTIVE",
     "LOCAL",
+    "OUTSIDE",
+    "PROTECTED",
     "READ_ONLY",
     "REMOTE",
     "DEFAULT_POLICY",
     "RUNTIME_MODES",
     "CompiledPolicy",
+    "Invocation",
     "JSONFloat",
     "JSONInt",
+    "PathContext",
+    "PathUse",
     "PolicyError",
     "RunPolicy",
     "RunView",
@@ -45,6 +62,7 @@ __all__ = [
     "describe_answers",
     "evaluate",
     "grant_covers",
+    "invocation",
     "is_complete",
     "materialise",
     "parse_json_strict",

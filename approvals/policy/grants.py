@@ -1,25 +1,36 @@
 """Session grants ("always allow"): they turn an `ask` into `allow`, never a deny or abort.
 
-A grant is `{"tool": "bash", "match": "npm run build"}` (a command pattern, matched like
-the rules), `{"tool": "write", "match": "docs/**"}` (a path glob, for the edit tools and
-`read`), or `{"tool": "deployPreview"}` (the whole tool). A bash request is covered only
-when the script parses, no command writes to a file through a redirection, no command
-name is computed at run time, and every command the policy did not already allow
-matches the grant's pattern.
+A grant is `{"tool": "bash", "match": "npm run build"}` (a command pattern, matched by
+meaning like an allow rule), `{"tool": "write", "match": "docs/**"}` (a path glob, for the
+edit tools and `read`, matched against the workspace-relative path only), or
+`{"tool": "deployPreview"}` (the whole tool).
+
+A grant covers what the policy asked about only where asking was about the command
+itself (its rule, its rule set's default, its class). It never covers:
+
+- a protected path (written or read), a write outside the workspace, a read of a
+  secret-looking path, a path only known at run time;
+- a write the policy asks about (a redirection or file operand outside what the edit
+  rules allow): a redirection into the workspace that the policy allows is fine
+  (`npm run build > build.log`);
+- a computed command name, nesting deeper than read, an environment that changes what
+  runs, a network command sending a substitution or a file, a script that does not parse;
+- code given on the command line (`python -c …`) unless the grant names exactly that
+  command, as one made from an approval a reviewer saw does.
 """
 
 from __future__ import annotations
 
-import posixpath
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .classes import DESTRUCTIVE, EDIT_TOOLS, REMOTE, classify_words
+from .classes import DESTRUCTIVE, EDIT_TOOLS, LOCAL, OUTSIDE, PROTECTED, READ_ONLY, REMOTE
 from .errors import PolicyError, json_type
-from .patterns import command_regex, glob_regex, path_candidates, words_subject
-from .request import edit_path, read_path, validate_request
-from .shell import parse_script
+from .options import WILD, invocation
+from .patterns import compile_command, exact_key_of, glob_regex
+from .request import validate_request
 
 PATH_TOOLS = EDIT_TOOLS | {"read"}
 _PLAIN_WORD = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@+=-]*$")
@@ -48,7 +59,7 @@ def validate_grant(grant: Mapping) -> dict:
             raise _invalid("`match` must be a non-empty string", "match", match)
         try:
             if tool == "bash":
-                command_regex(match)
+                compile_command(match)
             elif tool in PATH_TOOLS:
                 glob_regex(match)
             else:
@@ -59,99 +70,110 @@ def validate_grant(grant: Mapping) -> dict:
     return out
 
 
-def _covers_words(grant: Mapping, words) -> bool:
-    if "match" not in grant:
+def _covers_segment(grant: Mapping, seg) -> bool:
+    if seg.decision == "allow":
         return True
-    return re.match(command_regex(grant["match"]), words_subject(words), re.DOTALL) is not None
-
-
-def _covers_path(grant: Mapping, path: str | None, cwd: str | None) -> bool:
-    if "match" not in grant:
-        return True
-    if path is None:
+    if seg.decision != "ask" or seg.grantable is None:
         return False
-    regex = glob_regex(grant["match"])
-    return any(regex.match(c) for c in path_candidates(path, cwd))
+    inv = seg.invocation if seg.invocation is not None else invocation(seg.words)
+    if "match" not in grant:
+        return seg.grantable == "pattern"
+    pattern = compile_command(grant["match"])
+    if seg.grantable == "exact":
+        return pattern.exact_key is not None and pattern.exact_key == exact_key_of(inv)
+    return pattern.matches(inv, allow=True)
 
 
-def _covers(grant: Mapping, req: Mapping, segments, script) -> bool:
-    """`segments` are the policy's per-command verdicts (parallel to `script.commands`)."""
+def _covers_path(grant: Mapping, verdict) -> bool:
+    use = verdict.paths[0] if verdict.paths else None
+    if use is None or use.relative is None or use.protected or use.sensitive:
+        return False
+    if use.side_effect_class not in (LOCAL, READ_ONLY, None):
+        return False
+    if "match" not in grant:
+        return True
+    return glob_regex(grant["match"]).match(use.relative) is not None
+
+
+def _covers(grant: Mapping, req: Mapping, verdict, script) -> bool:
     tool = req["tool"]
-    if grant["tool"] != tool:
+    if grant["tool"] != tool or verdict.touches_protected:
         return False
     if tool == "bash":
-        if script is None or not script.parsed or not script.commands:
+        if script is None or not script.parsed or not verdict.segments:
             return False
-        if any(c.writes_file or c.dynamic_name for c in script.commands):
-            return False
-        for cmd, seg in zip(script.commands, segments, strict=True):
-            if seg.decision != "allow" and not _covers_words(grant, cmd.words):
-                return False
-        return True
-    if tool in EDIT_TOOLS:
-        return _covers_path(grant, edit_path(req), req.get("cwd"))
-    if tool == "read":
-        return _covers_path(grant, read_path(req), req.get("cwd"))
+        return all(_covers_segment(grant, s) for s in verdict.segments)
+    if tool in PATH_TOOLS:
+        return _covers_path(grant, verdict)
     return True
 
 
-def covering_grant(grants: Sequence[Mapping], req: Mapping, segments, script) -> Mapping | None:
-    """The first (validated) grant that covers an asked request, given its segments."""
+def covering_grant(grants: Sequence[Mapping], req: Mapping, verdict, script) -> Mapping | None:
+    """The first (validated) grant that covers an asked request, given the policy's verdict."""
     for grant in grants:
-        if _covers(grant, req, segments, script):
+        if _covers(grant, req, verdict, script):
             return grant
     return None
 
 
-class _Pending:
-    """A segment view for grant_covers without a policy: nothing is already allowed."""
+def _ask_everything(req: Mapping, paths):
+    from .evaluate import _decide
+    from .rules import compile_policy
 
-    decision = "ask"
+    return _decide(compile_policy({"default": "ask"}), req, paths)
 
 
-def grant_covers(grant: Mapping, request: Mapping) -> bool:
+def grant_covers(grant: Mapping, request: Mapping, *, paths=None) -> bool:
     """Whether the grant alone covers the request (every command of a script must match)."""
     checked = validate_grant(grant)
     req = validate_request(request)
-    if req["tool"] == "bash":
-        script = parse_script(req["input"]["command"])
-        return _covers(checked, req, [_Pending()] * len(script.commands), script)
-    return _covers(checked, req, (), None)
+    verdict, script = _ask_everything(req, paths)
+    return _covers(checked, req, verdict, script)
 
 
-def _command_prefix(words) -> str | None:
-    prefix = []
-    for word in words[:_MAX_PREFIX]:
-        if not _PLAIN_WORD.match(word):
+def _command_prefix(seg) -> str | None:
+    inv = seg.invocation if seg.invocation is not None else invocation(seg.words)
+    if not _PLAIN_WORD.match(seg.words[0]):
+        return None
+    prefix = [seg.words[0]]
+    for word in inv.positionals[: _MAX_PREFIX - 1]:
+        if word == WILD or not _PLAIN_WORD.match(word):
             break
         prefix.append(word)
-    return " ".join(prefix) if prefix else None
+    return " ".join(prefix)
 
 
-def suggest_grant(request: Mapping, verdict=None) -> tuple[dict, str] | None:
+def suggest_grant(request: Mapping, verdict=None, *, paths=None) -> tuple[dict, str] | None:
     """The narrowest useful grant for a request, and the button's sentence; None when no
-    grant would be safe (a redirection writing a file, a script that does not parse, a
-    destructive or remote-mutating command, a path outside the workspace...).
+    grant would be safe or could cover it (see the module's list).
 
     With `verdict` (the policy's answer), only the commands it did not allow count.
     """
     req = validate_request(request)
     tool = req["tool"]
+    if verdict is None or (tool == "bash" and not verdict.segments) or (tool in PATH_TOOLS and not verdict.paths):
+        verdict, _ = _ask_everything(req, paths)
+    if verdict.touches_protected:
+        return None
     if tool == "bash":
-        script = parse_script(req["input"]["command"])
-        if not script.parsed or not script.commands:
+        if verdict.rule == "commands.unparseable" or not verdict.segments:
             return None
-        if any(c.writes_file or c.dynamic_name for c in script.commands):
+        pending = [s for s in verdict.segments if s.decision != "allow"] or list(verdict.segments)
+        if any(s.grantable is None or s.decision not in ("ask", "allow") for s in pending):
             return None
-        pending = list(script.commands)
-        if verdict is not None and verdict.segments:
-            allowed = {s.words for s in verdict.segments if s.decision == "allow"}
-            pending = [c for c in pending if c.words not in allowed] or pending
-        prefixes = set()
-        for cmd in pending:
-            if classify_words(cmd.words) in (DESTRUCTIVE, REMOTE):
+        if any(s.grantable == "exact" for s in pending):
+            if len(pending) != 1:
                 return None
-            prefix = _command_prefix(cmd.words)
+            match = shlex.join(pending[0].words)
+            grant = {"tool": "bash", "match": match}
+            if not _covers_segment(grant, pending[0]):
+                return None
+            return grant, f"Always allow exactly `{match}` in this session"
+        prefixes = set()
+        for seg in pending:
+            if seg.side_effect_class in (DESTRUCTIVE, REMOTE, OUTSIDE, PROTECTED):
+                return None
+            prefix = _command_prefix(seg)
             if prefix is None:
                 return None
             prefixes.add(prefix)
@@ -159,22 +181,19 @@ def suggest_grant(request: Mapping, verdict=None) -> tuple[dict, str] | None:
             return None
         match = prefixes.pop()
         grant = {"tool": "bash", "match": match}
-        if not all(_covers_words(grant, c.words) for c in pending):
+        if not all(_covers_segment(grant, s) for s in pending):
             return None
         return grant, f"Always allow `{match}` in this session"
     if tool in PATH_TOOLS:
-        path = edit_path(req) if tool in EDIT_TOOLS else read_path(req)
-        cwd = req.get("cwd")
-        if path is None or not cwd:
+        use = verdict.paths[0] if verdict.paths else None
+        if use is None or use.relative is None or use.sensitive or use.protected:
             return None
-        full = posixpath.normpath(posixpath.join(cwd, path))
-        root = posixpath.normpath(cwd).rstrip("/")
-        if not full.startswith(root + "/"):
-            return None  # outside the workspace: no standing permission
-        rel = full[len(root) + 1 :]
+        if use.side_effect_class not in (LOCAL, READ_ONLY, None) or use.relative == ".":
+            return None
+        rel = use.relative
         if any(ch in rel for ch in "*?[]!#\\") or rel.startswith(".git/") or rel == ".git":
             return None
-        directory = posixpath.dirname(rel)
+        directory = rel.rsplit("/", 1)[0] if "/" in rel else ""
         match = f"{directory}/**" if directory else rel
         verb = "reads of" if tool == "read" else "edits to"
         return {"tool": tool, "match": match}, f"Always allow {verb} `{match}` in this session"

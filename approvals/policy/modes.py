@@ -1,43 +1,55 @@
 """Runtime modes (issue 4): what a policy's `ask` becomes in a session's mode.
 
 `approval-required` keeps the policy as written; `auto-accept-edits` approves asked edits
-inside the workspace; `auto` approves asked requests except remote mutations and
-destructive ones (and scripts that do not parse); `full-access` approves every ask. `deny`, `abort` and `allow` are never
-changed, and an approval a mode made is reported as decided by the mode.
+inside the workspace (by the resolved path: a symlink out of it does not count);
+`auto` approves asked requests except remote mutations, destructive ones, writes outside
+the workspace, reads of secrets, and what the policy could not read (a script that does
+not parse, nesting too deep, a computed command name, a word that could complete a deny
+rule, an environment that changes what runs, a network command sending a substitution or
+a file); `full-access` approves every other ask. `deny`, `abort` and `allow` are never
+changed, no mode ever allows a request that touches a protected path, and an approval a
+mode made is reported as decided by the mode.
 """
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Mapping
 
-from .classes import DESTRUCTIVE, EDIT_TOOLS, REMOTE
+from .classes import DESTRUCTIVE, EDIT_TOOLS, OUTSIDE, PROTECTED, REMOTE
 from .errors import PolicyError
-from .patterns import inside
+from .paths import PathContext, Resolver, default_context
 
 RUNTIME_MODES = ("approval-required", "auto-accept-edits", "auto", "full-access")
+_AUTO_KEEPS = frozenset({"commands.unparseable", "commands.nesting", "commands.dynamic", "commands.expansion",
+                         "commands.environment", "commands.network", "reads.sensitive", "reads.environment", "classes.outside-workspace",
+                         "classes.protected"})
 
 
-def apply_runtime_mode(verdict, *, mode: str, request: Mapping, workspace: str) -> tuple[str, str]:
+def apply_runtime_mode(verdict, *, mode: str, request: Mapping, workspace: str,
+                       paths: PathContext | None = None) -> tuple[str, str]:
     """(decision, decided_by), decided_by "policy" or "mode"."""
     if mode not in RUNTIME_MODES:
         raise PolicyError("invalid_request", f"unknown runtime mode {mode!r}", field="mode", value=mode)
     if verdict.decision != "ask" or mode == "approval-required":
         return verdict.decision, "policy"
+    if verdict.touches_protected:
+        return "ask", "policy"
     if mode == "full-access":
         return "allow", "mode"
     if mode == "auto":
-        # a script that does not parse is never allowed by anything short of full access
-        if verdict.side_effect_class in (REMOTE, DESTRUCTIVE) or verdict.rule == "commands.unparseable":
+        if verdict.side_effect_class in (REMOTE, DESTRUCTIVE, OUTSIDE, PROTECTED) or verdict.rule in _AUTO_KEEPS \
+                or _AUTO_KEEPS.intersection(verdict.floors) or any(p.sensitive for p in verdict.all_paths):
             return "ask", "policy"
         return "allow", "mode"
     # auto-accept-edits
     tool = request.get("tool")
     tool_input = request.get("input") or {}
     path = tool_input.get("file_path") or tool_input.get("notebook_path")
-    if tool in EDIT_TOOLS and isinstance(path, str) and path and workspace:
-        base = request.get("cwd") or workspace
-        full = posixpath.normpath(posixpath.join(base, path))
-        if inside(full, workspace):
+    if tool in EDIT_TOOLS and isinstance(path, str) and path and "\x00" not in path and workspace:
+        ctx = paths if paths is not None else default_context(request.get("cwd"), workspace)
+        if paths is not None and workspace and paths.workspace != workspace:
+            ctx = PathContext(workspace, paths.homes, paths.protected_dirs)
+        loc = Resolver(ctx).locate(path, [request.get("cwd") or workspace], access="write")
+        if loc.inside and not loc.protected and not loc.unknown:
             return "allow", "mode"
     return "ask", "policy"

@@ -12,18 +12,20 @@ from typing import Any
 from .canonical import canonical_json, policy_version
 from .classes import CLASSES
 from .errors import PolicyError, json_type
-from .patterns import CommandMatcher, PathMatcher, command_regex, glob_regex
+from .options import Invocation
+from .patterns import CommandMatcher, PathMatcher, compile_command, glob_regex
 
 DECISIONS = ("allow", "ask", "deny", "abort")
 RULE_DECISIONS = ("deny", "ask", "allow")  # most restrictive first
 SEVERITY = {"allow": 0, "ask": 1, "deny": 2, "abort": 3}
 
 DEFAULT_POLICY: dict = {
-    "classes": {"read-only": "allow", "local-mutation": "allow", "remote-mutation": "ask", "destructive": "deny"},
+    "classes": {"read-only": "allow", "local-mutation": "allow", "outside-workspace": "ask",
+                "remote-mutation": "ask", "destructive": "deny", "protected": "deny"},
     "default": "ask",
 }
 
-_TOP_KEYS = ("commands", "edits", "tools", "classes", "limits", "default")
+_TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "default")
 _RULESET_KEYS = ("allow", "ask", "deny", "default")
 _LIMIT_KEYS = ("max_tool_calls", "max_denials")
 
@@ -36,17 +38,32 @@ class Rule:
 
 @dataclass(frozen=True)
 class RuleSet:
-    name: str  # "commands" or "edits"
+    name: str  # "commands", "edits" or "reads"
     rules: Mapping[str, tuple[Rule, ...]]  # decision -> rules, in document order
-    matchers: Mapping[str, Any]  # decision -> CommandMatcher | PathMatcher
     default: str | None
-    # every rule in one matcher, most restrictive first: one regex call answers a request
+    # every rule in one matcher, most restrictive first: one call answers a request
     combined: Any = None
     order: tuple[tuple[str, int], ...] = ()
+    labels: Mapping[tuple[str, int], str] = field(default_factory=dict)  # (decision, index) -> "commands.deny[0]"
 
-    def match(self, subject) -> tuple[str, int] | None:
-        """(decision, index) of the most restrictive matching rule (deny, ask, allow)."""
-        hit = self.combined.first(subject)
+    def match_command(self, inv: Invocation, cls: str | None | bool = False
+                      ) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
+        """((decision, index) of the most restrictive certain match, (decision, index) of a
+        more restrictive rule a run-time word could complete) for one command (`cls`: its
+        side-effect class, when known)."""
+        position, maybe = self.combined.first(inv, cls)
+        order = self.order
+        return (None if position is None else order[position]), (None if maybe is None else order[maybe])
+
+    def exact_allow(self, inv: Invocation) -> tuple[str, int] | None:
+        """An allow rule that names exactly this command (lifts the interpreter floor)."""
+        allows = [pos for pos, (decision, _) in enumerate(self.order) if decision == "allow"]
+        pos = self.combined.exact(inv, allows)
+        return None if pos is None else self.order[pos]
+
+    def match_path(self, allow_candidates: tuple[str, ...], restrictive: tuple[str, ...]) -> tuple[str, int] | None:
+        """(decision, index) of the most restrictive glob that matches a path."""
+        hit = self.combined.first_path(allow_candidates, restrictive)
         return None if hit is None else self.order[hit]
 
 
@@ -56,6 +73,7 @@ class CompiledPolicy:
     document: Mapping
     commands: RuleSet | None = field(default=None, repr=False)
     edits: RuleSet | None = field(default=None, repr=False)
+    reads: RuleSet | None = field(default=None, repr=False)
     tools: Mapping[str, tuple[str, str | None]] = field(default_factory=dict, repr=False)
     classes: Mapping[str, str] | None = field(default=None, repr=False)
     max_tool_calls: int | None = None
@@ -112,16 +130,15 @@ def _rules(entries: Any, field: str, check) -> tuple[Rule, ...]:
 def _ruleset(name: str, value: Any, check, matcher_type) -> RuleSet:
     section = _mapping(value, name, _RULESET_KEYS)
     rules = {}
-    matchers = {}
     for decision in RULE_DECISIONS:
         rules[decision] = _rules(section.get(decision, []), f"{name}.{decision}", check)
-        matchers[decision] = matcher_type([r.pattern for r in rules[decision]])
     default = section.get("default")
     if default is not None:
         _decision(default, f"{name}.default")
     order = tuple((decision, i) for decision in RULE_DECISIONS for i in range(len(rules[decision])))
-    combined = matcher_type([rules[d][i].pattern for d, i in order])
-    return RuleSet(name, rules, matchers, default, combined, order)
+    combined = matcher_type([rules[d][i].pattern for d, i in order], [d == "allow" for d, _ in order])
+    labels = {(d, i): f"{name}.{d}[{i}]" for d, i in order}
+    return RuleSet(name, rules, default, combined, order, labels)
 
 
 def _limit(value: Any, field: str) -> int:
@@ -132,11 +149,13 @@ def _limit(value: Any, field: str) -> int:
 
 def _build(document: Mapping, version: str) -> CompiledPolicy:
     doc = _mapping(document, "", _TOP_KEYS)
-    commands = edits = None
+    commands = edits = reads = None
     if "commands" in doc:
-        commands = _ruleset("commands", doc["commands"], command_regex, CommandMatcher)
+        commands = _ruleset("commands", doc["commands"], compile_command, CommandMatcher)
     if "edits" in doc:
         edits = _ruleset("edits", doc["edits"], glob_regex, PathMatcher)
+    if "reads" in doc:
+        reads = _ruleset("reads", doc["reads"], glob_regex, PathMatcher)
     tools: dict[str, tuple[str, str | None]] = {}
     for name, entry in _mapping(doc.get("tools", {}), "tools", None).items():
         where = f"tools.{name}"
@@ -163,6 +182,7 @@ def _build(document: Mapping, version: str) -> CompiledPolicy:
         document=copy.deepcopy(dict(doc)),
         commands=commands,
         edits=edits,
+        reads=reads,
         tools=tools,
         classes=classes,
         max_tool_calls=max_calls,

@@ -4,13 +4,16 @@ Every `command` node anywhere in the tree is a simple command of its own: chains
 subshells, brace groups, `if`/`for`/`while`/`case` bodies, function bodies, command
 substitutions `$(...)` and backquotes (quoted or not), process substitutions `<(...)`, and
 substitutions inside assignments, redirections and here-documents. For each one we keep
-its words with quotes removed, leading assignments and redirections dropped, and the
-command's path reduced to its name (`/usr/bin/node` reads `node`).
+its words with quotes removed, leading assignments and redirections set aside, and the
+command's path reduced to its name (`/usr/bin/node` reads `node`); which words are only
+known at run time (an expansion, a brace expansion, an unquoted glob); the redirections
+that apply to it (its own and those of an enclosing group; `a && b > f` redirects `b`
+only, as bash does); and where its standard input comes from (a pipe, a file, a
+here-document whose text we keep).
 
-Commands that run another command are looked through: transparent wrappers (`sudo`,
-`env`, `timeout`, `nohup`, `nice`, `xargs`...), `find -exec ...` and `bash -c '...'` /
-`eval` yield the inner command(s) as extra simple commands, so a rule about the inner
-command holds whatever wraps it.
+Commands that run another command are looked through (`wrappers.py`): the inner commands
+follow their wrapper as simple commands of their own, up to `MAX_NESTED_SCRIPTS` levels; a
+command nested deeper is marked `too_deep` and is never allowed.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from tree_sitter import Language, Node, Parser
 
 BASH = Language(tree_sitter_bash.language())
 _local = threading.local()
+MAX_NESTED_SCRIPTS = 8
 
 
 def _parser() -> Parser:
@@ -34,21 +38,60 @@ def _parser() -> Parser:
     return parser
 
 
+class Redirect(NamedTuple):
+    op: str  # ">", ">>", "<", "<>", "&>", ">&", ...
+    target: str  # the target as written, quotes removed
+    writes: bool  # writes a file (not a descriptor, not /dev/null)
+    reads: bool  # reads a file (`< f`, `<> f`)
+    dynamic: bool  # the target is only known at run time
+    glob: bool = False
+
+
 class SimpleCommand(NamedTuple):
     text: str  # the source text of the command (for the console)
     words: tuple[str, ...]  # unquoted words, command path reduced to its name
     writes_file: bool = False  # a redirection writes to a file (not /dev/null, not a descriptor)
-    dynamic_name: bool = False  # the command name is computed at run time ($CMD, $(...))
+    dynamic_name: bool = False  # the command name is computed at run time ($CMD, $(...), a glob)
     wrapped_by: str | None = None  # the wrapper this command was found inside (sudo, find -exec...)
+    redirects: tuple[Redirect, ...] = ()
+    dynamic_at: frozenset[int] = frozenset()  # indices of words with an expansion or brace expansion
+    glob_at: frozenset[int] = frozenset()  # indices of words with an unquoted glob (`*`, `?`, `[`)
+    assigns: tuple[str, ...] = ()  # variables set for this command (`X=1 cmd`, `env X=1 cmd`)
+    stdin: str | None = None  # "pipe", "file", "heredoc" (its text in stdin_text) or None
+    stdin_text: str | None = None  # a here-document or here-string known before run time
+    too_deep: bool = False  # a command that runs another, nested deeper than we read
+    remote: bool = False  # runs on another machine (ssh host CMD): its paths are not ours
+    level: int = 0  # how many wrappers or nested scripts enclose it
+    operands_unknown: bool = False  # more operands come at run time (xargs, parallel)
+    heredoc_vars: tuple[str, ...] = ()  # variables a here-document on its input expands
+    path: str | None = None  # the command word as written when it is a path (`./x`, `/usr/bin/rm`)
+    split_at: frozenset[int] = frozenset()  # words with an unquoted expansion (bash splits its value)
+
+    @property
+    def plain(self) -> bool:
+        """Nothing but its words to read: no redirection, run-time word, assignment, input,
+        wrapper, nesting or remote host."""
+        return not (self.redirects or self.dynamic_at or self.glob_at or self.assigns or self.stdin
+                    or self.wrapped_by or self.too_deep or self.remote or self.dynamic_name or self.operands_unknown
+                    or self.heredoc_vars)
+
+    @property
+    def wild_at(self) -> frozenset[int]:
+        """Words whose run-time value is not what is written: expansions, and unquoted
+        globs (`p*sh` runs `push` where a file of that name exists, `*` may give `-rf`)."""
+        return self.dynamic_at | self.glob_at if self.glob_at else self.dynamic_at
 
 
 class Script(NamedTuple):
     commands: tuple[SimpleCommand, ...]
     parsed: bool  # False when the tree has ERROR or MISSING nodes: never allowed
+    assignments: tuple[tuple[str, str], ...] = ()  # standalone `NAME=value` statements: (name, text)
 
 
-_NON_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_NON_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero", "/dev/random",
+                        "/dev/urandom"})
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|"})
+_READ_OPS = frozenset({"<", "<>"})
 _EXPANSIONS = frozenset(
     {"simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion"}
 )
@@ -57,7 +100,8 @@ _WORD_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _ANSI_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|.)", re.DOTALL)
 _ANSI_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
                 "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
-MAX_NESTED_SCRIPTS = 4
+_GLOB = re.compile(r"(?<!\\)[*?\[]")
+_BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 
 
 def _ansi(match: re.Match) -> str:
@@ -106,8 +150,40 @@ def _has_expansion(node) -> bool:
     return False
 
 
-def _redirect_writes(node) -> bool:
-    """Whether a file_redirect writes to a file."""
+def _unquoted_text(node) -> str:
+    """The parts of a word that are not quoted (where globs and braces expand)."""
+    if node.type == "word":
+        return _text(node)
+    if node.type == "concatenation":
+        return "".join(_text(c) for c in node.children if c.type == "word")
+    return ""
+
+
+def word_status(node) -> tuple[bool, bool]:
+    """(dynamic, glob) of one argument node: dynamic when an expansion or a brace
+    expansion gives it its value at run time, glob when an unquoted glob may."""
+    kind = node.type
+    if kind in ("raw_string", "ansi_c_string", "number"):
+        return False, False
+    dynamic = kind in _EXPANSIONS or _has_expansion(node)
+    plain = _unquoted_text(node)
+    if plain and "{" in plain and _BRACE.search(plain if kind == "word" else _text(node)):
+        dynamic = True
+    glob = bool(plain) and _GLOB.search(plain) is not None
+    return dynamic, glob
+
+
+def splits(node) -> bool:
+    """Whether an argument holds an unquoted expansion, whose value bash splits into words
+    (`$x`, `a$(b)`): it could become several options. A quoted one (`"$x"`,
+    `--author="$(id)"`) stays one word."""
+    if node.type in _EXPANSIONS:
+        return True
+    return node.type == "concatenation" and any(c.type in _EXPANSIONS for c in node.children)
+
+
+def _redirect(node) -> Redirect | None:
+    """The Redirect of a file_redirect node (None for a bare descriptor move)."""
     op = None
     destination = None
     for child in node.children:
@@ -119,33 +195,69 @@ def _redirect_writes(node) -> bool:
         elif child.is_named:
             destination = child
     if op is None:
-        return False
-    if op == ">&" or op == "<&":
-        # `2>&1`, `>&-` duplicate or close a descriptor; `>&file` writes to the file.
-        if destination is None or destination.type == "number":
-            return False
-        word = unquote(destination)
-        return op == ">&" and not (word.isdigit() or word == "-" or word in _NON_FILES)
-    if op not in _WRITE_OPS:
-        return False
+        return None
     if destination is None:
-        return True
-    if destination.type != "number" and not _has_expansion(destination):
-        word = unquote(destination)
-        if word in _NON_FILES or word.startswith("/dev/fd/"):
-            return False
-    return True
+        return Redirect(op, "", op in _WRITE_OPS, op in _READ_OPS, True)
+    word = unquote(destination)
+    dynamic, glob = word_status(destination)
+    if destination.type == "process_substitution":
+        return Redirect(op, word, False, False, False)  # a pipe to a command read on its own
+    if op in (">&", "<&", ">&-", "<&-"):
+        # `2>&1`, `>&-` duplicate or close a descriptor; `>&file` writes to the file.
+        if destination.type == "number" or word.isdigit() or word == "-" or word in _NON_FILES:
+            return None
+        return Redirect(op, word, op == ">&", False, dynamic, glob)
+    if word in _NON_FILES or word.startswith("/dev/fd/"):
+        return None
+    return Redirect(op, word, op in _WRITE_OPS or op == "<>", op in _READ_OPS, dynamic, glob)
 
 
-def _writes(redirects) -> bool:
-    for node in redirects:
+_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def heredoc_variables(nodes) -> tuple[str, ...]:
+    """Variables the here-documents among `nodes` expand (an unquoted delimiter)."""
+    found: list[str] = []
+    for node in nodes:
+        if node.type == "heredoc_redirect":
+            quoted = any(c.type == "heredoc_start" and any(q in _text(c) for q in "'\"\\") for c in node.children)
+            body = next((c for c in node.children if c.type == "heredoc_body"), None)
+            if body is not None and not quoted:
+                found += _VARIABLE.findall(_text(body))
+    return tuple(found)
+
+
+def _redirects_of(nodes) -> tuple[list[Redirect], str | None, str | None]:
+    """(redirects, stdin kind, stdin text) of redirect nodes."""
+    out: list[Redirect] = []
+    stdin = None
+    text = None
+    for node in nodes:
         if node.type == "file_redirect":
-            if _redirect_writes(node):
-                return True
+            red = _redirect(node)
+            if red is not None:
+                out.append(red)
+                if red.reads and red.op == "<":
+                    stdin = "file"
         elif node.type == "heredoc_redirect":
-            if any(c.type == "file_redirect" and _redirect_writes(c) for c in node.children):
-                return True
-    return False
+            stdin = "heredoc"
+            body = next((c for c in node.children if c.type == "heredoc_body"), None)
+            quoted = any(c.type == "heredoc_start" and any(q in _text(c) for q in "'\"\\") for c in node.children)
+            if body is not None and (quoted or not _has_expansion(body)):
+                text = _text(body)
+            elif body is None:
+                text = ""
+            for child in node.children:
+                if child.type == "file_redirect":
+                    red = _redirect(child)
+                    if red is not None:
+                        out.append(red)
+        elif node.type == "herestring_redirect":
+            stdin = "heredoc"
+            arg = node.named_children[-1] if node.named_child_count else None
+            if arg is not None and not word_status(arg)[0]:
+                text = unquote(arg) + "\n"
+    return out, stdin, text
 
 
 # Nodes that never contain a command: the walk does not descend into them.
@@ -155,32 +267,66 @@ _LEAVES = frozenset({"word", "raw_string", "number", "ansi_c_string", "comment",
                      "extglob_pattern"})
 
 
-def _command_words(node) -> tuple[list[str], bool, bool]:
-    """(words, writes_file, dynamic_name) of one `command` node."""
+class _Words(NamedTuple):
+    split_at: frozenset[int]
+    path: str | None
+    heredoc_vars: tuple[str, ...]
+    words: list[str]
+    dynamic_name: bool
+    dynamic_at: frozenset[int]
+    glob_at: frozenset[int]
+    assigns: tuple[str, ...]
+    redirects: list[Redirect]
+    stdin: str | None
+    stdin_text: str | None
+
+
+def _command_words(node) -> _Words:
     words: list[str] = []
-    writes = False
+    path: str | None = None
     dynamic = False
+    dynamic_at: set[int] = set()
+    split_at: set[int] = set()
+    glob_at: set[int] = set()
+    assigns: list[str] = []
+    redirect_nodes = []
     for child in node.named_children:
         ctype = child.type
-        if ctype == "word":
-            text = child.text.decode("utf-8", "replace")
-            words.append(_WORD_ESCAPE.sub(r"\1", text) if "\\" in text else text)
-        elif ctype == "command_name":
+        if ctype == "command_name":
             name_node = child.named_children[0] if child.named_child_count else child
-            if name_node.type != "word" and _has_expansion(name_node):
-                dynamic = True
+            is_dynamic, is_glob = word_status(name_node)
             name = unquote(name_node)
-            if "/" in name and not dynamic:
-                name = name.rstrip("/").rsplit("/", 1)[-1] or name
+            if is_dynamic or is_glob:
+                dynamic = True
+            elif "/" in name:
+                path = name
+                name = command_name(name)
             words.append(name)
-        elif ctype == "variable_assignment" or ctype == "comment":
+        elif ctype == "variable_assignment":
+            assigns.append(_text(child).split("=", 1)[0].rstrip("+"))
+        elif ctype == "comment":
             continue
         elif ctype in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
-            if _writes((child,)):
-                writes = True
+            redirect_nodes.append(child)
         else:
+            is_dynamic, is_glob = word_status(child)
+            if is_dynamic:
+                dynamic_at.add(len(words))
+                if splits(child):
+                    split_at.add(len(words))
+            if is_glob:
+                glob_at.add(len(words))
             words.append(unquote(child))
-    return words, writes, dynamic
+    redirects, stdin, stdin_text = _redirects_of(redirect_nodes)
+    return _Words(frozenset(split_at), path, heredoc_variables(redirect_nodes) if stdin == "heredoc" else (), words, dynamic,
+                  frozenset(dynamic_at), frozenset(glob_at), tuple(assigns), redirects, stdin, stdin_text)
+
+
+def command_name(path: str) -> str:
+    """The name a command path runs: its last component (`/proc/self/exe` is the shell)."""
+    if path.startswith("/proc/") and path.rstrip("/").endswith("/exe"):
+        return "sh"
+    return path.rstrip("/").rsplit("/", 1)[-1] or path
 
 
 def _declaration_words(node) -> list[str]:
@@ -200,183 +346,180 @@ _PLAIN_COMMAND = re.compile(r"[^\\'\"$`<>(){}\[\]#&|;*?!\n]+")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 
-def _plain_words(text: str) -> list[str] | None:
+def _plain_words(text: str) -> tuple[list[str], tuple[str, ...]] | None:
     if _PLAIN_COMMAND.fullmatch(text) is None:
         return None
     words = text.split()
-    while words and _ASSIGNMENT.match(words[0]):
-        del words[0]
+    if "=" not in text:
+        assigns: tuple[str, ...] = ()
+    else:
+        found = []
+        while words and _ASSIGNMENT.match(words[0]):
+            found.append(words.pop(0).split("=", 1)[0].rstrip("+"))
+        assigns = tuple(found)
     if words and "/" in words[0]:
-        words[0] = words[0].rstrip("/").rsplit("/", 1)[-1] or words[0]
-    return words
+        return None  # a command path: read from the tree, which keeps the path
+    return words, assigns
+
+
+MAX_SCRIPT_CHARS = 512 * 1024
 
 
 def parse_script(script: str) -> Script:
-    """All simple commands of `script`, in source order (inner wrapped commands follow)."""
+    """All simple commands of `script`, in source order (inner wrapped commands follow).
+
+    A script longer than MAX_SCRIPT_CHARS is not read (it could take seconds): it counts as
+    one that does not parse, never allowed."""
+    if len(script) > MAX_SCRIPT_CHARS:
+        return Script((), False)
     return _parse(script, 0)
 
 
+def _last_command(node):
+    """The node a redirection after `a && b` applies to: the last element of the list."""
+    while node.type == "list":
+        parts = [c for c in node.named_children if c.type not in _LEAVES and c.type != "comment"]
+        if not parts:
+            return node
+        node = parts[-1]
+    return node
+
+
+class _Context(NamedTuple):
+    redirects: tuple[Redirect, ...] = ()
+    stdin: str | None = None
+    stdin_text: str | None = None
+    heredoc_vars: tuple[str, ...] = ()
+
+
+_FRESH = _Context()
+_NONE: frozenset[int] = frozenset()
+
+
+def _new_command(fields: tuple) -> SimpleCommand:
+    # positional NamedTuple construction without keyword handling (the fast path)
+    return tuple.__new__(SimpleCommand, fields)
+
+
+_WRAPPERS: list = []  # (inner_commands, looks_through), imported on first use (wrappers imports this module)
+
+
 def _parse(script: str, level: int) -> Script:
+    if not _WRAPPERS:
+        from .wrappers import LOOK_THROUGH as _names
+        from .wrappers import inner_commands as _inner
+        from .wrappers import looks_through as _looks
+
+        _WRAPPERS.extend((_inner, _looks, _names))
+    inner_commands, looks_through, look_through_names = _WRAPPERS
     tree = _parser().parse(script.encode("utf-8"))
     root = tree.root_node
     parsed = not root.has_error
     out: list[SimpleCommand] = []
-    # (node, inherited "writes to a file" from an enclosing redirected_statement)
-    stack: list[tuple[Node, bool, str | None]] = [(root, False, None)]
+    assignments: list[tuple[str, str]] = []
+    extra: dict[int, _Context] = {}  # node id -> redirections that apply to that node only
+    stack: list[tuple[Node, _Context, str | None]] = [(root, _FRESH, None)]
     while stack:
-        node, writes, shown = stack.pop()
+        node, ctx, shown = stack.pop()
+        own = extra.pop(node.id, None) if extra else None
+        if own is not None:
+            ctx = _Context(ctx.redirects + own.redirects, own.stdin or ctx.stdin, own.stdin_text or ctx.stdin_text,
+                           ctx.heredoc_vars + own.heredoc_vars)
         ntype = node.type
         if ntype == "command":
             text = shown or _text(node)
-            plain = _plain_words(text) if shown is None else None
+            plain = _plain_words(text) if shown is None and not ctx.redirects else None
             if plain is not None:
-                if plain:
-                    cmd = SimpleCommand(text, tuple(plain), writes)
+                words, assigns = plain
+                if not words:
+                    continue
+                cmd = _new_command((text, tuple(words), False, False, None, (), _NONE, _NONE, assigns, ctx.stdin,
+                                    ctx.stdin_text, False, False, level, False, ctx.heredoc_vars, None, _NONE))
+            else:
+                got = _command_words(node)
+                if not got.words:
+                    if got.assigns:
+                        assignments.extend((name, text) for name in got.assigns)
+                    continue
+                redirects = ctx.redirects + tuple(got.redirects)
+                cmd = SimpleCommand(
+                    text, tuple(got.words), any(r.writes for r in redirects), got.dynamic_name,
+                    redirects=redirects, dynamic_at=got.dynamic_at, glob_at=got.glob_at, assigns=got.assigns,
+                    stdin=got.stdin or ctx.stdin, stdin_text=got.stdin_text if got.stdin else ctx.stdin_text,
+                    level=level, heredoc_vars=ctx.heredoc_vars + got.heredoc_vars, path=got.path,
+                    split_at=got.split_at,
+                )
+            name = cmd.words[0]
+            if (name in look_through_names or not name.isalpha() or not name.islower()) and looks_through(name) \
+                    and not cmd.dynamic_name:
+                if level >= MAX_NESTED_SCRIPTS:
+                    out.append(cmd._replace(too_deep=True))
+                else:
                     out.append(cmd)
-                    if level < MAX_NESTED_SCRIPTS and plain[0] in _LOOK_THROUGH:
-                        parsed = _inner_commands(cmd, out, level) and parsed
-                continue
-            words, own_writes, dynamic = _command_words(node)
-            if words:
-                cmd = SimpleCommand(text, tuple(words), writes or own_writes, dynamic)
+                    parsed = inner_commands(cmd, out, level) and parsed
+            else:
                 out.append(cmd)
-                if level < MAX_NESTED_SCRIPTS and words[0] in _LOOK_THROUGH:
-                    ok = _inner_commands(cmd, out, level)
-                    parsed = parsed and ok
-        elif ntype in ("declaration_command", "unset_command"):
+            if plain is None:
+                for child in reversed(node.named_children):
+                    if child.type not in _LEAVES:
+                        stack.append((child, _FRESH, None))
+            continue
+        if ntype in ("declaration_command", "unset_command"):
             words = _declaration_words(node)
             if words:
-                out.append(SimpleCommand(_text(node), tuple(words), writes))
+                out.append(SimpleCommand(_text(node), tuple(words), any(r.writes for r in ctx.redirects),
+                                         redirects=ctx.redirects, level=level))
+            for child in reversed(node.named_children):
+                if child.type not in _LEAVES:
+                    stack.append((child, _FRESH, None))
+            continue
+        if ntype == "variable_assignment":
+            # a standalone `NAME=value` statement sets the shell's own variable
+            if node.parent is not None and node.parent.type not in ("command", "declaration_command"):
+                assignments.append((_text(node).split("=", 1)[0].rstrip("+"), _text(node)))
         elif ntype == "redirected_statement":
-            redirects = [c for c in node.children if c.type.endswith("redirect")]
-            body_writes = writes or _writes(redirects)
-            children = node.children
-            for child in reversed(children):
+            redirect_nodes = [c for c in node.children if c.type.endswith("redirect")]
+            found, stdin, stdin_text = _redirects_of(redirect_nodes)
+            redirects = tuple(found)
+            variables = heredoc_variables(redirect_nodes) if stdin == "heredoc" else ()
+            body = node.child_by_field_name("body")
+            for child in reversed(node.children):
                 if child.type.endswith("redirect"):
-                    stack.append((child, False, None))
-                elif child.type == "pipeline":
-                    # `a | b > out`: the redirection belongs to the last command only
-                    parts = [c for c in child.named_children if c.type not in _LEAVES]
-                    for k in range(len(parts) - 1, -1, -1):
-                        stack.append((parts[k], body_writes if k == len(parts) - 1 else writes, None))
+                    stack.append((child, _FRESH, None))
+            if body is not None:
+                mine = _Context(redirects, stdin, stdin_text, variables)
+                target = _last_command(body)
+                if body.type == "list":
+                    extra[target.id] = mine
+                    stack.append((body, ctx, None))
+                elif body.type == "pipeline":
+                    parts = [c for c in body.named_children if c.type not in _LEAVES]
+                    # `a | b > out`: the output redirection belongs to the last command, `< in` to the first
+                    if len(parts) == 1:
+                        extra[parts[0].id] = mine
+                    elif parts:
+                        extra[parts[-1].id] = _Context(tuple(r for r in redirects if not r.reads))
+                        extra[parts[0].id] = _Context(tuple(r for r in redirects if r.reads), stdin, stdin_text,
+                                                      variables)
+                    stack.append((body, ctx, None))
                 else:
                     # a lone command shows with its redirections (`echo hi > out`)
-                    lone_text = _text(node) if child.type == "command" else None
-                    stack.append((child, body_writes, lone_text))
+                    lone_text = _text(node) if body.type == "command" else None
+                    merged = _Context(ctx.redirects + mine.redirects, stdin or ctx.stdin,
+                                      stdin_text if stdin else ctx.stdin_text, ctx.heredoc_vars + variables)
+                    stack.append((body, merged, lone_text))
+            continue
+        elif ntype == "pipeline":
+            parts = [c for c in node.named_children if c.type not in _LEAVES]
+            for k in range(len(parts) - 1, -1, -1):
+                part_ctx = ctx if k == 0 else _Context(ctx.redirects, "pipe", None)
+                stack.append((parts[k], part_ctx, None))
             continue
         # Substitutions start a fresh command: an outer redirection does not apply inside.
-        inherit = False if ntype in ("command_substitution", "process_substitution") else writes
+        inherit = _FRESH if ntype in ("command_substitution", "process_substitution") else ctx
         for child in reversed(node.named_children):
             if child.type not in _LEAVES:
                 stack.append((child, inherit, None))
     # Depth-first order of the stack keeps source order except for look-through commands,
     # which were appended right after their wrapper.
-    return Script(tuple(out), parsed)
-
-
-# --- commands that run other commands -------------------------------------------------
-
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "fish"})
-# wrapper -> options that take a separate argument
-_WRAPPERS: dict[str, frozenset[str]] = {
-    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R"}),
-    "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "-C", "-S", "--unset", "--chdir"}),
-    "nohup": frozenset(),
-    "time": frozenset({"-f", "-o"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "ionice": frozenset({"-c", "-n", "-p", "-P", "-u"}),
-    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "command": frozenset(),
-    "builtin": frozenset(),
-    "exec": frozenset({"-a"}),
-    "xargs": frozenset({"-I", "-n", "-L", "-P", "-d", "-E", "-s", "-a", "-i", "-l", "-e"}),
-    "watch": frozenset({"-n", "-d", "--interval"}),
-    "caffeinate": frozenset({"-t", "-w"}),
-    "chroot": frozenset(),
-    "unbuffer": frozenset(),
-    "proxychains": frozenset({"-f"}),
-    "torsocks": frozenset(),
-}
-_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
-_LOOK_THROUGH = frozenset(_WRAPPERS) | _SHELLS | {"find", "eval"}
-
-
-def _wrapped_words(words: tuple[str, ...]) -> tuple[str, ...]:
-    name = words[0]
-    takes_arg = _WRAPPERS[name]
-    i = 1
-    if name == "command" and any(w in ("-v", "-V") for w in words[1:2]):
-        return ()  # `command -v x` looks x up, it does not run it
-    while i < len(words):
-        word = words[i]
-        if word == "--":
-            i += 1
-            break
-        if name in ("env", "sudo") and "=" in word and not word.startswith("-"):
-            i += 1  # env NAME=value
-            continue
-        if word.startswith("-") and len(word) > 1:
-            i += 2 if word in takes_arg else 1
-            continue
-        break
-    if name in ("timeout",) and i < len(words):
-        i += 1  # the duration
-    if name == "chroot" and i < len(words):
-        i += 1  # the new root
-    return tuple(words[i:])
-
-
-def _inner_commands(cmd: SimpleCommand, out: list[SimpleCommand], level: int) -> bool:
-    """Append the commands `cmd` runs; False when an inner script does not parse."""
-    words = cmd.words
-    name = words[0]
-    if name in _SHELLS or name == "eval":
-        source: str | None
-        if name == "eval":
-            source = " ".join(words[1:])
-        else:
-            source = None
-            for j, word in enumerate(words[1:], start=1):
-                if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
-                    source = words[j + 1] if j + 1 < len(words) else ""
-                    break
-            if source is None:
-                return True
-        inner = _parse(source, level + 1)
-        for sub in inner.commands:
-            out.append(SimpleCommand(sub.text, sub.words, sub.writes_file or cmd.writes_file,
-                                     sub.dynamic_name, name))
-        return inner.parsed
-    if name == "find":
-        ok = True
-        i = 1
-        while i < len(words):
-            if words[i] in _FIND_EXEC:
-                j = i + 1
-                while j < len(words) and words[j] not in (";", "+"):
-                    j += 1
-                inner_words = words[i + 1 : j]
-                if inner_words and not _append_inner(cmd, inner_words, "find", out, level):
-                    ok = False
-                i = j
-            i += 1
-        return ok
-    inner_words = _wrapped_words(words)
-    if inner_words:
-        return _append_inner(cmd, inner_words, name, out, level)
-    return True
-
-
-def _append_inner(cmd: SimpleCommand, words: tuple[str, ...], wrapper: str,
-                  out: list[SimpleCommand], level: int) -> bool:
-    first = words[0]
-    if "/" in first:
-        first = first.rstrip("/").rsplit("/", 1)[-1] or first
-    words = (first,) + tuple(words[1:])
-    inner = SimpleCommand(" ".join(words), words, cmd.writes_file, cmd.dynamic_name, wrapper)
-    out.append(inner)
-    if level < MAX_NESTED_SCRIPTS and first in _LOOK_THROUGH:
-        return _inner_commands(inner, out, level + 1)
-    return True
+    return Script(tuple(out), parsed, tuple(assignments))

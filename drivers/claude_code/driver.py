@@ -35,17 +35,17 @@ import contextlib
 import functools
 import itertools
 import logging
-import os
 import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from drivers import agent_env, workspace_config
 from drivers.base import Decision, Descriptor, DriverError, RunAborted, RunContext, RunResult, ToolRequest
 from drivers.subprocess_io import JsonLinesProcess, ProcessExitedError, ProcessStartError, ProtocolError
 
-from . import mapping
+from . import isolation, mapping
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,7 @@ DESCRIPTOR = Descriptor(
         "question": frozenset({"ask", "auto-deny"}),
     },
     retry=False,
+    resumes=True,  # --resume <session id> (SIGTERM flushes the transcript)
     structured_output=False,
     sees=(
         "every tool call before it runs, reads included (PreToolUse hook on all tools)",
@@ -77,6 +78,17 @@ DESCRIPTOR = Descriptor(
     cannot_see=(
         "what an allowed shell command does inside (its child processes, files, network)",
         "the CLI's own files in its runtime directory (session transcript, plan file)",
+        "what an administrator's MCP server does once a call is allowed (it runs with the CLI's "
+        "environment, model key included)",
+    ),
+    # See isolation.py for what each of these is and what it was checked against.
+    isolation=(
+        "allow-listed environment",
+        "own HOME and CLAUDE_CONFIG_DIR per run",
+        "setting sources: only Gatehouse's user settings (no workspace hooks, permissions, plugins, agents, commands)",
+        "MCP servers: only the administrator's (--strict-mcp-config)",
+        "CLAUDE.md as plain context",
+        "no start-up git status; the repository's git programs switched off",
     ),
 )
 
@@ -87,11 +99,18 @@ PERMISSION_MODES = {
     "auto": "default",
 }
 
+# What the CLI may see of the server's environment besides the common allow-list
+# (drivers/agent_env.py): its model provider's variables and its documented switches.
+ENV_PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_", "DISABLE_")
+ENV_NAMES = ("IS_SANDBOX",)
+
 ISOLATION_ENV = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "DISABLE_TELEMETRY": "1",
     "DISABLE_AUTOUPDATER": "1",
     "DISABLE_ERROR_REPORTING": "1",
+    # No start-up `git status` (it runs a repository's fsmonitor and clean filters): isolation.py.
+    "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS": "1",
     "TERM": "dumb",
 }
 
@@ -176,6 +195,7 @@ class _ClaudeRun:
         self._texts: list[str] = []
         self._resume_session = ""  # the CLI session this run continues (`--resume`)
         self._resumable_stop = False
+        self._restarted = False  # this run restarted (vs a follow-up run continuing the session)
 
     # -- entry -----------------------------------------------------------------------------
 
@@ -207,12 +227,9 @@ class _ClaudeRun:
             return "default"
         return mode
 
-    def _environment(self, mode: str) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update({str(k): str(v) for k, v in (self.settings.get("env") or {}).items()})
-        env.update(ISOLATION_ENV)
-        env["HOME"] = str(self.runtime_home)
-        env["CLAUDE_CONFIG_DIR"] = str(self.config_dir)
+    def _environment(self, mode: str, git_env: Mapping[str, str] | None = None) -> dict[str, str]:
+        fixed = {**(git_env or {}), **ISOLATION_ENV, "HOME": str(self.runtime_home), "CLAUDE_CONFIG_DIR": str(self.config_dir)}
+        env = agent_env.build(self.settings, names=ENV_NAMES, prefixes=ENV_PREFIXES, fixed=fixed)
         env.pop("IS_SANDBOX", None)
         if mode == "bypassPermissions":
             # The CLI refuses bypassPermissions as root without it (observed).
@@ -228,7 +245,9 @@ class _ClaudeRun:
                 "running in default mode (every tool call still goes through the gate).",
             )
         self.cli_mode = mode
-        env = self._environment(mode)
+        scan = await asyncio.to_thread(workspace_config.scan, Path(self.ctx.workspace))
+        await self._start_notices(scan)
+        env = self._environment(mode, scan.git_env())
         binary = find_binary(self.settings, env)
         if not binary:
             raise _RunFailed("agent_not_found", "Claude Code CLI not found: set GATEHOUSE_CLAUDE_BIN, put `claude` on PATH, or run `make agents`.")
@@ -244,7 +263,12 @@ class _ClaudeRun:
             argv += ["--model", str(self.settings["model"])]
         if (self.ctx.run_policy or {}).get("web_search") == "deny":
             argv += ["--disallowedTools", "WebSearch"]
-        self.config_dir.mkdir(parents=True, exist_ok=True)
+        isolation.prepare_config_dir(self.config_dir)
+        argv += isolation.argv(
+            files_dir=Path(self.ctx.runtime_dir) / "claude-code",
+            workspace=Path(self.ctx.workspace),
+            mcp_servers=self.settings.get("mcp_servers") or {},
+        )
         self._resume_session = self._resumable_session()
         if self._resume_session:
             argv += ["--resume", self._resume_session]
@@ -259,22 +283,35 @@ class _ClaudeRun:
         )
 
     def _resumable_session(self) -> str:
-        """The CLI session to continue: this run's, if a transcript of it survived.
+        """The CLI session to continue, if a transcript of it survived: this run's own after
+        a restart (then `_restarted`), else — for a new run of the session — the session's
+        conversation with Claude Code (a follow-up turn with this run's prompt).
 
         The CLI keeps its transcript at `$CLAUDE_CONFIG_DIR/projects/<cwd>/<session>.jsonl`
         (flushed on SIGTERM or stdin EOF; a SIGKILL during the first turn leaves none).
         Without one, the run starts again from its prompt and the gate answers the steps
         that already ran from the record.
         """
-        if not getattr(self.ctx, "resuming", False):
-            return ""
-        session_id = str((getattr(self.ctx, "agent_state", None) or {}).get("session_id") or "")
+        self._restarted = bool(getattr(self.ctx, "resuming", False))
+        state = (getattr(self.ctx, "agent_state", None) or {}) if self._restarted else (getattr(self.ctx, "conversation", None) or {})
+        session_id = str(state.get("session_id") or "")
         if not re.fullmatch(r"[A-Za-z0-9-]{1,100}", session_id):
             return ""
         transcripts = self.config_dir / "projects"
         if not any(path.stat().st_size > 0 for path in transcripts.glob(f"*/{session_id}.jsonl")):
             return ""
         return session_id
+
+    async def _start_notices(self, scan: workspace_config.Scan) -> None:
+        """Once per run (not again when a worker resumes it): what the agent was kept from."""
+        if getattr(self.ctx, "resuming", False):
+            return
+        for payload in (
+            agent_env.refused_notice(self.settings, driver="claude-code"),
+            scan.notice(agents=isolation.AGENTS, driver="claude-code"),
+        ):
+            if payload is not None:
+                await self.ctx.emit("notice", payload)
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -380,14 +417,17 @@ class _ClaudeRun:
         if response.get("subtype") != "success":
             raise _RunFailed("agent_protocol_error", f"Claude Code refused initialize: {mapping.bounded(str(response.get('error')), 500)}")
         self._started_turn = True
-        if self._resume_session:
+        restarted = bool(self._resume_session) and self._restarted
+        if restarted:
             # The agent remembers what it did: the gate matches only what was still open.
             await self.ctx.resumed_conversation()
             await self._notice("info", f"Resumed Claude Code's conversation {self._resume_session}.")
+        elif self._resume_session:
+            await self._notice("info", f"Continuing the session's Claude Code conversation {self._resume_session}.")
         await self._send(
             {
                 "type": "user",
-                "message": {"role": "user", "content": CONTINUE_PROMPT if self._resume_session else self.ctx.prompt},
+                "message": {"role": "user", "content": CONTINUE_PROMPT if restarted else self.ctx.prompt},
                 "parent_tool_use_id": None,
                 "session_id": "default",
             }

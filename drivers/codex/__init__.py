@@ -29,13 +29,16 @@ real 0.171.0 (with the fake Responses server of tests/fakes/responses_server.py)
   but only for the listed prefixes; there is no catch-all. That is the fallback to build
   when a Codex release drops `untrusted` from JSON-RPC too.
 
-Workspace trust: the generated config.toml pins the workspace as an *untrusted* project.
-Without that, `thread/start` (workspace-write) marks it trusted and Codex loads the
-workspace's own `.codex/` config, hooks and exec-policy rules: a checked-in
-`.codex/rules/default.rules` with `prefix_rule(pattern=["touch"], decision="allow")` made
-`touch` run with no approval request at all (observed on 0.171.0; tested in
-tests/drivers/test_codex.py). As a second line, any command or file change that completes
-without having been asked is reported as a warning notice.
+Workspace trust: the generated config.toml pins the workspace, and every parent directory
+of it, as an *untrusted* project. Without that, `thread/start` (workspace-write) marks it
+trusted (inside a git repository: the repository root) and Codex loads that project's
+`.codex/` config, hooks and exec-policy rules: a checked-in `.codex/rules/default.rules`
+with `prefix_rule(pattern=["touch"], decision="allow")` made `touch` run with no approval
+request at all, and a `[mcp_servers]` entry started its program (observed on 0.171.0;
+tested in tests/drivers/test_codex.py and test_workspace_isolation.py). The repository's
+git programs are switched off for Codex's processes (drivers/workspace_config.py): its own
+start-up `git status` ran a clean filter. As a second line, any command or file change
+that completes without having been asked is reported as a warning notice.
 
 Replies: allow -> `accept`, also for a person's "always allow": that is a Gatehouse grant,
 which answers the next identical request from the gate, so revoking it takes effect on the
@@ -75,6 +78,7 @@ DESCRIPTOR = Descriptor(
         "plan_review": frozenset(),
     },
     retry=False,
+    resumes=True,  # thread/resume from the run's CODEX_HOME
     structured_output=False,
     sees=(
         "every shell command the agent runs through exec_command, read-only ones included, "
@@ -94,10 +98,15 @@ DESCRIPTOR = Descriptor(
         "are not gated",
         "what an approved command does inside its shell (each simple command is not asked separately; "
         "the policy sees the whole script)",
-        "project-local .codex/ config, hooks and rules are kept off by pinning the workspace untrusted "
-        "in CODEX_HOME; a .codex/ folder in a parent directory of the workspace is not pinned",
         "approvalPolicy untrusted is retired from config.toml in 0.171.0; a later Codex may refuse it "
         "over JSON-RPC too (the driver then fails the run rather than run un-gated)",
+    ),
+    isolation=(
+        "allow-listed environment",
+        "own HOME and CODEX_HOME per run",
+        "the workspace and every parent pinned untrusted (no .codex/ config, rules, hooks or MCP servers; "
+        "no AGENTS.md either)",
+        "the repository's git programs switched off",
     ),
 )
 

@@ -9,11 +9,12 @@ of that out of the operator's `~/.codex` and out of every other run.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from drivers import agent_env
 
 # Run-policy sandbox value -> `thread/start` `sandbox` (SandboxMode of app-server 0.171.0).
 SANDBOX_MODES = {
@@ -63,6 +64,14 @@ def render_config(
     `.codex/config.toml`, hooks and `.codex/rules` — observed on 0.171.0: a workspace file
     `prefix_rule(pattern=["touch"], decision="allow")` made `touch` run without any
     approval request. Pinned untrusted, the same command is asked.
+
+    Every parent directory is pinned untrusted too. With no pin at all and the workspace a
+    subdirectory of a git repository, `thread/start` marked the *repository root* trusted and
+    Codex loaded the root's `.codex/`: its rules pre-approved `touch`, its `mcp_servers`
+    entry started a program (observed). With the workspace alone pinned, 0.171.0 did not
+    load the root's `.codex/` (observed), but that rests on the order in which Codex looks
+    trust up; with every parent pinned the answer is untrusted whichever it asks about.
+    A parent outside any repository was not loaded in either case.
     """
     lines = ["# Written by Gatehouse for one run; Codex may append to it.", "check_for_update_on_startup = false"]
     model = settings.get("model")
@@ -95,14 +104,24 @@ def render_config(
 
 
 def _roots(workspace: Path) -> list[Path]:
-    roots = [workspace]
+    """The workspace as given and resolved, and every parent directory of both."""
     try:
         resolved = workspace.resolve()
     except OSError:
         resolved = workspace
-    if resolved != workspace:
-        roots.append(resolved)
+    roots: list[Path] = []
+    for path in (workspace, resolved):
+        for root in (path, *path.parents):
+            if root not in roots:
+                roots.append(root)
     return roots
+
+
+# What Codex would load from its home besides config.toml: instructions, rules (an
+# approved command may have written `rules/default.rules`, which auto-approves a prefix in
+# every later thread), hooks, skills. Gatehouse writes none of them; each start removes them
+# (sessions and state stay, for resume).
+HOME_CUSTOMISATIONS = ("AGENTS.md", "AGENTS.override.md", "rules", "hooks.json", "skills", "prompts", ".env")
 
 
 def prepare_home(
@@ -110,21 +129,26 @@ def prepare_home(
 ) -> Path:
     home = Path(runtime_dir) / "codex-home"
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text(render_config(settings, run_policy, workspace), encoding="utf-8")
+    for name in HOME_CUSTOMISATIONS:
+        path = home / name
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        elif path.is_dir():
+            shutil.rmtree(path)
+    config = home / "config.toml"
+    config.unlink(missing_ok=True)
+    config.write_text(render_config(settings, run_policy, workspace), encoding="utf-8")
     return home
 
 
-def child_env(settings: Mapping[str, Any], codex_home: Path) -> dict[str, str]:
-    """The server's environment (so an operator's API key passes through), the configured
-    extras, and the isolation variable."""
-    env = dict(os.environ)
-    for key, value in (settings.get("env") or {}).items():
-        env[str(key)] = str(value)
-    env["CODEX_HOME"] = str(codex_home)
+def child_env(settings: Mapping[str, Any], codex_home: Path, git_env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The allow-listed environment (drivers/agent_env.py) plus the model key named by
+    `env_key` and the isolation variables."""
     # Codex runs commands with `bash -lc`: with the operator's HOME, their login profile
     # would run inside every command (and could leave processes behind). A per-run HOME
     # beside CODEX_HOME keeps the run's shell to itself.
     home = codex_home.parent / "home"
     home.mkdir(parents=True, exist_ok=True)
-    env["HOME"] = str(home)
-    return env
+    key = str(settings.get("env_key") or "OPENAI_API_KEY")
+    fixed = {**(git_env or {}), "CODEX_HOME": str(codex_home), "HOME": str(home)}
+    return agent_env.build(settings, names=(key,), fixed=fixed)

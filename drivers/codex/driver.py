@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from drivers import agent_env, workspace_config
 from drivers.base import Decision, Descriptor, DriverError, RunAborted, RunResult, ToolRequest
 from drivers.subprocess_io import JsonLinesProcess, ProcessExitedError, ProcessStartError, ProtocolError
 
@@ -18,6 +19,9 @@ from . import config, translate
 log = logging.getLogger(__name__)
 
 APPROVAL_POLICY = "untrusted"
+# Workspace configuration Codex would read (drivers/workspace_config.py); the run's timeline
+# names what of it was ignored (`.codex/`, pinned untrusted) or switched off (git programs).
+WORKSPACE_AGENTS = ("codex", "git")
 DEFAULT_IDLE_TIMEOUT_S = 300.0
 DEFAULT_OUTPUT_LIMIT = 64 * 1024
 # After an interrupt (cancel) or a `cancel` reply (abort): how long to wait for turn/completed.
@@ -116,10 +120,12 @@ class _Session:
             return RunResult(status="cancelled")
         home = config.prepare_home(Path(ctx.runtime_dir), self.settings, ctx.run_policy or {}, self.workspace)
         argv = [config.find_binary(self.settings), "app-server"]
+        scan = await asyncio.to_thread(workspace_config.scan, self.workspace)
+        await self._start_notices(scan)
         self.cancel_waiter = asyncio.ensure_future(ctx.wait_cancelled())
         try:
             try:
-                await self.proc.start(argv, cwd=self.workspace, env=config.child_env(self.settings, home))
+                await self.proc.start(argv, cwd=self.workspace, env=config.child_env(self.settings, home, scan.git_env()))
             except ProcessStartError as exc:
                 raise _Failure("agent_exited", str(exc)) from exc
             self.reader = asyncio.create_task(self._read_loop())
@@ -147,6 +153,17 @@ class _Session:
             raise
         finally:
             await self._shutdown()
+
+    async def _start_notices(self, scan: workspace_config.Scan) -> None:
+        """Once per run (not again when a worker resumes it): what the agent was kept from."""
+        if getattr(self.ctx, "resuming", False):
+            return
+        for payload in (
+            agent_env.refused_notice(self.settings, driver="codex"),
+            scan.notice(agents=WORKSPACE_AGENTS, driver="codex"),
+        ):
+            if payload is not None:
+                await self._emit("notice", payload)
 
     async def _handshake(self) -> None:
         await self._call(
@@ -187,7 +204,9 @@ class _Session:
         """Continue this run's Codex thread (kept in its CODEX_HOME) after a restart, with
         the same approval policy; None when there is none to resume (start afresh: the gate
         then answers the steps that already ran from the record)."""
-        thread_id = str((self.ctx.agent_state or {}).get("thread_id") or "") if self.ctx.resuming else ""
+        restarted = bool(getattr(self.ctx, "resuming", False))
+        state = (self.ctx.agent_state if restarted else getattr(self.ctx, "conversation", None)) or {}
+        thread_id = str(state.get("thread_id") or "")
         if not thread_id:
             return None
         fut = await self._send_request(
@@ -202,9 +221,12 @@ class _Session:
         if not isinstance(result, Mapping):
             await self._emit("notice", {"level": "warning", "text": f"Could not resume Codex thread {thread_id}; starting again from the prompt."})
             return None
-        self.resumed = True
-        await self.ctx.resumed_conversation()
-        await self._emit("notice", {"level": "info", "text": f"Resumed Codex thread {thread_id}."})
+        if restarted:
+            self.resumed = True  # the turn continues where the run stopped
+            await self.ctx.resumed_conversation()
+            await self._emit("notice", {"level": "info", "text": f"Resumed Codex thread {thread_id}."})
+        else:
+            await self._emit("notice", {"level": "info", "text": f"Continuing the session's Codex thread {thread_id}."})
         return result
 
     async def _start_turn(self) -> None:

@@ -14,6 +14,9 @@ DESCRIPTOR = Descriptor(
     retry=False,
     structured_output=False,
     external=True,
+    # Nothing of the agent runs here: it keeps the developer's own environment and settings.
+    isolation=("none: the agent runs on the developer's machine, with their environment and settings",),
+    resumes=False,
     sees=(
         "every tool call Codex runs hooks for (0.171.0: shell commands, apply_patch as a shell heredoc, MCP tools), before it runs",
         "what a tool returned, when the PostToolUse hook is installed too; the end of the session (SessionEnd)",

@@ -20,6 +20,9 @@ DESCRIPTOR = Descriptor(
     retry=False,
     structured_output=False,
     external=True,
+    # Nothing of the agent runs here: it keeps the developer's own environment and settings.
+    isolation=("none: the agent runs on the developer's machine, with their environment and settings",),
+    resumes=False,
     sees=(
         "every tool call the hook's matcher covers (the README's settings.json: all tools), before it runs",
         "shell commands, file writes and edits (a diff from the tool's input), reads, searches, web and MCP tools",

@@ -18,7 +18,10 @@ from tests.flow import decide, eventually, finished, messages, pending_approval,
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 PUSH = {"steps": [{"tool": "bash", "input": {"command": "git push origin main"}}, {"message": "pushed"}]}
-WRITE_OUT = {"steps": [{"tool": "bash", "input": {"command": "echo hi > out.txt"}}]}
+# An awk program that writes a file: code the policy cannot read, so it is asked (a plain
+# `echo hi > out.txt` inside the workspace is a local edit, allowed by the default policy).
+WRITE_OUT_COMMAND = """awk 'BEGIN { print "hi" > "out.txt" }'"""
+WRITE_OUT = {"steps": [{"tool": "bash", "input": {"command": WRITE_OUT_COMMAND}}]}
 
 
 def approvals_of(run_id: int) -> list[Approval]:
@@ -209,7 +212,7 @@ def test_twenty_concurrent_decisions_have_exactly_one_winner(reviewer: Any) -> N
     from runs.services import run_create
 
     run = run_create(driver="scripted", scenario=WRITE_OUT, user=reviewer)
-    outcome = gate_request(run_id=run.pk, tool="bash", input={"command": "echo hi > out.txt"}, cwd=run.workspace)
+    outcome = gate_request(run_id=run.pk, tool="bash", input={"command": WRITE_OUT_COMMAND}, cwd=run.workspace)
     approval = Approval.objects.get(pk=outcome.approval_id)
 
     def attempt(index: int) -> str:

@@ -114,3 +114,29 @@ def test_admin_saves_a_valid_policy_with_its_version(client: Any, reviewer: Any)
     assert response.status_code == HTTPStatus.FOUND, response.content[:2000]
     policy = Policy.objects.get(name="strict")
     assert len(policy.version) == 64 and policy.is_default
+
+
+def test_policy_check_anchors_paths_to_the_workspace_it_is_given(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "policy.json").write_text(json.dumps({"edits": {"allow": ["src/**"], "default": "ask"}}))
+    request = {"tool": "write", "input": {"file_path": str(tmp_path / "ws" / "src" / "a.py")}, "cwd": str(tmp_path / "ws")}
+    (tmp_path / "request.json").write_text(json.dumps(request))
+    args = ("--policy", str(tmp_path / "policy.json"), "--request", str(tmp_path / "request.json"))
+    inside = json.loads(policy_check(tmp_path, *args).stdout)  # default: the request's cwd
+    outside = json.loads(policy_check(tmp_path, *args, "--workspace", str(tmp_path / "elsewhere")).stdout)
+    assert (inside["decision"], inside["rule"]) == ("allow", "edits.allow[0]")
+    assert (outside["decision"], outside["rule"]) == ("ask", "edits.default")
+    assert outside["paths"][0]["relative"] is None
+
+
+@pytest.mark.django_db
+def test_evaluate_endpoint_takes_the_workspace_to_anchor_paths(api: Any, tmp_path: Path) -> None:
+    policy = policy_save(policy=Policy(name="edits", document={"edits": {"allow": ["src/**"], "default": "ask"}}))
+    request = {"tool": "write", "input": {"file_path": str(tmp_path / "src" / "a.py")}, "cwd": str(tmp_path)}
+    url = f"/api/v1/policies/{policy.pk}/evaluate/"
+    inside = api.post(url, {"request": request}, format="json").json()
+    outside = api.post(url, {"request": request, "workspace": str(tmp_path / "other")}, format="json").json()
+    assert (inside["decision"], outside["decision"]) == ("allow", "ask")
+    refused = api.post(url, {"request": request, "workspace": "relative/dir"}, format="json")
+    assert refused.status_code == HTTPStatus.BAD_REQUEST
+    assert (refused.json()["code"], refused.json()["field"]) == ("invalid_request", "workspace")

@@ -36,6 +36,7 @@ class FakeRunContext:
     activities: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     resuming: bool = False
     agent_state: Mapping[str, Any] = field(default_factory=dict)
+    conversation: Mapping[str, Any] = field(default_factory=dict)
     conversation_resumed: bool = False
     _cancel: asyncio.Event = field(default_factory=asyncio.Event)
     _ids: Any = field(default_factory=lambda: itertools.count(1))

@@ -1,7 +1,7 @@
 """Claude Code and Codex end to end: the real CLI, the Gatehouse API and the real worker.
 
 Each test starts a fake model server (tests/fakes/) on 127.0.0.1, points the driver at it
-through Django settings (GATEHOUSE_AGENT_ENV, GATEHOUSE_CLAUDE_BIN, GATEHOUSE_CODEX_*),
+through Django settings (GATEHOUSE_AGENT_ENV_VALUES, GATEHOUSE_CLAUDE_BIN, GATEHOUSE_CODEX_*),
 starts a run with POST /api/v1/runs/, decides through the approvals API, and checks what
 the timeline recorded and what the model was told. The scenarios shared by both drivers
 are parametrized over `agent`; questions and plan review are per driver.
@@ -90,7 +90,7 @@ def claude_agent(settings: Any) -> Iterator[Agent]:
     binary = _require(str(CLAUDE_BIN), f"the Claude Code CLI ({CLAUDE_BIN})")
     with anthropic.FakeAnthropicServer() as server:
         settings.GATEHOUSE_CLAUDE_BIN = binary
-        settings.GATEHOUSE_AGENT_ENV = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "dummy"}
+        settings.GATEHOUSE_AGENT_ENV_VALUES = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "dummy"}
         yield Agent("claude-code", server)
 
 
@@ -100,8 +100,8 @@ def codex_agent(settings: Any) -> Iterator[Agent]:
         settings.GATEHOUSE_CODEX_BIN = binary
         settings.GATEHOUSE_CODEX_BASE_URL = server.base_url
         settings.GATEHOUSE_CODEX_MODEL = "fake-model"
-        settings.GATEHOUSE_CODEX_ENV_KEY = "GATEHOUSE_FAKE_CODEX_KEY"
-        settings.GATEHOUSE_AGENT_ENV = {"GATEHOUSE_FAKE_CODEX_KEY": "dummy-key"}
+        settings.GATEHOUSE_CODEX_ENV_KEY = "FAKE_CODEX_API_KEY"
+        settings.GATEHOUSE_AGENT_ENV_VALUES = {"FAKE_CODEX_API_KEY": "dummy-key"}
         yield Agent("codex", server)
 
 
@@ -336,7 +336,7 @@ async def test_always_allow_is_not_asked_again_in_the_next_run_of_the_session(
         from django.conf import settings
 
         for run in (first, second):
-            assert not (settings.GATEHOUSE_RUNTIME_DIR / f"run-{run['id']}" / "codex-home" / "rules").exists()
+            assert not (settings.GATEHOUSE_RUNTIME_DIR / f"session-{run['session']}" / "codex-home" / "rules").exists()
 
 
 # --- 4. questions ----------------------------------------------------------------------------

@@ -48,7 +48,7 @@ def make_ctx(tmp_path: Path, server: FakeAnthropicServer | None, decide, **kw: A
     runtime.mkdir(exist_ok=True)
     settings: dict[str, Any] = {"claude_bin": str(CLAUDE_BIN), "idle_timeout_s": 45}
     if server is not None:
-        settings["env"] = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "dummy"}
+        settings["env_values"] = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "dummy"}
     settings.update(kw.pop("settings", {}))
     return FakeRunContext(
         workspace=workspace, runtime_dir=runtime, decide=decide, prompt=kw.pop("prompt", "Do the task."), settings=settings, **kw
@@ -597,7 +597,7 @@ def test_runtime_modes_map_to_permission_modes(tmp_path: Path, runtime_mode, int
         allow,
         runtime_mode=runtime_mode,
         interaction_mode=interaction_mode,
-        settings={"allow_bypass_permissions": allow_bypass, "env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "IS_SANDBOX": "1"}},
+        settings={"allow_bypass_permissions": allow_bypass, "env_values": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "IS_SANDBOX": "1"}},
     )
     run = _ClaudeRun(ctx)
     mode = run._permission_mode()

@@ -69,8 +69,8 @@ def make_ctx(tmp_path: Path, decide, *, codex_bin: str, model_server: FakeRespon
     settings = {
         "codex_bin": codex_bin,
         "model": "fake-model",
-        "env_key": "GATEHOUSE_FAKE_CODEX_KEY",
-        "env": {"GATEHOUSE_FAKE_CODEX_KEY": "dummy-key"},
+        "env_key": "FAKE_CODEX_API_KEY",
+        "env_values": {"FAKE_CODEX_API_KEY": "dummy-key"},
         "idle_timeout_s": 60,
     }
     if model_server is not None:
@@ -291,7 +291,9 @@ async def test_workspace_codex_rules_cannot_bypass_approval(tmp_path, codex_bin,
     assert result.status == "completed"
     assert [r.input["command"] for r in ctx.requests] == ["touch sneaky.txt"]
     assert not (ctx.workspace / "sneaky.txt").exists()
-    assert not [p for k, p in ctx.activities if k == "notice"]
+    # The one notice names what was ignored; none says Codex ran something unasked.
+    [notice] = [p for k, p in ctx.activities if k == "notice"]
+    assert [f["path"] for f in notice["workspace_config"]] == [".codex/config.toml", ".codex/rules"]
 
 
 @pytest.mark.agents

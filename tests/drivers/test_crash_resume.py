@@ -255,7 +255,7 @@ async def test_claude_code_without_a_transcript_starts_again_and_finished_steps_
         pytest.fail("Claude Code is not installed (make agents)") if os.environ.get("GATEHOUSE_REQUIRE_AGENTS") == "1" else pytest.skip("no Claude Code")
     with anthropic.FakeAnthropicServer() as model:
         settings.GATEHOUSE_CLAUDE_BIN = str(CLAUDE_BIN)
-        settings.GATEHOUSE_AGENT_ENV = {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "dummy"}
+        settings.GATEHOUSE_AGENT_ENV_VALUES = {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "dummy"}
         model.add_turns(
             [anthropic.tool_use("Bash", {"command": APPEND, "description": "Append"})],
             [anthropic.tool_use("Bash", {"command": "touch second.txt", "description": "Touch"})],
@@ -268,7 +268,7 @@ async def test_claude_code_without_a_transcript_starts_again_and_finished_steps_
         first.tasks[run["id"]].cancel()
         await asyncio.gather(*first.tasks.values(), return_exceptions=True)
         await sync_to_async(Run.objects.filter(pk=run["id"]).update)(owner="gone:0:dead", heartbeat_at=None)
-        for transcript in (settings.GATEHOUSE_RUNTIME_DIR / f"run-{run['id']}").rglob("projects/*/*.jsonl"):
+        for transcript in (settings.GATEHOUSE_RUNTIME_DIR / f"session-{run['session']}").rglob("projects/*/*.jsonl"):
             transcript.unlink()  # as after a SIGKILL in the first turn
 
         model.add_turns(

@@ -3,6 +3,7 @@ and as `manage.py runworker drivers` beside the web process over channels-redis.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import urllib.request
@@ -20,7 +21,8 @@ from tests.processes import child_env, database_url_of_test_db, free_port, manag
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ECHO = {"steps": [{"tool": "bash", "input": {"command": "echo scaled > out.txt"}}]}
+# asked under the default policy: an awk program that writes a file
+ECHO = {"steps": [{"tool": "bash", "input": {"command": """awk 'BEGIN { print "scaled" > "out.txt" }'"""}}]}
 
 
 @pytest.fixture
@@ -33,7 +35,7 @@ def redis_layer(settings: Any) -> str:
     settings.CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": ["redis://127.0.0.1:6379/0"], "prefix": prefix},
+            "CONFIG": {"hosts": [{"address": "redis://127.0.0.1:6379/0", "socket_timeout": 30}], "prefix": prefix},
         }
     }
     return prefix
@@ -50,6 +52,10 @@ async def test_runworker_process_runs_a_run_over_redis(api: Any, redis_layer: st
         ),
     )
     try:
+        # Idle longer than a blocking receive (5 s): the worker must still be listening.
+        worker.wait_for_line("", timeout=30)
+        await asyncio.sleep(6.5)
+        assert worker.proc.poll() is None, worker.lines[-20:]
         response = await sync_to_async(api.post)(
             "/api/v1/runs/", {"driver": "scripted", "scenario": ECHO, "workspace": str(tmp_path)}, format="json"
         )

@@ -15,7 +15,9 @@ from tests.flow import events, eventually, pending_approval, start_run
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
-ECHO = {"steps": [{"tool": "bash", "input": {"command": "echo hello > hello.txt"}}, {"message": "All done."}]}
+# An awk program that writes a file is asked under the default policy (code it cannot read).
+HELLO = """awk 'BEGIN { print "hello" > "hello.txt" }'"""
+ECHO = {"steps": [{"tool": "bash", "input": {"command": HELLO}}, {"message": "All done."}]}
 
 
 async def run_status(run_id: int, *statuses: str) -> Run:
@@ -25,7 +27,7 @@ async def run_status(run_id: int, *statuses: str) -> Run:
 async def test_approved_command_runs_and_run_completes(api: Any, worker: Any) -> None:
     run = await start_run(api, ECHO)
     approval = await pending_approval(api, run["id"])
-    assert approval["presentation"]["command"] == "echo hello > hello.txt"
+    assert approval["presentation"]["command"] == HELLO
 
     response = await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/approve/", {"hash": approval["hash"]}, format="json")
     assert response.status_code == HTTPStatus.OK, response.content

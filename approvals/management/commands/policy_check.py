@@ -1,7 +1,9 @@
 """`manage.py policy_check`: evaluate requests against a policy file, offline.
 
 Prints one JSON object {"decision", "reason", "rule", "segments"} per request and exits
-0; an invalid policy, request or grant exits 2 with a message naming the field.
+0; an invalid policy, request or grant exits 2 with a message naming the field. Paths are
+anchored to `--workspace` (default: each request's `cwd`), `~` is the server user's home
+and Gatehouse's own directories are protected, as for a run.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from approvals import policy as core
+from approvals.gate.paths import offline_path_context
 
 
 def _read_json(path: str, what: str) -> Any:
@@ -32,6 +35,8 @@ class Command(BaseCommand):
         group.add_argument("--request", help="One canonical request as a JSON file.")
         group.add_argument("--requests", help="A JSONL file: one canonical request per line.")
         parser.add_argument("--grants", help="A JSON file with a list of session grants.")
+        parser.add_argument("--workspace", help="The run's workspace the paths are anchored to (default: the "
+                                                "request's cwd).")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -39,6 +44,9 @@ class Command(BaseCommand):
             grants = [core.validate_grant(g) for g in (_read_json(options["grants"], "grants") if options["grants"] else [])]
         except core.PolicyError as exc:
             raise CommandError(self._describe(exc), returncode=2) from None
+        workspace = options["workspace"]
+        if workspace is not None and not workspace.startswith("/"):
+            workspace = str(Path(workspace).resolve())
         if options["request"]:
             requests = [(options["request"], _read_json(options["request"], "request"))]
         else:
@@ -48,7 +56,9 @@ class Command(BaseCommand):
                 request = core.validate_request(raw)
             except core.PolicyError as exc:
                 raise CommandError(f"{where}: {self._describe(exc)}", returncode=2) from None
-            verdict = core.evaluate(compiled, request, grants=grants)
+            anchor = workspace or request.get("cwd")
+            paths = offline_path_context(anchor) if anchor else None
+            verdict = core.evaluate(compiled, request, grants=grants, paths=paths)
             self.stdout.write(core.canonical_json(verdict.to_dict()))
 
     def _lines(self, path: str) -> list[tuple[str, Any]]:

@@ -15,8 +15,8 @@ def _values(values: Any) -> str:
 
 def drivers_table() -> str:
     lines = [
-        "| driver | sandbox | web search | browser | permission | plan review | question | retry |",
-        "|---|---|---|---|---|---|---|---|",
+        "| driver | sandbox | web search | browser | permission | plan review | question | retry | resumes, sleeps | isolation |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in registry.names():
         d = registry.descriptor(name)
@@ -24,7 +24,8 @@ def drivers_table() -> str:
         lines.append(
             f"| `{d.name}` | {_values(d.sandbox)} | {_values(d.web_search)} | {_values(d.browser)} | "
             f"{_values(modes.get('permission', ()))} | {_values(modes.get('plan_review', ()))} | "
-            f"{_values(modes.get('question', ()))} | {'yes' if d.retry else 'no'} |"
+            f"{_values(modes.get('question', ()))} | {'yes' if d.retry else 'no'} | "
+            f"{'yes' if d.resumes else 'no'} | {'; '.join(d.isolation) or '—'} |"
         )
     return "\n".join(lines)
 

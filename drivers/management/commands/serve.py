@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any, TypedDict
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
@@ -106,14 +105,9 @@ class Command(BaseCommand):
         ).run()
 
     def _admin(self) -> tuple[Any, bool]:
-        User = get_user_model()
-        user = User.objects.filter(username="admin").first()
-        if user is not None:
-            return user, False
-        user = User(username="admin", is_staff=True, is_superuser=True)
-        user.set_unusable_password()
-        user.save()
-        return user, True
+        from runs.management.commands.ensure_admin import ensure_admin
+
+        return ensure_admin()
 
     def _demo_runs(self, user: Any) -> None:
         from approvals.models import Policy

@@ -99,11 +99,11 @@ def test_a_grant_never_turns_a_deny_or_abort_into_an_allow():
     ])
 
 
-def test_a_grant_never_allows_a_redirection_to_a_file_or_an_unparseable_script():
+def test_a_grant_never_covers_a_write_the_policy_asks_about_or_an_unparseable_script():
     grants = [{"tool": "bash", "match": "npm"}, {"tool": "bash"}]
     assert_cases(ISSUE_POLICY, [
         ("bash", bash("npm run build > log.txt"), "ask", "commands.default", {"grants": grants}),
-        ("bash", bash("ls > files.txt"), "ask", "commands.redirect", {"grants": grants}),
+        ("bash", bash("ls > files.txt"), "ask", "edits.default", {"grants": grants}),
         ("bash", bash("npm run 'build"), "ask", "commands.unparseable", {"grants": grants}),
         ("bash", bash("$X run"), "ask", "commands.default", {"grants": grants}),
     ])

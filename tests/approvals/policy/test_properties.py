@@ -119,3 +119,93 @@ def test_numbers_keep_the_literal_they_were_written_with(literal):
     except ValueError:
         return
     assert canonical_json(parse_json_strict(f"[{literal}]")) == f"[{literal}]"
+
+
+# --- respellings from the option catalogue (issue 9) ------------------------------------------
+
+from approvals.policy.options import spec_of  # noqa: E402
+
+# (program, subcommand or None): rules are drawn from these specs of the catalogue
+RESPELLED = [("rm", None), ("cp", None), ("mv", None), ("chmod", None), ("chown", None), ("ln", None),
+             ("mkdir", None), ("touch", None), ("tee", None), ("sed", None), ("grep", None), ("rg", None),
+             ("curl", None), ("wget", None), ("tar", None), ("sort", None), ("git", "push"), ("git", "reset"),
+             ("git", "clean"), ("git", "branch"), ("git", "checkout"), ("git", "commit"), ("git", "add"),
+             ("docker", "rm"), ("docker", "run"), ("docker", "build"), ("pip", "install"), ("pip", "uninstall"),
+             ("kubectl", "delete"), ("npm", "publish"), ("npm", "install")]
+GLOBALS = {"git": ["-C .", "--no-pager", "-c color.ui=auto", "--git-dir=.git", "-P"],
+           "docker": ["--context x", "-D", "--log-level info"], "kubectl": ["-n ns", "--context c"],
+           "npm": ["--prefix p", "-g"], "pip": ["-q", "--isolated"]}
+WRAPPERS = ["", "sudo ", "sudo -u root ", "env ", "env A=1 ", "nice -n 5 ", "timeout 5 ", "command ", "nohup ",
+            "time ", "stdbuf -oL ", "busybox ", "doas "]
+
+
+def _flags(spec):
+    """canonical option -> its spellings (short letters, long names and their unique
+    abbreviations), for options that take no value."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for letter, canon in spec.shorts.items():
+        if canon not in spec.values and canon not in spec.attached:
+            out.setdefault(canon, {"short": [], "long": []})["short"].append(letter)
+    for name, canon in spec.longs.items():
+        if canon in spec.values or canon in spec.attached:
+            continue
+        entry = out.setdefault(canon, {"short": [], "long": []})
+        entry["long"].append(name)
+        for cut in range(3, len(name)):
+            prefix = name[:cut]
+            owners = {c for full, c in spec.longs.items() if full.startswith(prefix)}
+            if owners == {canon}:
+                entry["long"].append(prefix)
+    return out
+
+
+@st.composite
+def respelled_denials(draw):
+    program, sub = draw(st.sampled_from(RESPELLED))
+    top = spec_of(program)
+    spec = (top.subcommands.get(sub) or top.default_sub) if sub else top
+    flags = _flags(spec)
+    canons = draw(st.lists(st.sampled_from(sorted(flags)), min_size=1, max_size=3, unique=True))
+    noise = draw(st.lists(st.sampled_from(sorted(flags)), max_size=2, unique=True))
+
+    def spelled(canon, *, allow_short=True):
+        entry = flags[canon]
+        choices = ([("short", s) for s in entry["short"]] if allow_short else []) + [("long", n) for n in entry["long"]]
+        if not choices:
+            choices = [("short", s) for s in entry["short"]]
+        return draw(st.sampled_from(choices))
+
+    def spell_all(items):
+        spellings = [spelled(c) for c in items]
+        shorts = [s for kind, s in spellings if kind == "short"]
+        longs = ["--" + n for kind, n in spellings if kind == "long"]
+        words = longs[:]
+        while shorts:  # random clusters of the short letters
+            size = draw(st.integers(1, len(shorts)))
+            words.append("-" + "".join(shorts[:size]))
+            shorts = shorts[size:]
+        return draw(st.permutations(words))
+
+    head = [program] + ([sub] if sub else [])
+    rule = " ".join(head + list(spell_all(canons)))
+    option_words = list(spell_all(canons + [c for c in noise if c not in canons]))
+    operands = draw(st.lists(st.sampled_from(["x", "build", "origin", "main", "a.txt"]), max_size=2))
+    middle = option_words + operands
+    middle = list(draw(st.permutations(middle))) if program not in ("docker",) else middle
+    globals_ = draw(st.lists(st.sampled_from(GLOBALS.get(program, [""])), max_size=2)) if sub else []
+    command = " ".join([program, *[g for g in globals_ if g]] + ([sub] if sub else []) + middle)
+    wrapper = draw(st.sampled_from(WRAPPERS))
+    if draw(st.booleans()):
+        command = f"bash -c '{wrapper}{command}'"
+    else:
+        command = wrapper + command
+    return rule, command
+
+
+@settings(max_examples=400)
+@given(respelled_denials())
+def test_a_respelling_of_a_denied_command_from_the_option_catalogue_is_never_allowed(case):
+    rule, command = case
+    policy = compile_policy({"commands": {"deny": [rule], "default": "allow"}, "default": "allow"})
+    verdict = evaluate(policy, {"tool": "bash", "input": {"command": command}, "cwd": "/home/dev/project"})
+    assert verdict.decision == "deny", (rule, command, verdict.rule, verdict.reason)

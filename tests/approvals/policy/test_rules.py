@@ -152,30 +152,35 @@ def test_wrapped_commands_are_judged_on_their_own():
     ])
 
 
-def test_a_redirection_to_a_file_makes_an_allowed_command_ask():
+def test_a_redirection_that_writes_a_file_is_decided_as_an_edit_of_its_target():
     assert_cases(ISSUE_POLICY, [
-        ("bash", bash("ls > out.txt"), "ask", "commands.redirect"),
-        ("bash", bash("ls >> out.txt"), "ask", "commands.redirect"),
-        ("bash", bash("ls &> out.txt"), "ask", "commands.redirect"),
-        ("bash", bash("ls 2> err.txt"), "ask", "commands.redirect"),
-        ("bash", bash("ls >| out.txt"), "ask", "commands.redirect"),
-        ("bash", bash(">out.txt ls"), "ask", "commands.redirect"),
-        ("bash", bash("ls >&out.txt"), "ask", "commands.redirect"),
-        ("bash", bash("{ ls; cat a; } > out.txt"), "ask", "commands.redirect"),
-        ("bash", bash("cat <<EOF > out.txt\nhi\nEOF"), "ask", "commands.redirect"),
+        ("bash", bash("ls > out.txt"), "ask", "edits.default"),
+        ("bash", bash("ls >> out.txt"), "ask", "edits.default"),
+        ("bash", bash("ls &> out.txt"), "ask", "edits.default"),
+        ("bash", bash("ls 2> err.txt"), "ask", "edits.default"),
+        ("bash", bash("ls >| out.txt"), "ask", "edits.default"),
+        ("bash", bash(">out.txt ls"), "ask", "edits.default"),
+        ("bash", bash("ls >&out.txt"), "ask", "edits.default"),
+        ("bash", bash("{ ls; cat a; } > out.txt"), "ask", "edits.default"),
+        ("bash", bash("cat <<EOF > out.txt\nhi\nEOF"), "ask", "edits.default"),
+        ("bash", bash("cat $(ls) > out.txt"), "ask", "edits.default"),
+        ("bash", bash("ls > src/out.txt"), "allow", "commands.allow[0]"),  # the edit rules allow src/**
+        ("bash", bash("ls > .env"), "deny", "edits.deny[0]"),
         ("bash", bash("ls > /dev/null"), "allow", "commands.allow[0]"),
         ("bash", bash("ls 2>&1"), "allow", "commands.allow[0]"),
         ("bash", bash("ls >/dev/null 2>&1"), "allow", "commands.allow[0]"),
         ("bash", bash("ls 2>/dev/null >&2"), "allow", "commands.allow[0]"),
         ("bash", bash("ls >&-"), "allow", "commands.allow[0]"),
         ("bash", bash("cat < in.txt"), "allow", "commands.allow[1]"),
-        ("bash", bash("cat $(ls) > out.txt"), "ask", "commands.redirect"),
         ("bash", bash("ls > out.txt; rm -rf /"), "deny", "commands.deny[1]"),  # a deny still wins
     ])
 
 
-def test_a_redirection_to_a_file_makes_a_class_allowed_command_ask():
-    assert_cases(DEFAULT_POLICY, [("bash", bash("echo hi > notes.txt"), "ask", "commands.redirect"),
+def test_a_redirection_is_anchored_to_the_workspace_under_the_default_policy():
+    assert_cases(DEFAULT_POLICY, [("bash", bash("echo hi > notes.txt"), "allow", "classes.local-mutation"),
+                                  ("bash", bash("echo hi > build/out.txt"), "allow", "classes.local-mutation"),
+                                  ("bash", bash("echo hi > /tmp/notes.txt"), "ask", "classes.outside-workspace"),
+                                  ("bash", bash("echo hi >> ~/.bashrc"), "deny", "classes.protected"),
                                   ("bash", bash("echo hi"), "allow", "classes.read-only")])
 
 
@@ -211,12 +216,13 @@ def test_edit_globs_without_a_slash_match_the_file_name_anywhere():
     ])
 
 
-def test_edit_globs_with_a_slash_match_the_end_of_the_path_wherever_the_session_works():
+def test_edit_globs_match_workspace_relative_paths_only():
     assert_cases(EDITS, [
         ("write", {"file_path": "src/app.py"}, "allow", "edits.allow[0]"),
         ("write", {"file_path": "/home/dev/project/src/app.py"}, "allow", "edits.allow[0]"),
-        ("MultiEdit", {"file_path": "/elsewhere/src/deep/x.py"}, "allow", "edits.allow[0]"),
-        ("write", {"file_path": "lib/src/x.py"}, "allow", "edits.allow[0]"),
+        ("MultiEdit", {"file_path": "/elsewhere/src/deep/x.py"}, "ask", "edits.default"),  # outside the workspace
+        ("write", {"file_path": "/etc/src/x"}, "deny", "edits.deny[1]"),
+        ("write", {"file_path": "lib/src/x.py"}, "ask", "edits.default"),  # `src/**` is anchored at the workspace
         ("write", {"file_path": "docs/guide.md"}, "allow", "edits.allow[1]"),
         ("write", {"file_path": "docs/deep/guide.md"}, "ask", "edits.default"),
         ("write", {"file_path": "srcx/app.py"}, "ask", "edits.default"),
@@ -231,14 +237,16 @@ def test_dot_and_dot_dot_are_resolved_before_edit_globs_match():
         ("write", {"file_path": "./src/./app.py"}, "allow", "edits.allow[0]"),
         ("write", {"file_path": "src/../README.md"}, "ask", "edits.default"),
         ("write", {"file_path": "../../../etc/passwd"}, "deny", "edits.deny[1]"),
-        ("write", {"file_path": "src/../../other/src/x"}, "allow", "edits.allow[0]"),
+        ("write", {"file_path": "src/../../other/src/x"}, "ask", "edits.default"),  # climbs out of the workspace
+        ("write", {"file_path": "../../src/x"}, "ask", "edits.default"),
     ])
 
 
-def test_edit_rules_do_not_apply_to_reads():
+def test_edit_rules_do_not_apply_to_reads_and_a_secret_read_is_at_least_ask():
     assert_cases({"edits": {"deny": ["**"], "default": "deny"}, "default": "ask"},
                  [("read", {"file_path": "src/app.py"}, "ask", "default")])
-    assert_cases(DEFAULT_POLICY, [("read", {"file_path": ".env"}, "allow", "classes.read-only")])
+    assert_cases(DEFAULT_POLICY, [("read", {"file_path": ".env"}, "ask", "reads.sensitive"),
+                                  ("read", {"file_path": "src/app.py"}, "allow", "classes.read-only")])
 
 
 def test_rule_set_default_comes_before_classes():
@@ -342,13 +350,22 @@ def test_every_verdict_carries_a_reason():
         "The application publishes the changes.")
 
 
-def test_segments_report_each_command_its_class_and_rule():
-    verdict = evaluate(compile_policy(ISSUE_POLICY), {"tool": "bash", "input": bash("ls src | cat x > out")})
+def test_segments_report_each_command_its_class_rule_and_paths():
+    verdict = evaluate(compile_policy(ISSUE_POLICY), {"tool": "bash", "input": bash("ls src | cat x > out"),
+                                                      "cwd": "/home/dev/project"})
     assert [s.to_dict() for s in verdict.segments] == [
         {"command": "ls src", "words": ["ls", "src"], "side_effect_class": "read-only", "decision": "allow",
-         "rule": "commands.allow[0]", "writes_file": False, "reason": verdict.segments[0].reason},
+         "rule": "commands.allow[0]", "writes_file": False, "reason": verdict.segments[0].reason, "cwd": None,
+         "paths": []},
         {"command": "cat x", "words": ["cat", "x"], "side_effect_class": "local-mutation",
-         "decision": "ask", "rule": "commands.redirect", "writes_file": True,
-         "reason": verdict.segments[1].reason},
+         "decision": "ask", "rule": "edits.default", "writes_file": True,
+         "reason": verdict.segments[1].reason, "cwd": None,
+         "paths": [
+             {"path": "out", "access": "write", "resolved": "/home/dev/project/out", "relative": "out",
+              "side_effect_class": "local-mutation", "decision": "ask", "rule": "edits.default",
+              "reason": verdict.segments[1].paths[0].reason},
+             {"path": "x", "access": "read", "resolved": "/home/dev/project/x", "relative": "x",
+              "side_effect_class": "read-only", "decision": "allow", "rule": None, "reason": ""},
+         ]},
     ]
     assert set(verdict.to_dict()) == {"decision", "reason", "rule", "segments"}

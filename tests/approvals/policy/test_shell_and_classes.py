@@ -63,4 +63,4 @@ def test_a_redirection_that_writes_a_file_is_at_least_a_local_mutation() -> None
 
     verdict = evaluate(compile_policy(DEFAULT_POLICY), {"tool": "bash", "input": {"command": "echo hi > hello.txt"}, "cwd": "/w"})
     assert verdict.segments[0].side_effect_class == "local-mutation"
-    assert (verdict.decision, verdict.rule) == ("ask", "commands.redirect")
+    assert (verdict.decision, verdict.rule) == ("allow", "classes.local-mutation")

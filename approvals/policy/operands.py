@@ -1,0 +1,310 @@
+"""Which words of a command name files it reads or writes (the file-operand catalogue).
+
+Reads: `cat`, `less`, `head`, `tail` and the other filters, `grep`/`rg` operands after the
+pattern (and `-f` files), `sed`/`awk`/`jq` operands after the script, `source`/`.`, `cp`,
+`scp` and `rsync` sources, `tar c` members, `diff`, `curl -T`/`-d @file`/`-F x=@file`,
+`wget --post-file`, `git diff --no-index`, `< file` redirections. Writes: `tee`, `touch`,
+`mkdir`, `rm`, `rmdir`, `shred`, `truncate`, `chmod`/`chown`/`chgrp` targets, `cp`/`mv`/
+`install` destinations (and `mv` sources), `ln` link names, `sed -i` files, `dd of=`,
+`sort -o`, `tar x` into its `-C` directory, `unzip -d`, `curl -o`, `wget -O`/`-P`, `git
+config --global`, `sqlite3` databases, editors, and `>`/`>>` redirections. `ln -s TARGET`
+is a link: a target outside the workspace makes the command `outside-workspace`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import NamedTuple
+
+from .classes import READ_ONLY, classify_invocation
+from .options import WILD, Invocation
+
+
+class FileUse(NamedTuple):
+    access: str  # "read", "write" or "link" (the target a new link points to)
+    word: str  # the path as written (joined to a base directory where the command has one)
+    at: tuple[int, ...]  # indices of the command's words it comes from (their run-time status applies)
+    tree: bool = False  # the whole tree under the path (rm -r, grep -r, cp -r, mv, links)
+    follow: bool = True  # acts on a symlink's target (False: rm, mv, a link's own name)
+
+
+_READ_ALL = frozenset({
+    "cat", "tac", "less", "more", "most", "head", "tail", "nl", "od", "xxd", "hexdump", "hd", "strings", "base64",
+    "base32", "basenc", "wc", "file", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",
+    "b2sum", "cksum", "sum", "cmp", "diff", "diff3", "sdiff", "comm", "paste", "join", "cut", "fold", "fmt",
+    "expand", "unexpand", "rev", "column", "iconv", "look", "bat", "batcat", "view", "pr", "tsort", "shuf",
+    "zcat", "bzcat", "xzcat", "zless", "zmore", "lzcat", "zstdcat", "openssl", "gpg", "yq", "xmllint", "csvlook",
+    "readelf", "objdump", "nm", "ldd", "hexyl", "jless", "mdcat", "glow",
+})
+_WRITE_ALL = frozenset({"tee", "touch", "mkdir", "rmdir", "rm", "shred", "unlink", "truncate", "mkfifo", "mknod",
+                        "chattr", "setfacl", "vim", "vi", "nvim", "nano", "emacs", "ed", "ex", "pico", "micro",
+                        "sudoedit", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
+                        "lzma", "srm", "wipe"})
+_FIRST_IS_NOT_A_FILE = frozenset({"chmod", "chown", "chgrp"})
+_NO_FOLLOW = frozenset({"rm", "unlink", "rmdir", "srm", "shred", "wipe"})
+_GREPS = frozenset({"grep", "rg", "ag", "ack", "pt", "ugrep"})
+_RECURSIVE_ALWAYS = frozenset({"rg", "ag", "ack", "pt"})
+
+
+def _op(inv: Invocation, k: int) -> tuple[str, tuple[int, ...]]:
+    words_at = inv.positional_at[k] if k < len(inv.positional_at) else -1
+    return inv.positionals[k], (words_at,)
+
+
+def _value_uses(inv: Invocation, options: tuple[str, ...], access: str, *, at_prefix: bool = False,
+                tree: bool = False) -> list[FileUse]:
+    out = []
+    for option in options:
+        for value, at in zip(inv.values.get(option, ()), inv.value_at.get(option, ()), strict=False):
+            if at_prefix:
+                path = _at_file(value)
+                if path is not None:
+                    out.append(FileUse(access, path, (at,), tree))
+            elif value:
+                out.append(FileUse(access, value, (at,), tree))
+    return out
+
+
+def _at_file(value: str) -> str | None:
+    """The file of a curl/httpie data argument that reads one (`@file`, `name=@file`, `name=<file`)."""
+    if value.startswith("@"):
+        return value[1:] or None
+    for marker in ("=@", "=<", ":=@", "@"):
+        head, sep, tail = value.partition(marker)
+        if sep and tail and (marker != "@" or "=" not in head):
+            return tail
+    return None
+
+
+def _operands(inv: Invocation, words, skip: int = 0) -> list[tuple[str, tuple[int, ...]]]:
+    out = []
+    start = inv.operands_from + skip
+    for k in range(start, len(inv.positionals)):
+        word, at = _op(inv, k)
+        if word == WILD:
+            word = words[at[0]] if 0 <= at[0] < len(words) else word
+        out.append((word, at))
+    return out
+
+
+def _copy(inv: Invocation, words, program: str) -> list[FileUse]:
+    ops = _operands(inv, words)
+    recursive = bool(inv.options & {"-r", "-R", "-a"}) or program == "mv"
+    target = inv.value("-t")
+    link = program == "cp" and bool(inv.options & {"-s", "-l"})
+    if target is not None:
+        sources, dest = ops, (target, inv.value_at.get("-t", (-1,)))
+    elif len(ops) >= 2:
+        sources, dest = ops[:-1], ops[-1]
+    else:
+        return [FileUse("read", w, at, recursive) for w, at in ops]
+    out = []
+    for word, at in sources:
+        out.append(FileUse("link" if link else "read", word, at, recursive or link))
+        if program == "mv":
+            out.append(FileUse("write", word, at, True, False))
+        out.append(FileUse("write", posixpath.join(dest[0], posixpath.basename(word.rstrip("/")) or word),
+                           at + tuple(dest[1]), recursive))
+    out.append(FileUse("write", dest[0], tuple(dest[1]), recursive))
+    return out
+
+
+def _ln(inv: Invocation, words) -> list[FileUse]:
+    ops = _operands(inv, words)
+    symbolic = "-s" in inv.options
+    target_dir = inv.value("-t")
+    if target_dir is not None:
+        pairs = [(w, at, posixpath.join(target_dir, posixpath.basename(w)), at) for w, at in ops]
+    elif len(ops) == 1:
+        word, at = ops[0]
+        pairs = [(word, at, posixpath.basename(word.rstrip("/")) or ".", at)]
+    elif len(ops) >= 2:
+        dest, dest_at = ops[-1]
+        many = len(ops) > 2
+        pairs = [(w, at, posixpath.join(dest, posixpath.basename(w)) if many else dest, dest_at) for w, at in ops[:-1]]
+    else:
+        return []
+    out = []
+    for target, target_at, name, name_at in pairs:
+        out.append(FileUse("write", name, name_at, True, False))
+        if symbolic and not target.startswith(("/", "~", "$")):
+            # a relative symlink target is read from the link's own directory
+            target = posixpath.join(posixpath.dirname(name), target)
+        out.append(FileUse("link", target, target_at + name_at, True))
+    return out
+
+
+def _script_first(inv: Invocation, words, script_options: tuple[str, ...]) -> list[tuple[str, tuple[int, ...]]]:
+    """Operands of grep/sed/awk/jq: the first is the pattern/script unless an option gave it."""
+    skip = 0 if any(o in inv.options for o in script_options) else 1
+    ops = _operands(inv, words, skip)
+    return [(w, at) for w, at in ops if not ("=" in w and w.split("=", 1)[0].isidentifier())] \
+        if inv.program == "awk" else ops
+
+
+def _tar(inv: Invocation, words) -> list[FileUse]:
+    base = inv.value("-C") or ""
+    base_at = inv.value_at.get("-C", ())
+    archive = _value_uses(inv, ("-f",), "read")
+    members = [(posixpath.join(base, w) if base and not w.startswith(("/", "~")) else w, at + tuple(base_at))
+               for w, at in _operands(inv, words)]
+    if inv.options & {"-c", "-r", "-u", "-A"}:
+        return [FileUse("write", u.word, u.at) for u in archive] + \
+            [FileUse("read", w, at, True) for w, at in members] + _value_uses(inv, ("-T",), "read")
+    if "-x" in inv.options:
+        out = archive + [FileUse("write", base or ".", tuple(base_at), True)]
+        if "-P" in inv.options:
+            out.append(FileUse("write", "/", (), True))  # absolute member names: anywhere
+        return out
+    return archive
+
+
+def may_name_files_git(inv: Invocation) -> bool:
+    """Whether a git command may name files it reads or writes (most do not)."""
+    return bool(inv.values) or inv.subcommand in ("config", "clone", "init", "worktree") or "--no-index" in inv.options
+
+
+_GIT_WHERE = ("-C", "--git-dir", "--work-tree")
+
+
+def _git(inv: Invocation, words) -> list[FileUse]:
+    sub = inv.subcommand
+    if not may_name_files_git(inv):
+        return []
+    out: list[FileUse] = []
+    if any(o in inv.values for o in _GIT_WHERE) and classify_invocation(inv) not in (READ_ONLY, None):
+        # `git -C /elsewhere commit` changes that repository, not the workspace's
+        out = _value_uses(inv, _GIT_WHERE, "write", tree=True)
+    return out + _git_files(inv, words, sub)
+
+
+def _git_files(inv: Invocation, words, sub: str | None) -> list[FileUse]:
+    if sub == "diff" and "--no-index" in inv.options:
+        return [FileUse("read", w, at) for w, at in _operands(inv, words)]
+    if sub == "config":
+        setting = not (inv.options & {"--get", "--get-all", "--get-regexp", "-l", "--list", "--get-urlmatch"}) \
+            and len(inv.operands) >= 2 or inv.options & {"--unset", "--unset-all", "--add", "--replace-all", "-e"}
+        if setting and "--global" in inv.options:
+            return [FileUse("write", "~/.gitconfig", ())]
+        if setting and "--system" in inv.options:
+            return [FileUse("write", "/etc/gitconfig", ())]
+        if setting and "-f" in inv.options:
+            return _value_uses(inv, ("-f",), "write")
+        return []
+    if sub in ("archive", "format-patch", "log", "show", "diff"):
+        return _value_uses(inv, ("-o", "--output", "--output-directory"), "write")
+    if sub == "clone" and len(inv.operands) >= 2:
+        word, at = _op(inv, inv.operands_from + 1)
+        return [FileUse("write", word, at, True)]
+    if sub in ("init", "worktree") and inv.operands:
+        ops = _operands(inv, words, 1 if sub == "worktree" else 0)
+        return [FileUse("write", w, at, True) for w, at in ops[:1]]
+    return []
+
+
+def _network(inv: Invocation, words) -> list[FileUse]:
+    program = inv.program
+    if program == "curl":
+        out = _value_uses(inv, ("-o", "-c", "-D", "--trace", "--trace-ascii", "--stderr", "--libcurl"), "write")
+        out += _value_uses(inv, ("--output-dir",), "write", tree=True)
+        out += _value_uses(inv, ("-T", "-K"), "read")
+        out += _value_uses(inv, ("-d", "--data-binary", "--data-ascii", "--data-urlencode", "--json", "-F",
+                                 "-H", "--variable"), "read", at_prefix=True)
+        return out
+    if program == "wget":
+        out = _value_uses(inv, ("-O", "-o", "-a", "--save-cookies"), "write")
+        out += _value_uses(inv, ("-P",), "write", tree=True)
+        out += _value_uses(inv, ("--post-file", "--body-file", "-i", "--config", "--load-cookies"), "read")
+        return out
+    if program == "http":
+        out = _value_uses(inv, ("-o",), "write")
+        for word, at in _operands(inv, words):
+            path = _at_file(word) if "@" in word else None
+            if path:
+                out.append(FileUse("read", path, at))
+        return out
+    if program in ("scp", "rsync"):
+        local = [(w, at) for w, at in _operands(inv, words) if not _remote_spec(w)]
+        ops = _operands(inv, words)
+        if len(ops) < 2:
+            return [FileUse("read", w, at, True) for w, at in local]
+        dest = ops[-1]
+        out = [FileUse("read", w, at, True) for w, at in local if (w, at) != dest]
+        if not _remote_spec(dest[0]):
+            out.append(FileUse("write", dest[0], dest[1], True))
+        return out
+    return []
+
+
+def _remote_spec(word: str) -> bool:
+    head = word.split("/", 1)[0]
+    return ":" in head or word.startswith("rsync://")
+
+
+def file_uses(inv: Invocation, words) -> list[FileUse]:
+    """The files a command (read by meaning) reads, writes or links to."""
+    program = inv.program
+    if program in _READ_ALL:
+        recursive = program in ("diff",) and bool(inv.options & {"-r"})
+        return [FileUse("read", w, at, recursive) for w, at in _operands(inv, words)]
+    if program in _WRITE_ALL:
+        tree = bool(inv.options & {"-r", "-R"}) and program in ("rm", "chattr", "setfacl", "shred")
+        follow = program not in _NO_FOLLOW
+        return [FileUse("write", w, at, tree, follow) for w, at in _operands(inv, words)]
+    if program in _FIRST_IS_NOT_A_FILE:
+        skip = 0 if "--reference" in inv.options else 1
+        tree = bool(inv.options & {"-R"})
+        return [FileUse("write", w, at, tree) for w, at in _operands(inv, words, skip)]
+    if program in _GREPS:
+        recursive = program in _RECURSIVE_ALWAYS or bool(inv.options & {"-r", "-R"})
+        out = [FileUse("read", w, at, recursive) for w, at in _script_first(inv, words, ("-e", "-f"))]
+        return out + _value_uses(inv, ("-f",), "read")
+    if program == "sed":
+        files = _script_first(inv, words, ("-e", "-f"))
+        out = [FileUse("read", w, at) for w, at in files] + _value_uses(inv, ("-f",), "read")
+        if "-i" in inv.options:
+            out += [FileUse("write", w, at) for w, at in files]
+        return out
+    if program in ("awk", "jq"):
+        out = [FileUse("read", w, at) for w, at in _script_first(inv, words, ("-f", "-e", "--from-file"))]
+        return out + _value_uses(inv, ("-f", "--rawfile", "--slurpfile"), "read")
+    if program in ("source", "."):
+        return [FileUse("read", w, at) for w, at in _operands(inv, words)[:1]]
+    if program in ("cp", "mv", "install"):
+        if program == "install" and "-d" in inv.options:
+            return [FileUse("write", w, at) for w, at in _operands(inv, words)]
+        return _copy(inv, words, program)
+    if program == "ln":
+        return _ln(inv, words)
+    if program == "dd":
+        out = []
+        for w, at in _operands(inv, words):
+            if w.startswith("of="):
+                out.append(FileUse("write", w[3:], at))
+            elif w.startswith("if="):
+                out.append(FileUse("read", w[3:], at))
+        return out
+    if program == "sort":
+        return [FileUse("read", w, at) for w, at in _operands(inv, words)] + _value_uses(inv, ("-o",), "write")
+    if program == "uniq":
+        ops = _operands(inv, words)
+        return [FileUse("read", w, at) for w, at in ops[:1]] + [FileUse("write", w, at) for w, at in ops[1:2]]
+    if program == "tar":
+        return _tar(inv, words)
+    if program == "unzip":
+        ops = _operands(inv, words)
+        out = [FileUse("read", w, at) for w, at in ops[:1]]
+        return out + (_value_uses(inv, ("-d",), "write", tree=True) or [FileUse("write", ".", (), True)])
+    if program == "zip":
+        ops = _operands(inv, words)
+        recursive = "-r" in inv.options
+        return [FileUse("write", w, at) for w, at in ops[:1]] + [FileUse("read", w, at, recursive) for w, at in ops[1:]]
+    if program == "git":
+        return _git(inv, words)
+    if program == "npm" and inv.subcommand in ("install", "ci", "uninstall", "update", "link", "prune", "dedupe"):
+        return _value_uses(inv, ("--prefix",), "write", tree=True)  # `npm --prefix /elsewhere install`
+    if program in ("sqlite3", "duckdb"):
+        return [FileUse("write", w, at) for w, at in _operands(inv, words)[:1]]
+    if program == "crontab" and not (inv.options & {"-l"}):
+        return [FileUse("write", "/var/spool/cron", ())]
+    return _network(inv, words)

@@ -1,0 +1,218 @@
+"""Reading a command's words by meaning: program, subcommands, options as a set, operands.
+
+`invocation(words)` turns `git -C x --no-pager push -f origin main` into program `git`,
+positionals `("push", "origin", "main")`, options `{"-C", "--no-pager", "-f"}` and option
+values `{"-C": ("x",)}`. Short-option clusters are split (`-rf` reads `-r -f`), long options
+map to their short form (`--recursive` reads `-r`) and unique abbreviations of a long
+option are expanded (`--recur` reads `-r`, as getopt_long does) from a catalogue of common
+programs; options that take a value consume it (`-n ns`, `-Cdir`, `--git-dir=x`), so the
+value is never taken for an operand. A program outside the catalogue keeps each option
+word as written and also as its letters, so `-xy` matches `-yx` and `-x -y`.
+
+The same reading is applied to rule patterns and to commands, so both sides agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import NamedTuple
+
+from .catalogue import _ALIAS_OPTIONS, _ALIASES, _CATALOGUE, _GIT_SUBS, UNKNOWN, Spec
+
+__all__ = ["UNKNOWN", "WILD", "Invocation", "Spec", "invocation", "program_name", "read_words", "spec_of"]
+WILD = "\x01"  # a positional whose run-time value is unknown ($x, a glob that may match `-rf`)
+
+_STEMS = ("python", "pip", "perl", "ruby", "php", "lua", "node")
+
+
+def program_name(word: str) -> tuple[str, tuple[str, ...]]:
+    """(catalogue name, extra leading words) of a command word: `python3.11` -> python,
+    `git-push` -> git push, `RM` -> rm (a case-insensitive file system runs it as rm)."""
+    alias = _ALIASES.get(word)
+    if alias is not None:
+        return alias, ()
+    if word.isalpha() and word.islower():
+        return word, ()  # the common case: a plain lower-case name
+    name = word.lower()
+    if name.endswith(".exe"):
+        name = name[:-4]
+    if name in _ALIASES:
+        return _ALIASES[name], ()
+    for stem in _STEMS:
+        if name.startswith(stem) and name[len(stem):].replace(".", "").isdigit():
+            return stem, ()
+    if name.startswith("git-") and name[4:] in _GIT_SUBS:
+        return "git", (name[4:],)
+    if name.startswith("docker-") and name[7:] in ("compose", "buildx"):
+        return "docker", (name[7:],)
+    return name, ()
+
+
+def spec_of(program: str) -> Spec:
+    return _CATALOGUE.get(program, UNKNOWN)
+
+
+class Invocation(NamedTuple):
+    """One simple command read by meaning."""
+
+    program: str
+    positionals: tuple[str, ...]  # subcommands and operands in order; WILD for an unknown word
+    options: frozenset[str]  # canonical options (`-r`, `--dry-run`); clusters of unknown programs also as letters
+    values: Mapping[str, tuple[str, ...]]  # option -> the values it was given
+    wild: bool = False  # some word's run-time value is unknown (it could supply any option or operand)
+    wild_option_at: frozenset[int] = frozenset()  # such words where an option may stand (before `--`, not a value)
+    subcommand: str | None = None  # the catalogued subcommand, when the program has them
+    has_subcommands: bool = False
+    operands_from: int = 0  # index in positionals where operands start (after the subcommand)
+    option_words: tuple[str, ...] = ()  # the option words as written (for `*` patterns and display)
+    end_of_options: bool = False  # a `--` ended the options
+    positional_at: tuple[int, ...] = ()  # index in the command's words of each positional
+    value_at: Mapping[str, tuple[int, ...]] = {}  # index of the word holding each value
+
+    def value(self, option: str) -> str | None:
+        got = self.values.get(option)
+        return got[-1] if got else None
+
+    @property
+    def operands(self) -> tuple[str, ...]:
+        return self.positionals[self.operands_from:]
+
+
+_NO_INTS: frozenset[int] = frozenset()
+
+
+def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = False) -> Invocation:
+    """The Invocation of `words` (words[0] is the command name, already reduced to a name).
+
+    `wild_at` are indices of words whose value is only known at run time; `pattern` reads a
+    rule pattern (where `*` is a wildcard word, never an option value's end of options).
+    """
+    first = words[0]
+    program, lead = program_name(first)
+    if lead:
+        rest = list(lead) + list(words[1:])
+        offset = 1 - len(lead)  # index in `words` of rest[k] is k + offset
+        k = 0
+    else:
+        rest = list(words)
+        offset = 0
+        k = 1
+    spec = _CATALOGUE.get(program, UNKNOWN)
+    options: set[str] = set()
+    values: dict[str, list[str]] = {}
+    value_at: dict[str, list[int]] = {}
+    if first in _ALIAS_OPTIONS or first.lower() in _ALIAS_OPTIONS:
+        options.add(_ALIAS_OPTIONS[first.lower()])
+    positionals: list[str] = []
+    positional_at: list[int] = []
+    option_words: list[str] = []
+    wild = False
+    wild_option_at: set[int] = set()
+    subcommand: str | None = None
+    operands_from = 0
+    level = spec
+    ended = False
+    end_seen = False
+    # tar's first word may be a dashless cluster (`tar xzf a.tgz`)
+    if program == "tar" and len(rest) > k and rest[k].isalpha():
+        rest[k] = "-" + rest[k]
+    n = len(rest)
+    while k < n:
+        word = rest[k]
+        index = k + offset
+        is_wild = bool(wild_at) and index in wild_at
+        if is_wild:
+            wild = True
+            if not ended:
+                wild_option_at.add(index)
+        if ended or word[:1] != "-" or word == "-" or (pattern and word == "*"):
+            positional_at.append(index)
+            if level.stop_at_operand:
+                ended = True
+            if level.subcommands is not None and subcommand is None and not is_wild:
+                subcommand = level.sub_aliases.get(word, word)
+                positionals.append(subcommand)
+                operands_from = len(positionals)
+                level = level.subcommands.get(subcommand) or level.default_sub or UNKNOWN
+            else:
+                positionals.append(WILD if is_wild and not pattern else word)
+            k += 1
+            continue
+        if word == "--":
+            ended = end_seen = True
+            k += 1
+            continue
+        option_words.append(word)
+        if word[1] == "-" or level.single_dash:
+            name, eq, attached_value = word.lstrip("-").partition("=")
+            canons: tuple[str, ...] = ("-" + name,) if level.single_dash else level.long(name)
+            value: str | None = attached_value if eq else None
+            at = index
+            if value is None and k + 1 < n:
+                takes = level.values
+                for c in canons:
+                    if c in takes and c not in level.attached:
+                        value = rest[k + 1]
+                        k += 1
+                        at = index + 1
+                        break
+            for canon in canons:
+                options.add(canon)
+                if value is not None:
+                    values.setdefault(canon, []).append(value)
+                    value_at.setdefault(canon, []).append(at)
+            k += 1
+            continue
+        if not level.known:
+            # outside the catalogue: the word as written, and its letters (`-xy` also reads `-x -y`)
+            options.add(word.split("=", 1)[0])
+            options.update("-" + ch for ch in word[1:].split("=", 1)[0])
+            k += 1
+            continue
+        # a short-option cluster: -rf, -sXPOST, -Cdir, -n5
+        shorts = level.shorts
+        takes = level.values
+        j = 1
+        length = len(word)
+        while j < length:
+            letter = word[j]
+            canon = shorts.get(letter) or "-" + letter
+            options.add(canon)
+            if canon in takes and canon not in level.attached:
+                tail = word[j + 1:]
+                if tail:
+                    values.setdefault(canon, []).append(tail)
+                    value_at.setdefault(canon, []).append(index)
+                elif k + 1 < n:
+                    values.setdefault(canon, []).append(rest[k + 1])
+                    value_at.setdefault(canon, []).append(index + 1)
+                    k += 1
+                break
+            if canon in level.attached:
+                tail = word[j + 1:]
+                if tail:
+                    values.setdefault(canon, []).append(tail)
+                    value_at.setdefault(canon, []).append(index)
+                break
+            j += 1
+        k += 1
+    return Invocation(
+        program, tuple(positionals), frozenset(options),
+        {key: tuple(v) for key, v in values.items()} if values else {},
+        wild, frozenset(wild_option_at) if wild_option_at else _NO_INTS, subcommand, spec.subcommands is not None,
+        operands_from, tuple(option_words), end_seen, tuple(positional_at),
+        {key: tuple(v) for key, v in value_at.items()} if value_at else {},
+    )
+
+
+@lru_cache(maxsize=4096)
+def read_static(words: tuple[str, ...]) -> Invocation:
+    """`read_words` for a command with no run-time words (the common case), memoised."""
+    return read_words(words)
+
+
+def invocation(words, wild_at: frozenset[int] = frozenset()) -> Invocation:
+    if not wild_at:
+        return read_static(tuple(words))
+    return read_words(words, wild_at)

@@ -1,0 +1,151 @@
+"""Deciding the paths of a request: edit and read tools, file operands, redirections.
+
+A written path is decided as an edit: the `edits` rules (an allow glob sees the
+workspace-relative path only; a deny or ask glob also the path as written and, outside the
+workspace, its absolute form), then its class: `local-mutation` inside the workspace,
+`outside-workspace` outside it (default ask), `protected` (default deny, never less than
+ask). A read is decided by the `reads` rules, and a protected or secret-looking path (or
+one only known at run time) is at least `ask`.
+
+For an edit or read tool the path is the whole request (rule set default, then classes,
+then the policy default). For a command, a redirection that writes a file is decided the
+same way as an edit tool; a file operand of a command contributes its `edits`/`reads` rule
+when one matches and its class floors, while the command's own rule decides the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .classes import LOCAL, OUTSIDE, PROTECTED, READ_ONLY
+from .decisions import class_floor, fallback, rule_reason, worse
+from .paths import Location, Resolver, _under
+from .rules import CompiledPolicy, RuleSet
+from .verdicts import PathUse, Verdict
+
+
+def _candidates(loc: Location, resolver: Resolver) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(allow candidates, deny/ask candidates) a glob is tried on."""
+    allow: tuple[str, ...] = (loc.relative,) if loc.inside and loc.relative and not loc.unknown else ()
+    restrictive = list(allow)
+    if loc.path is not None:
+        ws = resolver.workspace
+        if _under(loc.path, ws) and loc.path != ws:
+            restrictive.append(loc.path[len(ws.rstrip("/")) + 1:])
+        if not loc.inside:
+            restrictive.append(loc.path.lstrip("/"))
+            if loc.real:
+                restrictive.append(loc.real.lstrip("/"))
+    else:
+        restrictive.append(loc.written.lstrip("/").removeprefix("./"))
+    return allow, tuple(dict.fromkeys(c for c in restrictive if c and c != "."))
+
+
+def write_class(loc: Location, access: str = "write") -> str:
+    if loc.protected:
+        return PROTECTED
+    return OUTSIDE if (loc.unknown or not loc.inside) else LOCAL
+
+
+def _hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: str) -> tuple[str, str, str] | None:
+    if ruleset is None:
+        return None
+    hit = ruleset.match_path(*_candidates(loc, resolver))
+    if hit is None:
+        return None
+    decision, index = hit
+    return decision, f"{ruleset.name}.{decision}[{index}]", rule_reason(ruleset, decision, index, what)
+
+
+def _floors(policy: CompiledPolicy, loc: Location, access: str, cls: str | None, decided: tuple[str, str, str]
+            ) -> tuple[str, str, str, list[str]]:
+    decision, rule, reason = decided
+    floors: list[str] = []
+    shown = f"`{loc.written}`" + (f" ({loc.real})" if loc.real and loc.real != loc.written else "")
+    if access == "read":
+        why = loc.protected or loc.secret
+        if why or loc.unknown:
+            floors.append("reads.sensitive")
+            if worse("ask", decision):
+                decision, rule = "ask", "reads.sensitive"
+                reason = (f"Reading {shown} needs a person: "
+                          + (f"it is protected ({why})." if loc.protected else
+                             f"it looks like a secret ({why})." if why else "its path is only known at run time."))
+        return decision, rule, reason, floors
+    if access == "link" and loc.secret and cls != PROTECTED:
+        floors.append("reads.sensitive")
+        if worse("ask", decision):
+            decision, rule = "ask", "reads.sensitive"
+            reason = f"The link points to {shown}, which looks like a secret ({loc.secret})."
+    if cls in (PROTECTED, OUTSIDE):
+        floor = class_floor(policy, cls)
+        floors.append(f"classes.{cls}")
+        if worse(floor, decision) or rule == f"classes.{cls}":
+            if worse(floor, decision):
+                decision, rule = floor, f"classes.{cls}"
+            if cls == PROTECTED and access == "link":
+                reason = f"The link points to {shown}, which is protected ({loc.protected})."
+            elif cls == PROTECTED:
+                reason = f"{shown} is protected ({loc.protected}): no grant or mode allows changing it."
+            elif access == "link":
+                reason = f"The link points to {shown}, outside the workspace."
+            elif loc.unknown:
+                reason = f"{shown} is only known at run time, so it may lie outside the workspace."
+            else:
+                reason = f"{shown} is outside the workspace."
+    return decision, rule, reason, floors
+
+
+def decide_use(policy: CompiledPolicy, resolver: Resolver, loc: Location, access: str, *,
+               redirect: bool = False) -> tuple[PathUse, list[str]]:
+    """The PathUse of one file a command touches (and the floors it raised)."""
+    if access == "read":
+        what = f"reading `{loc.written}`"
+        decided = _hit(policy.reads, loc, resolver, what) or ("allow", "", "")
+        decision, rule, reason, floors = _floors(policy, loc, access, READ_ONLY, decided)
+        use = PathUse(loc.written, access, loc.real, loc.relative, READ_ONLY, decision, rule or None, reason,
+                      loc.protected, bool(loc.protected or loc.secret or loc.unknown))
+        return use, floors
+    cls = write_class(loc, access)
+    what = f"writing `{loc.written}`" if access == "write" else f"a link to `{loc.written}`"
+    hit = _hit(policy.edits, loc, resolver, what) if access == "write" else None
+    if hit is not None:
+        decided = hit
+    else:
+        decided = fallback(policy, policy.edits, cls, what) if redirect else ("allow", "", "")
+    decision, rule, reason, floors = _floors(policy, loc, access, cls, decided)
+    use = PathUse(loc.written, access, loc.real, loc.relative, cls, decision, rule or None, reason, loc.protected)
+    return use, floors
+
+
+def decide_edit(policy: CompiledPolicy, resolver: Resolver, tool: str, path: str, cwd: str) -> Verdict:
+    loc = resolver.locate(path, [cwd], access="write")
+    cls = write_class(loc)
+    what = f"{tool} of `{path}`"
+    decided = _hit(policy.edits, loc, resolver, what) or fallback(policy, policy.edits, cls, what)
+    decision, rule, reason, floors = _floors(policy, loc, "write", cls, decided)
+    use = PathUse(path, "write", loc.real, loc.relative, cls, decision, rule, reason, loc.protected)
+    return Verdict(decision, reason, rule, (), cls, None, (use,), tuple(floors))
+
+
+READ_PATH_KEYS = ("file_path", "path", "notebook_path")
+TREE_READ_TOOLS = frozenset({"Grep", "grep"})
+
+
+def read_tool_path(tool_input: Mapping) -> str | None:
+    for key in READ_PATH_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip() and "\x00" not in value:
+            return value
+    return None
+
+
+def decide_read(policy: CompiledPolicy, resolver: Resolver, tool: str, path: str, cwd: str,
+                cls: str | None) -> Verdict:
+    loc = resolver.locate(path, [cwd], access="read", tree=tool in TREE_READ_TOOLS)
+    what = f"{tool} of `{path}`"
+    decided = _hit(policy.reads, loc, resolver, what) or fallback(policy, policy.reads, cls, what)
+    decision, rule, reason, floors = _floors(policy, loc, "read", cls, decided)
+    use = PathUse(path, "read", loc.real, loc.relative, cls, decision, rule, reason, loc.protected,
+                  bool(loc.protected or loc.secret or loc.unknown))
+    return Verdict(decision, reason, rule, (), cls, None, (use,), tuple(floors))

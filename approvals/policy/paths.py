@@ -1,0 +1,342 @@
+"""Paths anchored to the workspace: where a path a request names really is.
+
+Every path is resolved against the directory it is used in (the request's `cwd`, or the
+directory a `cd` moved to), `~` and `$HOME` standing for each home the context knows (the
+server user's and the agent's isolated one), then `..` and symlinks are resolved
+(`realpath`). What a rule, a class or a grant sees is the result:
+
+- `inside` the workspace or not (by the resolved path: a symlink out of the workspace is
+  outside), and the workspace-relative path edit and read globs match;
+- `protected`: the agent's own control files anywhere (`.claude/settings*.json`,
+  `.claude/hooks`, `.codex/`, `.opencode/`, `.gemini/`, `.mcp.json`, `.git/hooks`,
+  `.git/config`), shell start-up files and `.ssh`, `.aws`, `.config/gh`, `.netrc`,
+  `.gnupg`, `.gitconfig`, `.git-credentials`, `.docker/config.json`, `.kube/config` in a
+  home, `/etc`, and the context's protected directories (Gatehouse's `var`: database,
+  secret key, agent homes, other runs' workspaces); the run's own workspace is carved out
+  of a protected directory that contains it. Both the path as written and the resolved
+  path are checked, so a symlink to or from a protected place is protected;
+- `secret`: a name that looks like a secret (`.env*`, private keys, `.netrc`, ...).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import glob as globlib
+import os
+import posixpath
+import re
+from dataclasses import dataclass
+from itertools import islice
+
+
+@dataclass(frozen=True)
+class PathContext:
+    """Where a run works: its workspace, what `~` stands for, extra protected trees."""
+
+    workspace: str  # absolute path of the run's workspace
+    homes: tuple[str, ...] = ()  # what `~`/$HOME stand for: the server user's home and the agent's isolated home
+    protected_dirs: tuple[str, ...] = ()  # extra protected trees (Gatehouse's var directory)
+
+
+def default_context(cwd: str | None, workspace: str | None = None) -> PathContext:
+    """The context of a caller that passes none: the request's cwd as the workspace and the
+    process's HOME."""
+    home = os.environ.get("HOME") or posixpath.expanduser("~")
+    return PathContext(workspace=workspace or cwd or os.getcwd(), homes=(home,) if home.startswith("/") else ())
+
+
+# Inside any home. Matched against the path relative to the home, lower-cased.
+HOME_PROTECTED = (
+    ".ssh", ".aws", ".config/gh", ".netrc", ".gnupg", ".gitconfig", ".config/git", ".git-credentials",
+    ".docker/config.json", ".kube/config", ".claude.json", ".npmrc", ".pypirc", ".pgpass",
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
+    ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".login", ".logout", ".kshrc", ".mkshrc", ".inputrc",
+    ".config/fish", ".xprofile", ".xinitrc", ".config/autostart", ".config/systemd", ".local/bin",
+)
+SYSTEM_PROTECTED = ("/etc", "/private/etc")
+# Anywhere: a sequence of path components (lower-cased) that marks an agent control file.
+_CONTROL_DIRS = (".codex", ".opencode", ".gemini")
+_SECRET_NAMES = (".env", ".env.*", "*.env", ".envrc", "*.pem", "*.key", "id_rsa*", "id_dsa*", "id_ecdsa*",
+                 "id_ed25519*", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.kdbx", ".netrc", ".pgpass",
+                 ".git-credentials", ".npmrc", ".pypirc", ".htpasswd", "credentials", "credentials.json")
+# Names a glob is tested against: could `*.pem`, `.e*` or `set*` name one of these?
+_PROBES = (".env", ".env.local", "prod.env", "server.pem", "server.key", "id_rsa", "id_ed25519", "cert.p12",
+           ".netrc", ".npmrc", ".bashrc", ".profile", ".zshrc", "settings.json", "settings.local.json",
+           ".mcp.json", "hooks", "config", ".git", ".claude", ".codex", ".ssh", "credentials", "secret_key",
+           "gatehouse.sqlite3", "authorized_keys")
+_HOME_LIKE = ("/root", "/var/root")
+_HOME_PARENTS = ("/home", "/Users")
+
+
+def _real(path: str) -> str:
+    try:
+        return posixpath.realpath(path)
+    except (OSError, ValueError):
+        return posixpath.normpath(path)
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def control_file(path: str) -> str | None:
+    """The agent control file or git hook a path names, wherever it lies."""
+    parts = path.lower().strip("/").split("/")
+    for i, part in enumerate(parts):
+        rest = parts[i + 1:]
+        if part == ".claude" and rest:
+            if rest[0] == "hooks" or (len(rest) == 1 and fnmatch.fnmatchcase(rest[0], "settings*.json")):
+                return ".claude/" + ("hooks" if rest[0] == "hooks" else "settings*.json")
+        if part in _CONTROL_DIRS:
+            return part + "/"
+        if part == ".git" and rest and rest[0] in ("hooks", "config"):
+            return ".git/" + rest[0]
+    if parts and parts[-1] == ".mcp.json":
+        return ".mcp.json"
+    return None
+
+
+_CONTROL_DIRS_EXACT = ((".claude",), (".claude", "hooks"), (".codex",), (".opencode",), (".gemini",), (".git",),
+                       (".git", "hooks"))
+
+
+def control_tree(path: str) -> str | None:
+    """A control directory a path *is* (replacing, moving or linking it replaces what is in it)."""
+    parts = tuple(path.lower().rstrip("/").split("/"))
+    for exact in _CONTROL_DIRS_EXACT:
+        if parts[-len(exact):] == exact:
+            return "/".join(exact) + "/"
+    return None
+
+
+_PROC_SECRET = re.compile(r"^/proc/[^/]+/(task/[^/]+/)?(environ|mem|auxv|cmdline)$")
+
+
+def secret_path(path: str) -> str | None:
+    if path.startswith("/proc/") and _PROC_SECRET.match(path):
+        return "a process's environment or memory"
+    return secret_name(posixpath.basename(path))
+
+
+def secret_name(name: str) -> str | None:
+    lowered = name.lower()
+    for pattern in _SECRET_NAMES:
+        if fnmatch.fnmatchcase(lowered, pattern):
+            return pattern
+    return None
+
+
+def _glob_could_name(pattern: str, name: str) -> bool:
+    # bash: a leading `.` is never matched by `*`, `?` or `[...]`
+    if name.startswith(".") and not pattern.startswith("."):
+        return False
+    return fnmatch.fnmatchcase(name, pattern)
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where one path of a request is."""
+
+    written: str  # as the request wrote it
+    path: str | None  # absolute, `..` resolved (None: only known at run time)
+    real: str | None  # symlinks resolved
+    relative: str | None  # workspace-relative (of the resolved path) when inside
+    inside: bool
+    protected: str | None  # what protects it (`~/.ssh`, `/etc`, `.git/hooks`, "Gatehouse's var directory")
+    secret: str | None  # the secret-looking name it matches (`.env*`, `*.pem`)
+    unknown: bool = False  # depends on a value known only at run time
+
+    @property
+    def sensitive(self) -> str | None:
+        """Why reading it needs a person (protected or secret-looking), or None."""
+        return self.protected or self.secret
+
+    def severity(self, access: str) -> int:
+        if self.protected:
+            return 4
+        if access == "read":
+            return 3 if self.secret else (2 if self.unknown else 0)
+        if self.unknown or not self.inside:
+            return 2
+        return 1
+
+
+class Resolver:
+    """Resolves the paths of one request against one PathContext (real paths cached)."""
+
+    def __init__(self, ctx: PathContext) -> None:
+        self.ctx = ctx
+        self.workspace = posixpath.normpath(ctx.workspace)
+        self.real_workspace = _real(self.workspace)
+        homes = [posixpath.normpath(h) for h in ctx.homes if h and h.startswith("/")]
+        self.homes = tuple(dict.fromkeys(homes))
+        self.real_homes = tuple(dict.fromkeys(h2 for h in self.homes for h2 in (h, _real(h))))
+        self.protected_dirs = tuple(dict.fromkeys(
+            d2 for d in ctx.protected_dirs if d and d.startswith("/") for d2 in (posixpath.normpath(d), _real(d))))
+        self.roots = self._protected_roots()
+
+    def _protected_roots(self) -> tuple[tuple[str, str], ...]:
+        # lower-cased: on a case-insensitive file system `~/.SSH` is `~/.ssh`
+        roots = [(p, p) for p in SYSTEM_PROTECTED]
+        for home in self.real_homes:
+            roots += [(f"{home}/{name}".lower(), f"~/{name}") for name in HOME_PROTECTED]
+        roots += [(d.lower(), "Gatehouse's var directory") for d in self.protected_dirs]
+        return tuple(roots)
+
+    # --- expanding what a word stands for -------------------------------------------------
+
+    def expand(self, word: str, cwds, *, dynamic: bool = False) -> list[str | None]:
+        """Absolute candidates of a path word (None: known only at run time)."""
+        text = word
+        bases: list[str | None] = []
+        if text == "~" or text.startswith("~/"):
+            bases = list(self.homes) or [None]
+            text = text[2:] if text.startswith("~/") else ""
+        elif text.startswith("~") and not dynamic:
+            return [None]  # another user's home
+        for var in ("$HOME", "${HOME}"):
+            if text == var or text.startswith(var + "/"):
+                bases = list(self.homes) or [None]
+                text = text[len(var) + 1:]
+                break
+        for var in ("$PWD", "${PWD}"):
+            if text == var or text.startswith(var + "/"):
+                bases = list(cwds)
+                text = text[len(var) + 1:]
+                break
+        if dynamic and ("$" in text or "`" in text or "{" in text):
+            return [None]
+        if not bases:
+            if text.startswith("/"):
+                return [text]
+            bases = list(cwds)
+        # Joined, not normalised: `link/..` is the parent of the link's *target*, which only
+        # realpath (walking the components) gets right.
+        out: list[str | None] = []
+        for base in bases:
+            if base is None:
+                out.append(None)
+            else:
+                out.append(posixpath.join(base, text) if text else base)
+        return out
+
+    # --- classifying a candidate -------------------------------------------------------------
+
+    def protected(self, path: str) -> str | None:
+        hit = control_file(path)
+        if hit:
+            return hit
+        inside = _under(path, self.real_workspace) or _under(path, self.workspace)
+        low = path.lower()
+        for root, label in self.roots:
+            if _under(low, root):
+                if label == "Gatehouse's var directory" and inside:
+                    continue  # the run's own workspace inside var/workspaces
+                return label
+        # someone else's home: /root/.ssh, /home/x/.bashrc
+        for home in self._home_of(path):
+            relative = path[len(home) + 1:].lower()
+            for name in HOME_PROTECTED:
+                if relative == name or relative.startswith(name + "/"):
+                    return f"~/{name}"
+        return None
+
+    def _home_of(self, path: str) -> list[str]:
+        out = [h for h in _HOME_LIKE if path.startswith(h + "/")]
+        for parent in _HOME_PARENTS:
+            if path.startswith(parent + "/"):
+                name = path[len(parent) + 1:].split("/", 1)[0]
+                out.append(f"{parent}/{name}")
+        return out
+
+    def contains_protected(self, path: str) -> str | None:
+        """A protected root that lies inside `path` (reading or deleting `path` recursively
+        reaches it), or the control directory `path` is."""
+        low = path.lower()
+        for root, label in self.roots:
+            if _under(root, low) and root != low:
+                return label
+        hit = control_tree(path)
+        if hit:
+            return hit
+        if path in ("/", "/home", "/Users", "/root"):
+            return "a home directory"
+        return None
+
+    def real_path(self, path: str) -> str:
+        return _real(path)
+
+    def inside(self, real: str) -> bool:
+        return _under(real, self.real_workspace)
+
+    def locate(self, word: str, cwds, *, dynamic: bool = False, glob: bool = False, access: str = "write",
+               tree: bool = False, follow: bool = True) -> Location:
+        """The Location of a path word: of all it may stand for, the most severe for `access`.
+
+        `tree`: the command reads or changes everything under the path (`rm -r`, `grep -r`,
+        `mv`, a link to it). `follow`: the command acts on a symlink's target (not `rm`,
+        `mv` or `ln`'s link name, unless the path ends in `/`).
+        """
+        best: Location | None = None
+        follow = follow or word.endswith("/")
+        # the latest directory a `cd` moved to comes first: it names the path on a tie
+        for candidate in reversed(self.expand(word, cwds, dynamic=dynamic)):
+            for loc in self._candidates(word, candidate, glob, tree, follow):
+                if best is None or loc.severity(access) > best.severity(access):
+                    best = loc
+        assert best is not None
+        return best
+
+    def _candidates(self, word: str, path: str | None, glob: bool, tree: bool, follow: bool) -> list[Location]:
+        if path is None:
+            return [self._unknown(word)]
+        if glob:
+            return self._glob(word, path, tree, follow)
+        return [self._one(word, path, tree, follow)]
+
+    def _unknown(self, word: str) -> Location:
+        # Known only at run time: what a relative tail would mean in a home still counts.
+        protected = control_file(word)
+        tail = word.split("/", 1)[1] if "/" in word else ""
+        for name in HOME_PROTECTED:
+            if tail and (tail.lower() == name or tail.lower().startswith(name + "/")):
+                protected = protected or f"~/{name}"
+        return Location(word, None, None, None, False, protected, secret_name(posixpath.basename(word)), True)
+
+    def _one(self, word: str, raw: str, tree: bool, follow: bool = True) -> Location:
+        path = posixpath.normpath(raw)
+        head, name = posixpath.split(raw.rstrip("/") or "/")
+        if follow or path == "/" or name in ("", ".", ".."):
+            real = _real(raw)
+        else:
+            real = posixpath.join(_real(head), name)
+        protected = self.protected(real) or self.protected(path)
+        if tree and not protected:
+            protected = self.contains_protected(real) or self.contains_protected(path)
+        inside = self.inside(real)
+        relative = None
+        if inside:
+            relative = real[len(self.real_workspace.rstrip("/")) + 1:] if real != self.real_workspace else "."
+        secret = secret_path(real) or secret_path(path)
+        return Location(word, path, real, relative, inside, protected, secret)
+
+    def _glob(self, word: str, path: str, tree: bool, follow: bool) -> list[Location]:
+        directory, pattern = posixpath.split(path)
+        if any(ch in directory for ch in "*?["):
+            return [self._unknown(word)]  # a glob in a directory: it may reach anywhere below
+        out = []
+        here = self._one(word, directory or "/", False)
+        names = [p for p in _PROBES if _glob_could_name(pattern, p)]
+        protected = here.protected
+        secret = None
+        for name in names:
+            probe = self._one(word, posixpath.join(directory, name), tree, follow)
+            protected = protected or probe.protected
+            secret = secret or probe.secret
+        relative = f"{here.relative}/{pattern}" if here.relative not in (None, ".") else (
+            pattern if here.relative == "." else None)
+        out.append(Location(word, path, posixpath.join(here.real or directory, pattern), relative, here.inside,
+                            protected, secret))
+        for match in islice(globlib.iglob(path), 32):
+            out.append(self._one(word, match, tree, follow))
+        return out

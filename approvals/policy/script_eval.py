@@ -1,0 +1,348 @@
+"""Deciding a shell script: one Segment per simple command, the most severe decides.
+
+Each command is read by meaning (`options.py`) and decided, in this order:
+
+1. its `commands` rule (the most restrictive that matches), else the rule set's default,
+   else its side-effect class (the most severe of the command's own class and the classes
+   of the files it writes), else the policy's default;
+2. then floors that make it at least `ask` whatever step 1 said: a deny/ask rule a
+   run-time word could complete (`commands.expansion`), a computed command name
+   (`commands.dynamic`), nesting deeper than we read (`commands.nesting`), an environment
+   that changes what runs (`commands.environment`), code given on the command line or read
+   from a pipe or a file (`commands.interpreter`, lifted only by an allow rule or grant
+   naming exactly that command), a network command with a substitution or a file to send
+   (`commands.network`);
+3. and the decisions of the files it touches (`path_eval.py`): a redirection that writes a
+   file is decided as an edit of its target; file operands add their `edits`/`reads` rules
+   and their class floors (`outside-workspace`, `protected`, sensitive reads).
+
+Relative paths are resolved against every directory the script may be in at that point:
+the request's cwd and each `cd`/`pushd` target seen before (a `cd` in a subshell may not
+have happened, so both count; one only known at run time makes later relative paths
+unknown).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .classes import KNOWN_PROGRAMS, LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
+from .decisions import fallback, rule_reason, worse
+from .operands import file_uses, may_name_files_git
+from .options import invocation, program_name
+from .path_eval import decide_use
+from .paths import Resolver
+from .risks import (
+    DECLARERS,
+    ENV_PRINTERS,
+    NETWORK,
+    code_reason,
+    env_reason,
+    environment_reason,
+    may_run_code,
+    network_reason,
+    risky_variable,
+)
+from .rules import SEVERITY, CompiledPolicy
+from .shell import Script, SimpleCommand, command_name, parse_script
+from .verdicts import PathUse, Segment, Verdict
+from .wrappers import looks_through
+
+_MAX_CWDS = 16
+_NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
+
+
+class _Walk:
+    """The state of one script's evaluation: where it may be, the resolver (made lazily)."""
+
+    __slots__ = ("policy", "cwds", "shown_cwd", "_make_resolver", "_resolver")
+
+    def __init__(self, policy: CompiledPolicy, cwd: str, resolver: Callable[[], Resolver]) -> None:
+        self.policy = policy
+        self.cwds: list[str | None] = [cwd]
+        self.shown_cwd: str | None = None
+        self._make_resolver = resolver
+        self._resolver: Resolver | None = None
+
+    @property
+    def resolver(self) -> Resolver:
+        if self._resolver is None:
+            self._resolver = self._make_resolver()
+        return self._resolver
+
+    def change_directory(self, cmd: SimpleCommand) -> None:
+        name = cmd.words[0]
+        if cmd.remote:
+            return
+        if name == "popd":
+            self._add([None], "?")
+            return
+        args = [w for w in cmd.words[1:] if not (w.startswith("-") and w != "-")]
+        if not args:
+            homes: list[str | None] = list(self.resolver.homes) or [None]
+            self._add(homes, homes[0] or "~")
+            return
+        word = args[0]
+        index = cmd.words.index(word)
+        if word == "-" or index in cmd.dynamic_at and not word.startswith(("$HOME", "${HOME}", "$PWD", "${PWD}")):
+            self._add([None], word)
+            return
+        targets = self.resolver.expand(word, self.cwds, dynamic=index in cmd.dynamic_at)
+        shown = next((t for t in targets if t), word)
+        self._add(targets, shown)
+
+    def _add(self, targets: list[str | None], shown: str) -> None:
+        for target in targets:
+            if target not in self.cwds:
+                self.cwds.append(target)
+        if len(self.cwds) > _MAX_CWDS:
+            self.cwds = self.cwds[:_MAX_CWDS] + [None]
+        self.shown_cwd = shown
+
+
+def _paths(walk: _Walk, cmd: SimpleCommand, inv) -> tuple[list[PathUse], list[str], bool]:
+    """(path uses, floor rules, talks to the network through /dev/tcp) of one command."""
+    uses: list[PathUse] = []
+    floors: list[str] = []
+    network = False
+    policy = walk.policy
+    for red in cmd.redirects:
+        if red.target.startswith(_NETWORK_DEVICES):
+            network = True
+        if not (red.writes or red.reads):
+            continue
+        resolver = walk.resolver
+        if red.writes:
+            loc = resolver.locate(red.target, walk.cwds, dynamic=red.dynamic, glob=red.glob, access="write")
+            use, more = decide_use(policy, resolver, loc, "write", redirect=True)
+            uses.append(use)
+            floors += more
+        if red.reads:
+            loc = resolver.locate(red.target, walk.cwds, dynamic=red.dynamic, glob=red.glob, access="read")
+            use, more = decide_use(policy, resolver, loc, "read")
+            uses.append(use)
+            floors += more
+    for fu in file_uses(inv, cmd.words):
+        if fu.word in _NOT_FILES or fu.word.startswith("/dev/fd/"):
+            continue
+        resolver = walk.resolver
+        dynamic = any(i in cmd.dynamic_at for i in fu.at) or (fu.word != "~" and "$" in fu.word
+                                                               and not fu.at)
+        glob = any(i in cmd.glob_at for i in fu.at)
+        access = "read" if fu.access == "read" else "write"
+        loc = resolver.locate(fu.word, walk.cwds, dynamic=dynamic, glob=glob, access=access, tree=fu.tree,
+                              follow=fu.follow)
+        use, more = decide_use(policy, resolver, loc, fu.access)
+        uses.append(use)
+        floors += more
+    return uses, floors, network
+
+
+_NOT_FILES = frozenset({"-", "", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/null", "/dev/tty"})
+
+
+_TOUCHES_FILES = frozenset({"cat", "head", "tail", "less", "more", "grep", "rg", "cp", "mv", "rm", "tee", "base64",
+                            "xxd", "od", "strings", "tar", "zip", "scp", "rsync", "curl", "wget", "chmod", "chown",
+                            "ln", "touch", "mkdir", "sed", "awk", "source", ".", "diff", "sort", "uniq", "shred",
+                            "truncate", "dd", "install", "wc", "file", "md5sum", "sha256sum", "sha1sum", "nl"})
+
+
+_OPTION_SENSITIVE = frozenset({"rm", "git", "find", "sed", "curl", "wget", "tar", "sort", "chmod", "chown", "cp",
+                               "mv", "ln", "docker", "podman", "kubectl", "npm", "pip", "gh", "http", "rsync", "scp",
+                               "ssh", "truncate", "shred", "xargs", "awk", "dd", "install", "zip", "unzip"})
+_OPTION_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_*?[]!")
+
+
+def _may_be_option(cmd: SimpleCommand, index: int) -> bool:
+    """Whether a run-time word could turn into options: an unquoted expansion (split into
+    words), a quoted one that starts the word (`"$f"` may be `-rf`; `--author="$(id)"` stays
+    that option), or a glob that could match a file named like an option cluster (`*`,
+    `-[r]f`, not `*.py` or `src/*`)."""
+    word = cmd.words[index]
+    if index in cmd.dynamic_at:
+        return index in cmd.split_at or word[:1] in ("$", "`")
+    return word[:1] in ("*", "?", "[", "-") and set(word) <= _OPTION_LETTERS
+
+
+def _linked_program(walk: _Walk, cmd: SimpleCommand) -> str | None:
+    """The program a command path really runs when it is a link to another one."""
+    assert cmd.path is not None
+    own = program_name(cmd.words[0])[0]
+    if own in KNOWN_PROGRAMS or looks_through(own):
+        return None  # it names a program we know already (`/usr/lib/git-core/git-push` is `git push`)
+    for cwd in walk.cwds:
+        if cwd is None and not cmd.path.startswith("/"):
+            continue
+        real = walk.resolver.real_path(cmd.path if cmd.path.startswith("/") else f"{cwd}/{cmd.path}")
+        name = command_name(real).lower()
+        if name != cmd.words[0].lower() and (name in KNOWN_PROGRAMS or looks_through(name)):
+            return name
+    return None
+
+
+def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
+    policy = walk.policy
+    written = cmd.words
+    if cmd.operands_unknown:
+        # xargs/parallel append operands at run time: one more word we cannot see
+        words = cmd.words + ("$ARGS",)
+        inv = invocation(words, cmd.wild_at | {len(cmd.words)})
+        cmd = cmd._replace(words=words, dynamic_at=cmd.dynamic_at | {len(cmd.words)},
+                           split_at=cmd.split_at | {len(cmd.words)})
+    else:
+        inv = invocation(cmd.words, cmd.wild_at)
+    linked = _linked_program(walk, cmd) if cmd.path and not cmd.remote else None
+    if linked is not None:
+        # `./x -rf /` where x is a link to rm: read it as the program it runs
+        cmd = cmd._replace(words=(linked,) + cmd.words[1:])
+        inv = invocation(cmd.words, cmd.wild_at)
+    program = inv.program
+    cls = own_cls = classify_invocation(inv)
+    uses: tuple[PathUse, ...] = ()
+    path_floors: list[str] = []
+    network_device = False
+    if not cmd.remote and (cmd.redirects or cmd.operands_unknown or program in _FILE_PROGRAMS
+                           and (program != "git" or may_name_files_git(inv))):
+        found, path_floors, network_device = _paths(walk, cmd, inv)
+        uses = tuple(found)
+        cls = most_severe([cls] + [u.side_effect_class for u in uses if u.access != "read"])
+        if network_device:
+            cls = most_severe([cls, REMOTE])
+    if cmd.writes_file and cls in (None, READ_ONLY):
+        cls = LOCAL
+    what = f"`{cmd.text}`"
+    ruleset = policy.commands
+    certain = uncertain = None
+    if ruleset is not None:
+        certain, uncertain = ruleset.match_command(inv, own_cls)
+    if certain is not None:
+        decision, index = certain
+        rule = ruleset.labels[certain]  # type: ignore[union-attr]
+        reason = rule_reason(ruleset, decision, index, what)  # type: ignore[arg-type]
+    else:
+        decision, rule, reason = fallback(policy, ruleset, cls, what)
+    if uncertain is None and not uses and not network_device and cmd.plain and not may_run_code(inv) \
+            and linked is None:
+        # the common case: nothing but the command's own rule or class decides it
+        return Segment._make(cmd.text, written, cls, decision, rule, False, reason, walk.shown_cwd, (),
+                             "pattern" if decision == "ask" else None, (), inv)
+    found_floors = _floors(cmd, inv, ruleset, decision, uncertain, what, network_device)
+    if linked is not None and looks_through(linked):
+        found_floors.append(("ask", "commands.dynamic", f"{what} runs `{linked}` through a link, which is not read "
+                                                        "for the commands it runs, so a person decides.", None))
+    parts: list[tuple[str, str, str, str | None]] = [(decision, rule, reason, "pattern")]
+    for part in found_floors:
+        if part[3] == "exact-rule":
+            if decision == "allow":
+                parts[0] = (part[0], part[1], part[2], "pattern")
+        else:
+            parts.append(part)
+    floors = [p[1] for p in parts[1:]]
+    for use in uses:
+        if use.decision != "allow":
+            parts.append((use.decision, use.rule or "paths", use.reason, None))
+    floors += path_floors
+    worst = parts[0]
+    for part in parts[1:]:
+        if worse(part[0], worst[0]):
+            worst = part
+    grantable: str | None = None
+    if worst[0] == "ask":
+        kinds = [p[3] for p in parts if p[0] == "ask"]
+        grantable = None if None in kinds else ("exact" if "exact" in kinds else "pattern")
+    return Segment._make(cmd.text, written, cls, worst[0], worst[1], cmd.writes_file, worst[2], walk.shown_cwd,
+                         uses, grantable, tuple(dict.fromkeys(floors)) if floors else (), inv)
+
+
+def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: str, network_device: bool
+            ) -> list[tuple[str, str, str, str | None]]:
+    """The `ask` floors of one command beyond its own rule: (decision, rule, reason, grantable)."""
+    out: list[tuple[str, str, str, str | None]] = []
+    if uncertain is not None and uncertain[0] != "allow" and worse(uncertain[0], decision):
+        pattern = ruleset.rules[uncertain[0]][uncertain[1]].pattern
+        out.append(("ask", "commands.expansion", f"{what} has words only known at run time that could make it "
+                                                 f"match the {uncertain[0]} rule `{pattern}`.", None))
+    if cmd.dynamic_name:
+        out.append(("ask", "commands.dynamic", f"{what} runs a command whose name is computed at run time, "
+                                               "so a person decides.", None))
+    elif inv.program in _OPTION_SENSITIVE and inv.program not in NETWORK and not out and \
+            any(_may_be_option(cmd, i) for i in inv.wild_option_at):
+        out.append(("ask", "commands.expansion", f"{what} has words only known at run time that could be options "
+                                                 f"changing what `{inv.program}` does, so a person decides.", None))
+    if cmd.too_deep:
+        out.append(("ask", "commands.nesting", f"{what} runs commands nested deeper than the policy reads, "
+                                               "so a person decides.", None))
+    env = env_reason(cmd) if cmd.assigns or cmd.words[0] in DECLARERS else None
+    if env:
+        out.append(("ask", "commands.environment", f"{what}: {env}, so a person decides.", None))
+    code = code_reason(inv, cmd, cmd.stdin_text is not None)
+    exact = ruleset.exact_allow(inv) if code and ruleset is not None else None
+    if code and exact is None:
+        out.append(("ask", "commands.interpreter", f"{what}: {code}, so a person decides.", "exact"))
+    elif exact is not None:
+        # the rule that names exactly this use is the one that allows it
+        out.append(("allow", ruleset.labels[exact], rule_reason(ruleset, exact[0], exact[1], what), "exact-rule"))
+    shown = environment_reason(inv, cmd) if cmd.dynamic_at or cmd.heredoc_vars or cmd.words[0] in ENV_PRINTERS \
+        else None
+    if shown:
+        out.append(("ask", "reads.environment", f"{what}: {shown}, so a person decides.", None))
+    net = network_reason(inv, cmd)
+    if net:
+        out.append(("ask", "commands.network", f"{what}: {net}, so a person decides.", None))
+    if network_device:
+        out.append(("ask", "commands.network", f"{what} talks to the network through /dev/tcp, "
+                                               "so a person decides.", None))
+    return out
+
+
+_FILE_PROGRAMS = _TOUCHES_FILES | frozenset({
+    "tac", "hexdump", "cksum", "cmp", "comm", "paste", "join", "cut", "fold", "fmt", "expand", "rev", "column",
+    "iconv", "bat", "batcat", "jq", "unzip", "gzip", "gunzip", "bzip2", "xz", "zstd", "unlink", "rmdir", "chgrp",
+    "git", "http", "sqlite3", "crontab", "vim", "vi", "nvim", "nano", "emacs", "ed", "sudoedit", "mkfifo",
+    "sha224sum", "sha384sum", "sha512sum", "b2sum", "base32", "diff3", "sdiff", "zcat", "openssl", "yq", "ag",
+    "ack", "ugrep", "wipe", "srm", "unxz", "bunzip2", "lzma", "chattr", "setfacl", "duckdb", "mknod", "look",
+    "shuf", "pr", "tsort", "view", "ex", "pico", "micro", "hd", "basenc", "sum", "unexpand", "zless", "zmore",
+    "bzcat", "xzcat", "lzcat", "zstdcat", "unzstd", "gpg", "xmllint", "csvlook", "readelf", "objdump", "nm", "ldd",
+    "hexyl", "jless", "mdcat", "glow", "most", "npm",
+})
+
+
+def _assignment_segment(name: str, text: str) -> Segment:
+    return Segment(text, (), READ_ONLY, "ask", "commands.environment",
+                   reason=f"`{text}` sets `{name}`, which changes which program runs or how it starts, "
+                          "so a person decides.", grantable=None, floors=("commands.environment",))
+
+
+def decide_script(policy: CompiledPolicy, command: str, cwd: str, resolver: Callable[[], Resolver]
+                  ) -> tuple[Verdict, Script]:
+    script = parse_script(command)
+    walk = _Walk(policy, cwd, resolver)
+    segments = []
+    for cmd in script.commands:
+        segments.append(_segment(walk, cmd))
+        if cmd.words[0] in ("cd", "pushd", "popd") and not cmd.dynamic_name:
+            walk.change_directory(cmd)
+    for name, text in script.assignments:
+        if risky_variable(name):
+            segments.append(_assignment_segment(name, text))
+    segments_t = tuple(segments)
+    if len(segments_t) == 1 and script.parsed:
+        only = segments_t[0]  # the common case: one command
+        return Verdict._make(only.decision, only.reason, only.rule or "default", segments_t, only.side_effect_class,
+                             None, (), only.floors), script
+    cls = most_severe([s.side_effect_class for s in segments_t])
+    floors = tuple(dict.fromkeys(f for s in segments_t for f in s.floors))
+    if not segments_t:
+        decision, rule, reason = fallback(policy, policy.commands, None, "an empty script")
+        if not script.parsed:
+            decision, rule = ("ask", "commands.unparseable") if SEVERITY[decision] < 2 else (decision, rule)
+            reason = "The script does not parse as shell, so it is never allowed automatically."
+        return Verdict(decision, reason, rule, (), None), script
+    worst = segments_t[0]
+    for seg in segments_t:  # the first of the most severe
+        if SEVERITY[seg.decision] > SEVERITY[worst.decision]:
+            worst = seg
+    if not script.parsed and SEVERITY[worst.decision] < SEVERITY["deny"]:
+        return Verdict("ask", "The script does not parse as shell, so it is never allowed automatically.",
+                       "commands.unparseable", segments_t, cls, None, (), floors + ("commands.unparseable",)), script
+    return Verdict._make(worst.decision, worst.reason, worst.rule or "default", segments_t, cls, None, (), floors), script
