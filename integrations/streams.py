@@ -42,8 +42,17 @@ LAST_EVENT_ID = OpenApiParameter(
     "Last-Event-ID", str, location=OpenApiParameter.HEADER, required=False,
     description="Resume after this event id (sent automatically by EventSource on reconnect).",
 )
+# One event of the stream (what an EventSource hands its listener); `data` is JSON text.
 STREAM_RESPONSE = OpenApiResponse(
-    response={"type": "string"},
+    response={
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "description": "Resume after it with Last-Event-ID."},
+            "event": {"type": "string"},
+            "data": {"type": "string", "description": "JSON: the activity, or the approval, as the API shows it."},
+        },
+        "required": ["data"],
+    },
     description="text/event-stream: `id:`, `event:` and `data:` (JSON) lines per event; `: keep-alive` comments.",
 )
 

@@ -17,9 +17,12 @@ from approvals.models import Approval
 from integrations.models import IdempotencyKey
 from runs.models import AgentSession, Run
 
+# Asked under the default policy: an awk program that writes a file (code it cannot read).
+ASKED = """awk 'BEGIN { print "hi" > "f" }'"""
+
 pytestmark = pytest.mark.django_db
 
-RUN = {"driver": "scripted", "prompt": "p", "scenario": {"steps": [{"tool": "bash", "input": {"command": "echo hi > f"}}]}}
+RUN = {"driver": "scripted", "prompt": "p", "scenario": {"steps": [{"tool": "bash", "input": {"command": ASKED}}]}}
 
 
 @pytest.fixture
@@ -28,7 +31,7 @@ def approval(db: Any) -> Approval:
     from runs.services import run_create
 
     run = run_create(driver="scripted", scenario=RUN["scenario"], run_policy={"approvals": {"timeout_s": -1}})
-    outcome = gate_request(run_id=run.pk, tool="bash", input={"command": "echo hi > f"}, cwd=run.workspace, subtype="command")
+    outcome = gate_request(run_id=run.pk, tool="bash", input={"command": ASKED}, cwd=run.workspace, subtype="command")
     return Approval.objects.get(pk=outcome.approval_id)
 
 

@@ -22,7 +22,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 URL = "/api/v1/hooks/claude-code/pre-tool-use/"
 POLICY = {
-    "commands": {"allow": ["ls", "cat"], "deny": [{"match": "git push", "reason": "Publishing is done by CI."}]},
+    "commands": {"allow": ["ls", "cat"], "ask": ["touch", "npm run build"],
+                 "deny": [{"match": "git push", "reason": "Publishing is done by CI."}]},
     "classes": {"read-only": "allow", "local-mutation": "ask", "remote-mutation": "ask", "destructive": "deny"},
     "default": "ask",
 }

@@ -74,7 +74,7 @@ def seeded(db: Any, make_user: Any) -> None:
     policy_save(policy=Policy(name="fuzz", document={"default": "ask"}))
     for _ in range(2):
         run = run_create(driver="scripted", scenario={"steps": [{"message": "hi"}]}, run_policy={"approvals": {"timeout_s": -1}})
-        gate_request(run_id=run.pk, tool="bash", input={"command": "touch x"}, cwd=run.workspace, subtype="command")
+        gate_request(run_id=run.pk, tool="bash", input={"command": """awk 'BEGIN { print "hi" > "f" }'"""}, cwd=run.workspace, subtype="command")
 
 
 @schema.parametrize()

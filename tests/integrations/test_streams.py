@@ -18,9 +18,12 @@ from django.test import AsyncClient
 
 from runs.models import Run
 
+# Asked under the default policy: an awk program that writes a file (code it cannot read).
+ASKED = """awk 'BEGIN { print "hi" > "f" }'"""
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
-WRITE = {"steps": [{"tool": "bash", "input": {"command": "echo hi > f"}}]}
+WRITE = {"steps": [{"tool": "bash", "input": {"command": ASKED}}]}
 
 
 def parse(chunks: str) -> list[dict[str, Any]]:
@@ -144,7 +147,7 @@ async def test_the_approvals_stream_shows_pending_then_requested_and_resolved(re
 
     def ask() -> int:
         run = make_run()
-        outcome = gate_request(run_id=run.pk, tool="bash", input={"command": "echo hi > f"}, cwd=run.workspace, subtype="command")
+        outcome = gate_request(run_id=run.pk, tool="bash", input={"command": ASKED}, cwd=run.workspace, subtype="command")
         assert outcome.approval_id is not None
         return outcome.approval_id
 
@@ -278,7 +281,7 @@ def test_the_approvals_stream_works_in_the_scaled_shape(tmp_path: Path, settings
         def ask_soon() -> None:
             time.sleep(1.5)
             run = make_run()
-            gate_request(run_id=run.pk, tool="bash", input={"command": "echo hi > f"}, cwd=run.workspace, subtype="command")
+            gate_request(run_id=run.pk, tool="bash", input={"command": ASKED}, cwd=run.workspace, subtype="command")
 
         opener = threading.Thread(target=ask_soon)
         opener.start()

@@ -19,7 +19,10 @@ from integrations.webhooks.signing import signature, verify
 from tests.flow import eventually, pending_approval, start_run
 from tests.integrations.receiver import Receiver
 
-WRITE = {"steps": [{"tool": "bash", "input": {"command": "echo hi > f"}}]}
+# Asked under the default policy: an awk program that writes a file (code it cannot read).
+ASKED = """awk 'BEGIN { print "hi" > "f" }'"""
+
+WRITE = {"steps": [{"tool": "bash", "input": {"command": ASKED}}]}
 
 
 @pytest.fixture
@@ -39,7 +42,7 @@ def _ask(db: Any = None) -> Any:
     from runs.services import run_create
 
     run = run_create(driver="scripted", scenario=WRITE, run_policy={"approvals": {"timeout_s": -1}})
-    return gate_request(run_id=run.pk, tool="bash", input={"command": "echo hi > f"}, cwd=run.workspace, subtype="command")
+    return gate_request(run_id=run.pk, tool="bash", input={"command": ASKED}, cwd=run.workspace, subtype="command")
 
 
 @pytest.mark.django_db
