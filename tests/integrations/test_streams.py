@@ -196,7 +196,7 @@ def sse_lines(port: int, path: str, token: str, *, last_event_id: str | None = N
     deadline = time.monotonic() + timeout
     try:
         while not until(parse(text)) and time.monotonic() < deadline:
-            line = response.fp.readline()
+            line = response.readline()  # chunked transfer decoded
             if not line:
                 break
             text += line.decode()
@@ -274,21 +274,22 @@ def test_the_approvals_stream_works_in_the_scaled_shape(tmp_path: Path, settings
             except OSError:
                 time.sleep(0.2)
 
-        import threading
-
         from approvals.gate import gate_request
 
-        def ask_soon() -> None:
-            time.sleep(1.5)
-            run = make_run()
-            gate_request(run_id=run.pk, tool="bash", input={"command": ASKED}, cwd=run.workspace, subtype="command")
-
-        opener = threading.Thread(target=ask_soon)
-        opener.start()
-        started = time.monotonic()
-        items = sse_lines(port, "/api/v1/approvals/stream/", token, until=lambda e: len(events_of(e)) >= 1, timeout=50)
-        opener.join()
-        assert [e["event"] for e in events_of(items)] == ["approval.requested"], web.lines[-20:]
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=50)
+        connection.request("GET", "/api/v1/approvals/stream/", headers={"Authorization": f"Token {token}"})
+        response = connection.getresponse()
+        assert response.status == 200
+        assert response.readline() == b": stream open\n"  # the stream is live (its snapshot is empty) ...
+        run = make_run()  # ... before the approval is opened, here, in another process
+        gate_request(run_id=run.pk, tool="bash", input={"command": ASKED}, cwd=run.workspace, subtype="command")
+        started, text = time.monotonic(), ""
+        while not events_of(parse(text)):
+            line = response.readline()
+            assert line, web.lines[-20:]
+            text += line.decode()
+        connection.close()
+        assert [e["event"] for e in events_of(parse(text))] == ["approval.requested"]
         # Woken by the doorbell over Redis: the stream's own re-read would come only after 60 s.
         assert time.monotonic() - started < 40
     finally:
