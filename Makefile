@@ -63,7 +63,7 @@ chromium:
 
 lint: setup
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy approvals runs drivers project
+	$(VENV)/bin/mypy approvals runs drivers project integrations
 
 test: setup agents axe chromium lint
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -72,6 +72,7 @@ bench: setup
 	$(PY) bench/policy_eval.py
 	$(PY) bench/gate_throughput.py
 	$(PY) bench/inbox.py
+	$(PY) bench/hook_gateway.py
 
 check: setup
 	GATEHOUSE_PRODUCTION=1 GATEHOUSE_SECRET_KEY=check-only-$$(date +%s)-not-a-real-key-0123456789abcdefghijklmnop \

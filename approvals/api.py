@@ -15,7 +15,10 @@ from approvals import policy as core
 from approvals.models import Approval, Grant, Policy
 from approvals.selectors import approvals_pending, grants_active
 from approvals.services import ApprovalError, approval_answer, approval_decide, grant_revoke
-from project.api import StrictCharField, StrictSerializer, query_int
+from integrations.idempotency import IDEMPOTENCY_PARAMETER, IdempotentMixin, idempotent
+from integrations.models import Scope
+from integrations.tokens import TokenScope
+from project.api import ApiError, StrictCharField, StrictSerializer, query_int
 from runs.models import AgentSession
 
 
@@ -86,47 +89,73 @@ class ApprovalDetailApi(APIView):
         return Response(ApprovalOutput(approval).data)
 
 
-class ApprovalApproveApi(APIView):
-    permission_classes = [permissions.IsAuthenticated, CanDecide]
+# A decision names the request it decides: the approval's hash, as shown (issue 12).
+def hash_field() -> StrictCharField:
+    return StrictCharField(max_length=64, help_text="The approval's `hash`: the request you decide is the one you showed.")
+
+
+def require_hash(request: Request, approval_id: int) -> None:
+    """400 hash_required (for an approval that exists): a client never decides a request it
+    did not show."""
+    if not Approval.objects.filter(pk=approval_id).exists():
+        raise ApprovalError("unavailable", f"No approval {approval_id}.")
+    data = request.data
+    if not isinstance(data, dict) or data.get("hash") in (None, ""):
+        raise ApiError(
+            "hash_required", "Send the approval's hash with every decision (GET the approval to read it).", field="hash"
+        )
+
+
+class ApprovalApproveApi(IdempotentMixin, APIView):
+    permission_classes = [permissions.IsAuthenticated, TokenScope, CanDecide]
+    scopes = {"POST": Scope.APPROVALS_DECIDE}
 
     class ApprovalApproveInput(StrictSerializer):
-        hash = StrictCharField(required=False, allow_blank=True, default="")
+        hash = hash_field()
         scope = serializers.ChoiceField(choices=["once", "session"], required=False, default="once")
         mode = serializers.ChoiceField(choices=["default", "accept-edits"], required=False, default="")
 
-    @extend_schema(request=ApprovalApproveInput, responses=ApprovalOutput)
+    @extend_schema(request=ApprovalApproveInput, responses=ApprovalOutput, parameters=[IDEMPOTENCY_PARAMETER])
+    @idempotent
     def post(self, request: Request, approval_id: int) -> Response:
+        require_hash(request, approval_id)
         data = self.ApprovalApproveInput(data=request.data)
         data.is_valid(raise_exception=True)
         approval = approval_decide(approval_id=approval_id, user=request.user, approve=True, via="api", **data.validated_data)
         return Response(ApprovalOutput(approval).data)
 
 
-class ApprovalDenyApi(APIView):
-    permission_classes = [permissions.IsAuthenticated, CanDecide]
+class ApprovalDenyApi(IdempotentMixin, APIView):
+    permission_classes = [permissions.IsAuthenticated, TokenScope, CanDecide]
+    scopes = {"POST": Scope.APPROVALS_DECIDE}
 
     class ApprovalDenyInput(StrictSerializer):
-        hash = StrictCharField(required=False, allow_blank=True, default="")
+        hash = hash_field()
         reason = StrictCharField(required=False, allow_blank=True, default="", max_length=2000)
 
-    @extend_schema(request=ApprovalDenyInput, responses=ApprovalOutput)
+    @extend_schema(request=ApprovalDenyInput, responses=ApprovalOutput, parameters=[IDEMPOTENCY_PARAMETER])
+    @idempotent
     def post(self, request: Request, approval_id: int) -> Response:
+        require_hash(request, approval_id)
         data = self.ApprovalDenyInput(data=request.data)
         data.is_valid(raise_exception=True)
         approval = approval_decide(approval_id=approval_id, user=request.user, approve=False, via="api", **data.validated_data)
         return Response(ApprovalOutput(approval).data)
 
 
-class ApprovalAnswerApi(APIView):
-    permission_classes = [permissions.IsAuthenticated, CanDecide]
+class ApprovalAnswerApi(IdempotentMixin, APIView):
+    permission_classes = [permissions.IsAuthenticated, TokenScope, CanDecide]
+    scopes = {"POST": Scope.APPROVALS_DECIDE}
 
     class ApprovalAnswerInput(StrictSerializer):
-        hash = StrictCharField(required=False, allow_blank=True, default="")
+        hash = hash_field()
         answers = serializers.DictField(required=False, default=dict)
         decline = serializers.BooleanField(required=False, default=False)
 
-    @extend_schema(request=ApprovalAnswerInput, responses=ApprovalOutput)
+    @extend_schema(request=ApprovalAnswerInput, responses=ApprovalOutput, parameters=[IDEMPOTENCY_PARAMETER])
+    @idempotent
     def post(self, request: Request, approval_id: int) -> Response:
+        require_hash(request, approval_id)
         data = self.ApprovalAnswerInput(data=request.data)
         data.is_valid(raise_exception=True)
         approval = approval_answer(approval_id=approval_id, user=request.user, via="api", **data.validated_data)
@@ -141,7 +170,8 @@ class SessionGrantsApi(APIView):
 
 
 class GrantDetailApi(APIView):
-    permission_classes = [permissions.IsAuthenticated, CanDecide]
+    permission_classes = [permissions.IsAuthenticated, TokenScope, CanDecide]
+    scopes = {"DELETE": Scope.APPROVALS_DECIDE}
 
     @extend_schema(responses={200: GrantOutput})
     def delete(self, request: Request, grant_id: int) -> Response:
@@ -150,6 +180,9 @@ class GrantDetailApi(APIView):
 
 
 class PolicyEvaluateApi(APIView):
+    # Evaluating changes nothing: a read.
+    scopes = {"POST": Scope.READ}
+
     class PolicyEvaluateInput(StrictSerializer):
         request = serializers.JSONField()
         grants = serializers.ListField(child=serializers.JSONField(), required=False, default=list)

@@ -43,6 +43,9 @@ class Descriptor:
     # nothing lost (it resumes the agent's own conversation, or replays from the record):
     # only such runs hibernate (GATEHOUSE_HIBERNATE_AFTER_S).
     resumes: bool = False
+    # An external run: the agent runs elsewhere and calls Gatehouse (the hook gateway);
+    # no worker ever claims or executes it (runs/leases.py).
+    external: bool = False
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +17,9 @@ DRIVERS: dict[str, str] = {
     "codex": "drivers.codex:CodexDriver",
     "acp": "drivers.acp:AcpDriver",
     "opencode": "drivers.opencode:OpenCodeDriver",
+    # External: an agent running on a developer's machine, gated through its hooks.
+    "claude-code-hook": "integrations.hooks.descriptor:ClaudeCodeHookDriver",
+    "codex-hook": "integrations.hooks.codex_descriptor:CodexHookDriver",
 }
 
 
@@ -42,6 +46,12 @@ def descriptor(name: str) -> Descriptor:
     except UnknownDriver:
         known = ", ".join(names())
         raise RunError("unknown_driver", f"unknown driver {name!r} (known: {known})", field="driver") from None
+
+
+@functools.cache
+def external_names() -> frozenset[str]:
+    """Drivers whose runs no worker executes (their descriptor says `external`)."""
+    return frozenset(name for name in DRIVERS if getattr(_module(name).DESCRIPTOR, "external", False))
 
 
 def create(name: str) -> Driver:

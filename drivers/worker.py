@@ -398,6 +398,17 @@ class DriverWorker(Worker):
 
     async def handle(self) -> None:
         supervisor().ensure_background()
+        # The webhook outbox is sent from here too (issue 12): outside any request, in the
+        # process that runs in both deployment shapes; it stops with the worker.
+        from integrations.webhooks.sender import outbox_loop
+
+        outbox = asyncio.create_task(outbox_loop(), name="webhook-outbox")
+        try:
+            await self._listen()
+        finally:
+            outbox.cancel()
+
+    async def _listen(self) -> None:
         if not self.stop_on_signals:
             await super().handle()
             return

@@ -1,7 +1,10 @@
 """API plumbing shared by the apps: the strict JSON boundary and one error format.
 
 Every refusal is `{"code": ..., "message": ..., "field"?: ..., ...}` with an HTTP status
-that says what happened (400 bad input, 403 not allowed, 404 unknown, 409 conflict, 410 expired).
+that says what happened (400 bad input, 401 not authenticated, 403 not allowed, 404 unknown,
+409 conflict, 410 expired, 422 idempotency key reused, 429 rate limited) — from the DRF
+views (the exception handler below), from the plain async views (`json_error`), and for
+any URL under /api/ that matches nothing (`api_not_found`, e.g. `/api/v1/runs/null,null/`).
 """
 
 from __future__ import annotations
@@ -9,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, serializers
 from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
-from rest_framework.views import exception_handler as drf_exception_handler
 
 
 class StrictJSONParser(BaseParser):
@@ -46,6 +50,43 @@ def query_int(request: Any, name: str, default: int | None = None) -> int | None
     return int(raw)
 
 
+class ApiError(Exception):
+    """A refusal raised by an API view that has no domain error of its own (hash_required...)."""
+
+    def __init__(self, code: str, message: str, status: int = 400, **fields: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status
+        self.fields = fields
+
+
+def json_error(code: str, message: str, status: int, **fields: Any) -> JsonResponse:
+    """The error body for views outside DRF (async views, the 404 and 500 handlers)."""
+    body = {"code": code, "message": message}
+    body.update({k: v for k, v in fields.items() if v is not None})
+    return JsonResponse(body, status=status)
+
+
+@csrf_exempt
+def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    """Any path under /api/ that names nothing (a malformed id such as `null,null`)."""
+    return json_error("not_found", f"Nothing at {request.path} (check the path and the ids in it).", 404)
+
+
+def api_server_error(request: HttpRequest) -> JsonResponse:
+    return json_error("server_error", "The server failed to answer this request; it was logged.", 500)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: the JSON shape under /api/ (a cookie-carrying client), the page elsewhere."""
+    if request.path.startswith("/api/"):
+        return json_error("csrf_failed", f"CSRF check failed ({reason}); API clients authenticate with a token.", 403)
+    from django.views.csrf import csrf_failure as page
+
+    return page(request, reason=reason)
+
+
 class ErrorOutput(serializers.Serializer):
     """Every refusal: a stable code, a sentence, and the field it concerns when there is one."""
 
@@ -65,17 +106,26 @@ def document_errors(result: dict[str, Any], generator: Any, request: Any, public
     error = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
     statuses = {
         "400": "Invalid input (the field is named).",
-        "401": "Not authenticated.",
-        "403": "Not allowed.",
+        "401": "Not authenticated (no token, an unknown, expired or revoked token).",
+        "403": "Not allowed (permission, or insufficient_scope for this token).",
         "404": "Unknown, or no longer available.",
         "409": "Conflict: already decided, stale request, or run already finished.",
         "410": "Expired.",
     }
+    throttled = {
+        "description": "Rate limited (GATEHOUSE_API_RATE per token): retry after Retry-After seconds.",
+        "headers": {"Retry-After": {"schema": {"type": "integer"}, "description": "Seconds to wait."}},
+        **error,
+    }
+    reused = {"description": "idempotency_key_reused: this Idempotency-Key was used for another request.", **error}
     for path in result.get("paths", {}).values():
         for operation in path.values():
             responses = operation.setdefault("responses", {})
             for status, description in statuses.items():
                 responses.setdefault(status, {"description": description, **error})
+            responses.setdefault("429", throttled)
+            if any(p.get("in") == "header" and p.get("name") == "Idempotency-Key" for p in operation.get("parameters", [])):
+                responses.setdefault("422", reused)
     return result
 
 
@@ -120,10 +170,16 @@ def _first_field_error(detail: Any, prefix: str = "") -> tuple[str, str]:
 
 
 def exception_handler(exc: Exception, context: Any) -> Response | None:
+    # rest_framework.views reads DEFAULT_PARSER_CLASSES (this module) when it is imported:
+    # imported here, any import order works.
+    from rest_framework.views import exception_handler as drf_exception_handler
+
     from approvals.policy import PolicyError
     from approvals.services import ApprovalError
     from runs.services import RunError
 
+    if isinstance(exc, ApiError):
+        return error_response(exc.code, exc.message, exc.status, **exc.fields)
     if isinstance(exc, ApprovalError):
         return error_response(exc.code, exc.message, exc.status)
     if isinstance(exc, RunError):

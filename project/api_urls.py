@@ -1,9 +1,11 @@
-from django.urls import path
+from django.urls import include, path
 
 from approvals import api as approvals_api
 from runs import api as runs_api
 
 urlpatterns = [
+    # Before the runs and approvals routes: `approvals/stream/` is not an approval id.
+    path("", include("integrations.urls")),
     path("runs/", runs_api.RunListApi.as_view(), name="api-runs"),
     path("runs/<int:run_id>/", runs_api.RunDetailApi.as_view(), name="api-run"),
     path("runs/<int:run_id>/cancel/", runs_api.RunCancelApi.as_view(), name="api-run-cancel"),
@@ -13,6 +15,7 @@ urlpatterns = [
     path("approvals/<int:approval_id>/approve/", approvals_api.ApprovalApproveApi.as_view(), name="api-approval-approve"),
     path("approvals/<int:approval_id>/deny/", approvals_api.ApprovalDenyApi.as_view(), name="api-approval-deny"),
     path("approvals/<int:approval_id>/answer/", approvals_api.ApprovalAnswerApi.as_view(), name="api-approval-answer"),
+    path("sessions/", runs_api.SessionListApi.as_view(), name="api-sessions"),
     path("sessions/<int:session_id>/", runs_api.SessionDetailApi.as_view(), name="api-session"),
     path("sessions/<int:session_id>/grants/", approvals_api.SessionGrantsApi.as_view(), name="api-session-grants"),
     path("grants/<int:grant_id>/", approvals_api.GrantDetailApi.as_view(), name="api-grant"),

@@ -7,6 +7,7 @@ DATABASE_URL (PostgreSQL) and REDIS_URL (channels-redis) switch to the scale-out
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -56,6 +57,7 @@ INSTALLED_APPS = [
     "channels",
     "runs",
     "approvals",
+    "integrations",
 ]
 
 MIDDLEWARE = [
@@ -153,6 +155,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
+CSRF_FAILURE_VIEW = "project.api.csrf_failure"
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
@@ -170,11 +173,14 @@ GATEHOUSE_LOGIN_LINK_MAX_AGE = env_int("GATEHOUSE_LOGIN_LINK_MAX_AGE", 15 * 60)
 
 # --- REST framework ---------------------------------------------------------------------
 REST_FRAMEWORK = {
+    # Hashed, scoped, expiring tokens (integrations.tokens); first-API tokens still work.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "integrations.tokens.ScopedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Views that name their own permission_classes list TokenScope too (a test checks).
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "integrations.tokens.TokenScope"],
+    "DEFAULT_THROTTLE_CLASSES": ["integrations.throttling.TokenRateThrottle"],
     "DEFAULT_PAGINATION_CLASS": "project.pagination.Pagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -187,7 +193,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Runs of AI coding agents and the human decisions they wait on.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "project.api.document_errors"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "integrations.schema.add_hook_paths",
+        "project.api.document_errors",
+    ],
 }
 
 # --- Static files -------------------------------------------------------------------------
@@ -284,5 +294,31 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("GATEHOUSE_LOG_LEVEL", "INFO")},
     "loggers": {"daphne": {"level": "WARNING"}, "django.channels.server": {"level": "WARNING"}},
 }
+# --- Integrations (README, "Integrations") ----------------------------------------------------
+_PRODUCTION = not DEBUG and env_bool("GATEHOUSE_PRODUCTION", False)
+# Requests per token: N/s, N/m, N/h or N/d; empty = no rate limit.
+GATEHOUSE_API_RATE = env_str("GATEHOUSE_API_RATE", "100/s").strip()
+if GATEHOUSE_API_RATE and not re.fullmatch(r"[1-9][0-9]*/(s|m|h|d)", GATEHOUSE_API_RATE):
+    raise ImproperlyConfigured(f"GATEHOUSE_API_RATE={GATEHOUSE_API_RATE!r} is not a rate such as 100/s (or empty for none)")
+# How long an Idempotency-Key is remembered.
+GATEHOUSE_IDEMPOTENCY_TTL_S = env_int("GATEHOUSE_IDEMPOTENCY_TTL_S", 24 * 3600)
+# The hook gateway waits this long for a reviewer before answering the timeout fallback;
+# keep it below the hook's own `timeout` (60 s in the README's settings.json).
+GATEHOUSE_HOOK_WAIT_S = env_float("GATEHOUSE_HOOK_WAIT_S", 55.0)
+# Webhooks: targets on loopback or private addresses only when allowed (off in production).
+GATEHOUSE_WEBHOOK_ALLOW_PRIVATE = env_bool("GATEHOUSE_WEBHOOK_ALLOW_PRIVATE", not _PRODUCTION)
+GATEHOUSE_WEBHOOK_TIMEOUT_S = env_float("GATEHOUSE_WEBHOOK_TIMEOUT_S", 10.0)
+# The first retry waits this long, each next one twice as long (at most 15 min) ...
+GATEHOUSE_WEBHOOK_BACKOFF_S = env_float("GATEHOUSE_WEBHOOK_BACKOFF_S", 5.0)
+# ... and no attempt starts later than this after the event (then the delivery failed).
+GATEHOUSE_WEBHOOK_RETRY_FOR_S = env_float("GATEHOUSE_WEBHOOK_RETRY_FOR_S", 6 * 3600.0)
+# How often the worker's sender looks for due deliveries.
+GATEHOUSE_WEBHOOK_POLL_S = env_float("GATEHOUSE_WEBHOOK_POLL_S", 1.0)
+# Server-Sent Events: a comment line this often keeps idle streams open; a stream ends
+# after GATEHOUSE_SSE_MAX_S (the client reconnects with Last-Event-ID and loses nothing).
+GATEHOUSE_SSE_KEEPALIVE_S = env_float("GATEHOUSE_SSE_KEEPALIVE_S", 15.0)
+GATEHOUSE_SSE_POLL_S = env_float("GATEHOUSE_SSE_POLL_S", 1.0)
+GATEHOUSE_SSE_MAX_S = env_float("GATEHOUSE_SSE_MAX_S", 3600.0)
+
 # The server's default run policy (the farthest layer); None = the built-in defaults.
 GATEHOUSE_DEFAULT_RUN_POLICY = None

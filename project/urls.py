@@ -1,7 +1,9 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.http import HttpRequest, HttpResponse
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from project.api import api_not_found
 from project.health import healthz
 
 urlpatterns = [
@@ -10,5 +12,20 @@ urlpatterns = [
     path("api/v1/", include("project.api_urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    # Anything else under /api/ (a malformed id such as `runs/null,null/`) is the JSON 404.
+    re_path(r"^api/", api_not_found),
     path("", include("project.console_urls")),
 ]
+
+# A crash under /api/ answers the JSON error shape; elsewhere Django's page.
+handler500 = "project.urls.server_error"
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    from django.views.defaults import server_error as html_server_error
+
+    from project.api import api_server_error
+
+    if request.path.startswith("/api/"):
+        return api_server_error(request)
+    return html_server_error(request)

@@ -5,15 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import generics, permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from drivers import registry
+from integrations.idempotency import IDEMPOTENCY_PARAMETER, IdempotentMixin, idempotent
+from integrations.models import Scope
+from integrations.tokens import TokenScope
 from project.api import StrictCharField, StrictSerializer, query_int
 from runs.models import Activity, AgentSession, Run
-from runs.services import run_cancel, run_create, session_set_modes
+from runs.services import RunError, run_cancel, run_create, session_set_modes
 
 
 class RunOutput(serializers.ModelSerializer):
@@ -42,19 +46,28 @@ class CanCreateRuns(permissions.BasePermission):
         return request.method != "POST" or bool(request.user and request.user.has_perm("runs.add_run"))
 
 
-class RunListApi(generics.ListAPIView):
-    permission_classes = [permissions.IsAuthenticated, CanCreateRuns]
+@extend_schema_field({"type": "string", "enum": [n for n in registry.names() if n not in registry.external_names()],
+                      "description": "A driver from GET /api/v1/drivers/ (not an external one: its agent starts those runs)."})
+class DriverNameField(StrictCharField):
+    pass
+
+
+class RunListApi(IdempotentMixin, generics.ListAPIView):
+    permission_classes = [permissions.IsAuthenticated, TokenScope, CanCreateRuns]
+    scopes = {"POST": Scope.RUNS_WRITE}
     serializer_class = RunOutput
 
     class RunListInput(StrictSerializer):
-        driver = StrictCharField()
+        # Documented as validated: `driver` one of the registry's (the run_create service
+        # names it), `scenario` and `run_policy` objects, `session` an id.
+        driver = DriverNameField(max_length=64)
         prompt = StrictCharField(required=False, allow_blank=True, default="")
-        scenario = serializers.JSONField(required=False, default=None)
-        options = serializers.JSONField(required=False, default=None)
-        workspace = StrictCharField(required=False, allow_blank=True, default="")
-        run_policy = serializers.JSONField(required=False, default=None)
-        policy = StrictCharField(required=False, allow_blank=True, default="")
-        session = serializers.IntegerField(required=False, default=None)
+        scenario = serializers.DictField(required=False, default=None, allow_null=True, help_text="scripted only: {\"steps\": [...]}")
+        options = serializers.DictField(required=False, default=None, allow_null=True, help_text="driver options, e.g. {\"agent\": \"opencode\"} for acp")
+        workspace = StrictCharField(required=False, allow_blank=True, default="", max_length=1024)
+        run_policy = serializers.DictField(required=False, default=None, allow_null=True)
+        policy = StrictCharField(required=False, allow_blank=True, default="", max_length=100)
+        session = serializers.IntegerField(required=False, default=None, allow_null=True, min_value=1, max_value=2**63 - 1)
 
     @extend_schema(parameters=[OpenApiParameter("status", str, enum=Run.Status.values)])
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -69,11 +82,17 @@ class RunListApi(generics.ListAPIView):
             runs = runs.filter(status=status_filter)
         return runs
 
-    @extend_schema(request=RunListInput, responses={201: RunOutput})
+    @extend_schema(request=RunListInput, responses={201: RunOutput}, parameters=[IDEMPOTENCY_PARAMETER])
+    @idempotent
     def post(self, request: Request) -> Response:
         data = self.RunListInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
+        if values["driver"] in registry.external_names():
+            raise RunError(
+                "invalid_driver", f"{values['driver']} runs are started by the agent's own hook, not by the API (README, Integrations).",
+                field="driver",
+            )
         session = None
         if values["session"] is not None:
             session = AgentSession.objects.filter(pk=values["session"]).first()
@@ -99,10 +118,12 @@ class RunDetailApi(APIView):
         return Response(RunOutput(get_object_or_404(Run.objects.select_related("policy"), pk=run_id)).data)
 
 
-class RunCancelApi(APIView):
-    permission_classes = [permissions.IsAuthenticated]
+class RunCancelApi(IdempotentMixin, APIView):
+    permission_classes = [permissions.IsAuthenticated, TokenScope]
+    scopes = {"POST": Scope.RUNS_WRITE}
 
-    @extend_schema(request=None, responses=RunOutput)
+    @extend_schema(request=None, responses=RunOutput, parameters=[IDEMPOTENCY_PARAMETER])
+    @idempotent
     def post(self, request: Request, run_id: int) -> Response:
         run = get_object_or_404(Run, pk=run_id)
         if not request.user.has_perm("runs.change_run"):
@@ -129,7 +150,16 @@ class SessionOutput(serializers.ModelSerializer):
         fields = ["id", "title", "runtime_mode", "interaction_mode", "run_policy", "created_at"]
 
 
+class SessionListApi(generics.ListAPIView):
+    """Sessions, newest first (a hook session's title names the agent's session)."""
+
+    serializer_class = SessionOutput
+    queryset = AgentSession.objects.order_by("-created_at", "-id")
+
+
 class SessionDetailApi(APIView):
+    scopes = {"PATCH": Scope.RUNS_WRITE}
+
     class SessionDetailInput(StrictSerializer):
         runtime_mode = StrictCharField(required=False, default=None)
         interaction_mode = StrictCharField(required=False, default=None)

@@ -49,13 +49,22 @@ def _lease_free(now: Any) -> Q:
     return Q(owner="") | Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=now - timedelta(seconds=settings.GATEHOUSE_LEASE_TTL_S))
 
 
+def _workable() -> Any:
+    """Runs a worker may execute: not finished, and not external. An external run (the hook
+    gateway's `claude-code-hook`) has its agent elsewhere; its steps are written unfenced
+    by the gateway, so no worker may ever claim it (issue 12)."""
+    from drivers.registry import external_names
+
+    return Run.objects.exclude(status__in=Run.FINISHED).exclude(driver__in=external_names())
+
+
 def run_claim(*, run_id: int, owner: str) -> bool:
     """Take the run's lease if it is free (compare-and-set); True when this worker owns it.
     A sleeping run is taken only once something woke it (see `runs_claimable`)."""
     now = timezone.now()
     claimed = (
-        Run.objects.filter(pk=run_id)
-        .exclude(status__in=Run.FINISHED)
+        _workable()
+        .filter(pk=run_id)
         .filter(_lease_free(now) | Q(owner=owner))
         .filter(_awake_or_due(clock.now()))
         .update(owner=owner, heartbeat_at=now)
@@ -82,7 +91,7 @@ def runs_claimable(*, limit: int | None = None) -> list[int]:
     sleeping runs that nothing has woken yet; oldest first, at most `limit`."""
     now = timezone.now()
     rows = (
-        Run.objects.exclude(status__in=Run.FINISHED)
+        _workable()
         .filter(_lease_free(now))
         .filter(_awake_or_due(clock.now()))
         .order_by("id")

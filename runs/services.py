@@ -4,6 +4,7 @@ activity, and schedules the doorbell and the console push after commit."""
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -91,7 +92,13 @@ def _next_activity_seq(run_id: int, owner: str | None) -> int:
     return int(row[0])
 
 
-def _prepare_workspace(run_id: int, workspace: str) -> str:
+def _prepare_workspace(run_id: int, workspace: str, *, external: bool = False) -> str:
+    if external:
+        # The agent of an external run works on another machine (the hook gateway): its
+        # directory is recorded as that machine names it, never looked up or created here.
+        if not workspace.startswith("/") or "\x00" in workspace or len(workspace) > 1024:
+            raise RunError("invalid_workspace", f"workspace {workspace!r} must be an absolute path", field="workspace")
+        return os.path.normpath(workspace)
     if workspace:
         try:
             path = Path(workspace).expanduser().resolve()
@@ -223,8 +230,9 @@ def run_create(
             run_policy=_materialised(core.materialise(effective)),
             created_by=user,
         )
-        run.workspace = _prepare_workspace(run.pk, workspace)
-        registry.check_workspace(driver, workspace=run.workspace, options=options)
+        run.workspace = _prepare_workspace(run.pk, workspace, external=descriptor.external)
+        if not descriptor.external:
+            registry.check_workspace(driver, workspace=run.workspace, options=options)
         run.save(update_fields=["workspace"])
         activity_record(
             run_id=run.pk,

@@ -104,10 +104,11 @@ def _apply_edit(content: str, old: str, new: str, replace_all: bool) -> str | No
     return content.replace(old, new) if replace_all else content.replace(old, new, 1)
 
 
-def edit_diff(native: str, tool_input: Mapping[str, Any]) -> str:
-    """A unified diff of what an edit tool would do, computed from the file on disk."""
+def edit_diff(native: str, tool_input: Mapping[str, Any], *, read_files: bool = True) -> str:
+    """A unified diff of what an edit tool would do, computed from the file on disk
+    (`read_files=False`: from the tool's input alone, for an agent on another machine)."""
     path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
-    current = _read_text(path) if path else None
+    current = _read_text(path) if path and read_files else None
     if native == "Write":
         return _unified(path, current or "", str(tool_input.get("content") or ""))
     if native in ("Edit", "MultiEdit"):
@@ -192,8 +193,14 @@ def native_answers(tool_input: Mapping[str, Any], answers: Mapping[str, Any] | N
     return out
 
 
-def build_request(native: str, tool_input: Mapping[str, Any], cwd: str, tool_use_id: str) -> ToolRequest:
-    """A native can_use_tool request as a canonical ToolRequest with a reviewer presentation."""
+def build_request(
+    native: str, tool_input: Mapping[str, Any], cwd: str, tool_use_id: str, *, read_files: bool = True
+) -> ToolRequest:
+    """A native can_use_tool request as a canonical ToolRequest with a reviewer presentation.
+
+    The hook gateway (integrations.hooks) passes `read_files=False`: its agent runs on
+    another machine, and a path the agent names must never make the server show one of
+    its own files to a reviewer."""
     tool_input = dict(tool_input)
     if native == "AskUserQuestion":
         questions = question_presentation(tool_input)
@@ -228,7 +235,7 @@ def build_request(native: str, tool_input: Mapping[str, Any], cwd: str, tool_use
     if native in EDIT_TOOLS:
         path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
         verb = "Write" if native == "Write" else "Edit"
-        presentation = {"title": f"{verb} {path}", "path": path, "diff": edit_diff(native, tool_input)}
+        presentation = {"title": f"{verb} {path}", "path": path, "diff": edit_diff(native, tool_input, read_files=read_files)}
         return ToolRequest(tool, tool_input, cwd, "permission", subtype, presentation, tool_use_id)
     if subtype == "file-read":
         path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or tool_input.get("path") or "")

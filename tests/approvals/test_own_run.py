@@ -93,9 +93,9 @@ def test_four_eyes_holds_for_superusers_and_not_for_runs_nobody_started(settings
     settings.GATEHOUSE_REVIEW_OWN_RUNS = False
     admin = make_user("root")
     own = waiting_approval(starter=admin)
-    assert client(admin).post(f"/api/v1/approvals/{own.pk}/approve/", {}, format="json").status_code == HTTPStatus.FORBIDDEN
+    assert client(admin).post(f"/api/v1/approvals/{own.pk}/approve/", {"hash": own.hash}, format="json").status_code == HTTPStatus.FORBIDDEN
     nobodys = waiting_approval(starter=None)  # started by a command
-    assert client(admin).post(f"/api/v1/approvals/{nobodys.pk}/approve/", {}, format="json").status_code == HTTPStatus.OK
+    assert client(admin).post(f"/api/v1/approvals/{nobodys.pk}/approve/", {"hash": nobodys.hash}, format="json").status_code == HTTPStatus.OK
 
 
 def test_a_decided_request_still_says_already_decided_first(settings: Any, people: tuple[Any, Any]) -> None:
@@ -103,8 +103,8 @@ def test_a_decided_request_still_says_already_decided_first(settings: Any, peopl
     settings.GATEHOUSE_REVIEW_OWN_RUNS = False
     bob, rita = people
     approval = waiting_approval(starter=bob)
-    assert client(rita).post(f"/api/v1/approvals/{approval.pk}/approve/", {}, format="json").status_code == HTTPStatus.OK
-    response = client(bob).post(f"/api/v1/approvals/{approval.pk}/deny/", {}, format="json")
+    assert client(rita).post(f"/api/v1/approvals/{approval.pk}/approve/", {"hash": approval.hash}, format="json").status_code == HTTPStatus.OK
+    response = client(bob).post(f"/api/v1/approvals/{approval.pk}/deny/", {"hash": approval.hash}, format="json")
     assert (response.status_code, response.json()["code"]) == (HTTPStatus.CONFLICT, "already_resolved")
 
 

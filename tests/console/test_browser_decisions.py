@@ -114,7 +114,7 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     with running_server(tmp_path_factory.mktemp("decisions") / "var") as server:
         link = server.start()
         token = server.manage("create_api_token", "admin").strip()
-        assert re.fullmatch(r"[0-9a-f]{20,}", token), token
+        assert re.fullmatch(r"gh_[0-9a-f]{8}_[A-Za-z0-9_-]{40,}", token), token  # integrations.tokens
         with launch_chromium() as browser:
             context = browser.new_context(viewport={"width": 1200, "height": 900})
             context.set_default_timeout(30_000)

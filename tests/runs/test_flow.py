@@ -49,7 +49,7 @@ async def test_denied_step_is_not_executed_and_run_fails_by_default(api: Any, wo
     run = await start_run(api, ECHO)
     approval = await pending_approval(api, run["id"])
     response = await sync_to_async(api.post)(
-        f"/api/v1/approvals/{approval['id']}/deny/", {"reason": "Not today."}, format="json"
+        f"/api/v1/approvals/{approval['id']}/deny/", {"hash": approval["hash"], "reason": "Not today."}, format="json"
     )
     assert response.status_code == HTTPStatus.OK
 
@@ -65,7 +65,7 @@ async def test_denied_step_is_not_executed_and_run_fails_by_default(api: Any, wo
 async def test_denial_with_continue_is_reported_to_the_agent(api: Any, worker: Any) -> None:
     run = await start_run(api, ECHO, run_policy={"approvals": {"on_reject": "continue"}})
     approval = await pending_approval(api, run["id"])
-    await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/deny/", {"reason": "Use a file write."}, format="json")
+    await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/deny/", {"hash": approval["hash"], "reason": "Use a file write."}, format="json")
 
     done = await run_status(run["id"], "completed", "failed")
     assert done.status == "completed"
@@ -93,7 +93,7 @@ async def test_decision_is_found_in_the_database_when_the_doorbell_is_lost(
     monkeypatch.setattr(broadcast, "send_now", drop_wakeups)
     run = await start_run(api, ECHO)
     approval = await pending_approval(api, run["id"])
-    await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/approve/", format="json")
+    await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/approve/", {"hash": approval["hash"]}, format="json")
 
     done = await run_status(run["id"], "completed", "failed")
     assert done.status == "completed"
@@ -112,7 +112,7 @@ async def test_worker_survives_a_failing_command(api: Any, worker: Any) -> None:
     # The same worker goes on with the next run.
     second = await start_run(api, ECHO)
     approval = await pending_approval(api, second["id"])
-    await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/approve/", format="json")
+    await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/approve/", {"hash": approval["hash"]}, format="json")
     assert (await run_status(second["id"], "completed", "failed")).status == "completed"
 
 
@@ -129,8 +129,8 @@ async def test_reads_are_allowed_without_asking(api: Any, worker: Any, tmp_path:
 async def test_second_decision_is_refused_and_changes_nothing(api: Any, worker: Any) -> None:
     run = await start_run(api, ECHO)
     approval = await pending_approval(api, run["id"])
-    first = await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/approve/", format="json")
-    second = await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/deny/", {"reason": "late"}, format="json")
+    first = await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/approve/", {"hash": approval["hash"]}, format="json")
+    second = await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/deny/", {"hash": approval["hash"], "reason": "late"}, format="json")
     assert first.status_code == HTTPStatus.OK
     assert second.status_code == HTTPStatus.CONFLICT
     assert second.json()["code"] == "already_resolved"

@@ -1,0 +1,13 @@
+from django.apps import AppConfig
+
+
+class IntegrationsConfig(AppConfig):
+    name = "integrations"
+    verbose_name = "Integrations"
+
+    def ready(self) -> None:
+        # The webhook outbox listens to the activity log (approval and run events).
+        from integrations import schema  # noqa: F401  (registers the token scheme for the OpenAPI schema)
+        from integrations.webhooks import outbox
+
+        outbox.connect()

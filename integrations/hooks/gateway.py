@@ -1,0 +1,363 @@
+"""The hook gateway's writes: each function is one transaction, through the gate.
+
+A hook session (Claude Code's `session_id`, per token user) gets a Gatehouse session and
+an external run on its first call; every PreToolUse call is a step recorded by
+`approvals.gate.gate_request` (unfenced: no worker owns an external run), with the same
+mapping as the Claude Code driver (`drivers.claude_code.mapping.build_request`).
+
+The step lifecycle stays honest: an allowed step is `executing` (handed out) until the
+PostToolUse hook reports its result (`finished`), or the session ends (`finished`, with
+"result not reported"); a request that waited and nobody decided in time expires and the
+step follows the run policy's timeout fallback; a run whose policy aborted it ends
+`failed` and every later call of that hook session is denied.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import PurePosixPath
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from approvals.gate import GateOutcome, gate_request, gate_resolution, step_finish
+from approvals.models import Approval
+from drivers.base import Decision, ToolRequest
+from drivers.claude_code import mapping
+from integrations.models import HookSession, HookStep
+from project import clock
+from runs.models import Run, Step
+from runs.services import RunError, activity_record, run_create, run_finish, run_mark_running
+
+# Agents whose hooks the gateway takes -> the external driver of their runs. Codex's hook
+# input names its calls as Claude Code's does (`Bash` with `command`; apply_patch arrives
+# as a `Bash` heredoc), so one mapping serves both.
+DRIVERS = {"claude-code": "claude-code-hook", "codex": "codex-hook"}
+TITLES = {"claude-code": "Claude Code", "codex": "Codex"}
+# Kinds a reviewer does not take over from the developer: the CLI asks them itself.
+TERMINAL_KINDS = ("question", "plan_review")
+
+
+class HookRefused(Exception):
+    """A call the gateway cannot take (bad input, another policy); the API's error shape."""
+
+    def __init__(self, code: str, message: str, status: int = 400, field: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status
+        self.field = field
+
+
+@dataclass(frozen=True)
+class PreToolUse:
+    """The validated hook input (Claude Code adds fields over time: others are ignored)."""
+
+    session_id: str
+    cwd: str
+    tool_name: str
+    tool_input: Mapping[str, Any]
+    tool_use_id: str = ""
+    permission_mode: str = "default"
+    transcript_path: str = ""
+
+
+@dataclass(frozen=True)
+class HookAnswer:
+    """What the hook prints: a decision now, or a wait on `approval_id`."""
+
+    run_id: int
+    request: ToolRequest | None
+    outcome: GateOutcome | None = None
+    # Answered by the gateway itself (no step): "allow" | "deny" | "ask" and why.
+    local: tuple[str, str] | None = None
+
+    @property
+    def waiting(self) -> bool:
+        return self.outcome is not None and self.outcome.outcome == "wait"
+
+
+def _text(body: Mapping[str, Any], name: str, *, required: bool = True, limit: int = 200) -> str:
+    value = body.get(name)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value) or len(value) > limit:
+        raise HookRefused("invalid", f"{name}: a string of 1 to {limit} characters is required.", field=name)
+    return value
+
+
+def parse_pre_tool_use(body: Any) -> PreToolUse:
+    if not isinstance(body, Mapping):
+        raise HookRefused("invalid", "The hook input must be a JSON object.")
+    event = body.get("hook_event_name", "PreToolUse")
+    if event != "PreToolUse":
+        raise HookRefused("invalid", f"hook_event_name: this endpoint takes PreToolUse, not {event!r}.", field="hook_event_name")
+    cwd = _text(body, "cwd", limit=1024)
+    if not cwd.startswith("/"):
+        raise HookRefused("invalid", "cwd: an absolute path is required.", field="cwd")
+    tool_input = body.get("tool_input", {})
+    if not isinstance(tool_input, Mapping):
+        raise HookRefused("invalid", "tool_input: an object is required.", field="tool_input")
+    return PreToolUse(
+        session_id=_text(body, "session_id"),
+        cwd=cwd,
+        tool_name=_text(body, "tool_name", limit=128),
+        tool_input=dict(tool_input),
+        tool_use_id=_text(body, "tool_use_id", required=False),
+        permission_mode=_text(body, "permission_mode", required=False, limit=64) or "default",
+        transcript_path=_text(body, "transcript_path", required=False, limit=4096),
+    )
+
+
+# --- the hook session and its run -----------------------------------------------------------
+
+
+def _new_hook_session(*, user: Any, agent: str, external_id: str, cwd: str, policy_name: str) -> HookSession:
+    """First call of a hook session: a Gatehouse session and a running external run."""
+    from runs.services import session_create
+
+    with transaction.atomic():
+        session = session_create(user=user, title=f"{TITLES[agent]} {external_id[:40]}")
+        run = run_create(
+            driver=DRIVERS[agent],
+            prompt=f"{TITLES[agent]} session {external_id} (hook gateway)",
+            workspace=cwd,
+            policy_name=policy_name,
+            session=session,
+            user=user,
+        )
+        run_mark_running(run_id=run.pk)
+        return HookSession.objects.create(user=user, agent=agent, external_id=external_id, session=session, run=run)
+
+
+def hook_session_for(*, user: Any, agent: str, external_id: str, cwd: str, policy_name: str) -> HookSession:
+    """The hook session's row (created on its first call); refuses another policy."""
+    # Only what a call reads (a run's policy documents are large JSON: not loaded per call).
+    rows = (
+        HookSession.objects.select_related("run", "run__policy")
+        .only("id", "session_id", "run__id", "run__status", "run__cancel_requested", "run__failure_reason", "run__run_policy",
+              "run__policy__name")
+        .filter(user=user, agent=agent, external_id=external_id)
+    )
+    found = rows.first()
+    if found is None:
+        try:
+            found = _new_hook_session(user=user, agent=agent, external_id=external_id, cwd=cwd, policy_name=policy_name)
+        except IntegrityError:  # the session's first calls raced; the other one created it
+            found = rows.get()
+        except RunError as exc:
+            raise HookRefused(exc.code, exc.message, exc.status, field=str(exc.fields.get("field", ""))) from None
+        except Exception as exc:  # a policy the driver cannot honour, from run_create
+            from approvals.policy import PolicyError
+
+            if isinstance(exc, PolicyError):
+                raise HookRefused(exc.code, exc.message, 400, field=exc.field or "") from None
+            raise
+    named = found.run.policy.name if found.run.policy else ""
+    if policy_name and policy_name != named:
+        raise HookRefused(
+            "policy_mismatch",
+            f"This {TITLES[agent]} session runs under policy {named or '(the default)'!r}, not {policy_name!r}; start a new session to change it.",
+            409,
+            field="policy",
+        )
+    return found
+
+
+# --- PreToolUse -----------------------------------------------------------------------------
+
+
+def _plan_file(call: PreToolUse) -> bool:
+    """In plan mode the CLI writes its plan under `$CLAUDE_CONFIG_DIR/plans/` (bookkeeping)."""
+    path = str(call.tool_input.get("file_path") or "")
+    if not call.transcript_path or not path:
+        return False
+    # transcript_path = <config dir>/projects/<project>/<session>.jsonl
+    plans = PurePosixPath(call.transcript_path).parents[2] / "plans"
+    return PurePosixPath(path).parent == plans
+
+
+def _refused_locally(call: PreToolUse, run: Run) -> tuple[str, str] | None:
+    """What the gateway answers itself, like the Claude Code driver (no step)."""
+    native = call.tool_name
+    if call.permission_mode == "plan":
+        if native in mapping.EDIT_TOOLS and _plan_file(call):
+            return "allow", "Gatehouse: the agent's own plan file."
+        if native not in mapping.PLAN_MODE_READ_ONLY and not (
+            native == "Bash" and mapping.is_read_only_shell(str(call.tool_input.get("command") or ""))
+        ):
+            return "deny", (
+                f"{native} is not available in plan mode: Gatehouse only allows read-only tools while planning. "
+                "Finish the plan and present it with ExitPlanMode for review."
+            )
+    if native == "WebSearch" and (run.run_policy or {}).get("web_search") == "deny":
+        return "deny", "Gatehouse denied this tool call: web search is denied by the run policy."
+    return None
+
+
+def _finished_run_answer(run: Run) -> tuple[str, str]:
+    reason = run.failure_reason or run.status
+    return "deny", (
+        f"Gatehouse ended this session's run #{run.pk} ({reason}): no more tool calls are allowed in it. "
+        "Start a new Claude Code session to continue."
+    )
+
+
+def hook_pre_tool_use(*, user: Any, call: PreToolUse, policy_name: str = "", agent: str = "claude-code") -> HookAnswer:
+    """Record and decide one PreToolUse call (one transaction, as the gate's own)."""
+    hook = hook_session_for(user=user, agent=agent, external_id=call.session_id, cwd=call.cwd, policy_name=policy_name)
+    run = hook.run
+    if run.cancel_requested and not run.is_finished:
+        _finish(run.pk, status=Run.Status.CANCELLED)
+        run.refresh_from_db()
+    if run.is_finished:
+        return HookAnswer(run_id=run.pk, request=None, local=_finished_run_answer(run))
+    request = mapping.build_request(call.tool_name, call.tool_input, call.cwd, call.tool_use_id, read_files=False)
+    if request.kind in TERMINAL_KINDS:
+        activity_record(
+            run_id=run.pk, kind="notice", event="notice",
+            payload={"text": f"{call.tool_name} is answered by the developer in their terminal.", "tool": call.tool_name},
+        )
+        return HookAnswer(run_id=run.pk, request=request, local=("ask", "Gatehouse: questions and plans are answered in your terminal."))
+    local = _refused_locally(call, run)
+    if local is not None:
+        if local[0] == "deny":
+            activity_record(run_id=run.pk, kind="notice", event="notice", payload={"text": local[1], "tool": call.tool_name})
+        return HookAnswer(run_id=run.pk, request=request, local=local)
+    with transaction.atomic():
+        outcome = gate_request(
+            run_id=run.pk, tool=request.tool, input=dict(request.input), cwd=request.cwd, kind=request.kind,
+            subtype=request.subtype, presentation=dict(request.presentation),
+        )
+        if call.tool_use_id:
+            HookStep.objects.create(hook_session=hook, tool_use_id=call.tool_use_id, step_id=outcome.step_id)
+        if outcome.outcome == "wait" and outcome.approval_id is not None:
+            _bound_deadline(outcome.approval_id)
+    if outcome.outcome == "abort":
+        hook_end_run(run_id=run.pk, outcome=outcome)
+    return HookAnswer(run_id=run.pk, request=request, outcome=outcome)
+
+
+def _bound_deadline(approval_id: int) -> None:
+    """The hook cannot wait longer than GATEHOUSE_HOOK_WAIT_S (its own timeout is near):
+    the approval's deadline is never later, so reviewers see when it really expires."""
+    latest = clock.now() + timedelta(seconds=settings.GATEHOUSE_HOOK_WAIT_S)
+    Approval.objects.filter(pk=approval_id, status=Approval.Status.PENDING).exclude(deadline__lt=latest).update(deadline=latest)
+
+
+def hook_resolution(*, approval_id: int) -> GateOutcome | None:
+    """The step's answer once its approval is resolved (None while pending). Retrying is
+    something a hook cannot do: `retry` falls back to abort (the gate says so in a notice)."""
+    outcome = gate_resolution(approval_id=approval_id, retry_supported=False)
+    if outcome is not None and outcome.outcome == "abort":
+        run_id = Approval.objects.values_list("run_id", flat=True).get(pk=approval_id)
+        hook_end_run(run_id=run_id, outcome=outcome)
+    return outcome
+
+
+def hook_give_up(*, approval_id: int) -> GateOutcome | None:
+    """Nobody will read the answer any more (the hook went away): expire the approval now,
+    so no reviewer decides a request no agent waits for, and settle its step."""
+    from approvals.services import approval_expire
+
+    Approval.objects.filter(pk=approval_id, status=Approval.Status.PENDING).update(deadline=clock.now())
+    approval_expire(approval_id=approval_id)
+    return hook_resolution(approval_id=approval_id)
+
+
+def hook_end_run(*, run_id: int, outcome: GateOutcome) -> None:
+    """The policy or a fallback aborted: the run ends `failed` with the reason."""
+    _finish(run_id, status=Run.Status.FAILED, failure_reason=outcome.reason or "aborted")
+
+
+def _finish(run_id: int, *, status: str, failure_reason: str = "", text: str = "") -> None:
+    """End the run. Steps handed out earlier ran on the agent's machine: they are closed as
+    run-but-unreported (`finished`), not left for `run_finish` to call them aborted."""
+    with transaction.atomic():
+        for step_id in Step.objects.filter(run_id=run_id, status=Step.Status.EXECUTING).values_list("id", flat=True):
+            step_finish(run_id=run_id, step_id=step_id, output=UNREPORTED)
+        run_finish(run_id=run_id, status=status, failure_reason=failure_reason, text=text)
+
+
+def decision_of(outcome: GateOutcome) -> Decision:
+    return Decision(
+        outcome=outcome.outcome,  # type: ignore[arg-type]  # never "wait" here
+        reason=outcome.reason,
+        decided_by=outcome.decided_by,
+        answers=outcome.answers,
+        plan_mode=outcome.plan_mode,
+        scope=outcome.scope,
+        timed_out=outcome.timed_out,
+        step_id=outcome.step_id,
+    )
+
+
+def hook_output(
+    answer: HookAnswer, outcome: GateOutcome | None = None, *, tool_input: Mapping[str, Any], agent: str = "claude-code"
+) -> dict[str, Any]:
+    """The agent's PreToolUse hook output for the answer (the Claude Code driver's reply, reused).
+
+    Codex 0.171.0 takes only `deny` from a PreToolUse hook (`allow` and `ask` are refused as
+    unsupported): it gets `{}` — no objection, the call proceeds — for anything but a deny."""
+    if answer.local is not None:
+        decision, reason = answer.local
+    else:
+        final = outcome or answer.outcome
+        assert final is not None and answer.request is not None
+        reply = mapping.permission_reply(answer.request, tool_input, decision_of(final))
+        if reply["behavior"] == "allow":
+            decision, reason = "allow", f"Gatehouse allowed this tool call ({final.decided_by})."
+        elif final.timed_out:
+            waited = settings.GATEHOUSE_HOOK_WAIT_S
+            ends = " Gatehouse ended this session's run (the run policy's timeout fallback)." if final.outcome == "abort" else ""
+            decision, reason = "deny", f"Gatehouse denied this tool call: no reviewer answered in time (within {waited:g} s).{ends}"
+        else:
+            decision, reason = "deny", str(reply.get("message") or "Gatehouse denied this tool call.")
+    if agent == "codex" and decision != "deny":
+        return {}
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision, "permissionDecisionReason": reason}}
+
+
+# --- PostToolUse and SessionEnd -------------------------------------------------------------
+
+
+def _tool_output(response: Any) -> tuple[str, str]:
+    """(output, error) from a PostToolUse `tool_response` (Bash: stdout/stderr; else JSON)."""
+    if isinstance(response, Mapping) and ("stdout" in response or "stderr" in response):
+        return str(response.get("stdout") or ""), str(response.get("stderr") or "")
+    if isinstance(response, str):
+        return response, ""
+    return json.dumps(response, ensure_ascii=False, sort_keys=True, default=str), ""
+
+
+def hook_post_tool_use(*, user: Any, session_id: str, tool_use_id: str, tool_response: Any, agent: str = "claude-code") -> bool:
+    """Record what an allowed tool call did; False when no executing step matches."""
+    row = (
+        HookStep.objects.select_related("step", "hook_session")
+        .filter(hook_session__user=user, hook_session__agent=agent, hook_session__external_id=session_id, tool_use_id=tool_use_id)
+        .order_by("-id")
+        .first()
+    )
+    if row is None:
+        return False
+    output, error = _tool_output(tool_response)
+    return step_finish(run_id=row.step.run_id, step_id=row.step_id, output=output, error=error)
+
+
+UNREPORTED = "(no result reported: the agent's PostToolUse hook is not installed, or it did not run)"
+
+
+def hook_session_end(*, user: Any, session_id: str, reason: str = "", agent: str = "claude-code") -> Run | None:
+    """The agent's session ended: close executing steps as run-but-unreported, then the run."""
+    hook = HookSession.objects.select_related("run").filter(user=user, agent=agent, external_id=session_id).first()
+    if hook is None:
+        return None
+    run = hook.run
+    if not run.is_finished:
+        _finish(run.pk, status=Run.Status.COMPLETED, text=f"{TITLES[agent]} session ended ({reason or 'unknown reason'}).")
+    run.refresh_from_db()
+    return run
