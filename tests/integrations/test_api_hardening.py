@@ -198,7 +198,7 @@ def test_the_default_rate_leaves_room_for_polling(settings: Any, token_client: C
 
 def test_drivers_are_listed_with_what_they_see(api: APIClient) -> None:
     drivers = {d["name"]: d for d in api.get("/api/v1/drivers/").json()}
-    assert set(drivers) == {"scripted", "claude-code", "codex", "claude-code-hook", "codex-hook"}
+    assert set(drivers) == {"scripted", "claude-code", "codex", "acp", "opencode", "claude-code-hook", "codex-hook"}
     assert drivers["codex-hook"]["external"] is True
     hook = drivers["claude-code-hook"]
     assert hook["external"] is True and hook["approval_modes"] == {"permission": ["ask", "auto-approve", "auto-deny"]}
