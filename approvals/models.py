@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
@@ -17,6 +19,14 @@ class Policy(models.Model):
     )
     version = models.CharField(max_length=64, editable=False, blank=True)
     is_default = models.BooleanField(default=False, help_text="Used by runs that name no policy.")
+    # Shadow mode: while this policy is live, every step of its runs also records what the
+    # shadow policy would have decided (deciding nothing). How a stricter policy is rolled
+    # out: attach it here, watch the agreement, then make it live.
+    shadow_policy = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="shadowing",
+        help_text="Also evaluate this policy on every step of this policy's runs, recording what it would "
+        "have decided without affecting anything.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -31,6 +41,39 @@ class Policy(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class PolicyVersion(models.Model):
+    """One saved state of a policy: immutable, numbered per policy, written by `policy_save`.
+
+    Runs and steps point at the version they ran under; a restore writes a new version
+    with the old content, so history is only ever appended to.
+    """
+
+    policy = models.ForeignKey(Policy, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    document = models.JSONField()
+    run_policy = models.JSONField(null=True, blank=True)
+    # The rule document's identity (`core.policy_version`), as on Run and Step.
+    version = models.CharField(max_length=64)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    comment = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["policy", "-number"]
+        constraints = [models.UniqueConstraint(fields=["policy", "number"], name="policy_version_number_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.policy} v{self.number}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # History is append-only: a version, once written, is never rewritten.
+        if not self._state.adding:
+            raise ValueError("policy versions are immutable")
+        super().save(*args, **kwargs)
 
 
 class Approval(models.Model):

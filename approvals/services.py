@@ -21,6 +21,7 @@ from approvals.gate.asking import activity_kind
 from approvals.gate.lifecycle import OPEN, step_move
 from approvals.gate.status import run_status_sync
 from approvals.models import Approval, Grant
+from approvals.policy_versions import policy_save  # the policies' writes live there; re-exported
 from project import broadcast, clock
 from runs.models import Run, Step
 from runs.services import activity_record, run_wake_on_commit
@@ -317,21 +318,3 @@ def grant_revoke(*, grant: Grant, user: Any = None) -> Grant:
                 )
     grant.refresh_from_db()
     return grant
-
-
-# --- Policies ----------------------------------------------------------------------------------
-
-
-def policy_save(*, policy: Any) -> Any:
-    """Validate a policy's documents and store it with its content version."""
-    from approvals.models import Policy
-
-    compiled = core.compile_policy(policy.document or {})
-    if policy.run_policy is not None:
-        core.parse_run_policy(policy.run_policy)
-    policy.version = compiled.version
-    with transaction.atomic():
-        if policy.is_default:
-            Policy.objects.exclude(pk=policy.pk).filter(is_default=True).update(is_default=False)
-        policy.save()
-    return policy

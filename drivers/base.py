@@ -35,6 +35,12 @@ class Descriptor:
     structured_output: bool = False
     sees: tuple[str, ...] = ()
     cannot_see: tuple[str, ...] = ()
+    # Which requests reach the gate as requests of their own, before they happen:
+    # "commands" (shell), "edits" (file writes as edits, with their path), "reads" (the
+    # agent's own file reads and searches), "tools" (other named tools: web, MCP, tasks).
+    # A policy section for a kind the driver does not gate is not enforced for its runs
+    # (the policy page's driver warnings say so).
+    gates: frozenset[str] = frozenset()
     # How the agent is kept from the server and from its workspace's own configuration
     # (environment, homes, setting sources, MCP servers, git programs): short phrases for
     # the README's driver table.

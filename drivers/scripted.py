@@ -45,6 +45,7 @@ DESCRIPTOR = Descriptor(
     structured_output=False,
     sees=("every step of the scenario, reads included",),
     cannot_see=(),
+    gates=frozenset({"commands", "edits", "reads", "tools"}),
     isolation=("allow-listed environment", "own HOME per run"),
 )
 

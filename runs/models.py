@@ -73,6 +73,16 @@ class Run(models.Model):
     )
     policy_document = models.JSONField(default=dict)
     policy_version = models.CharField(max_length=64, blank=True)
+    # The PolicyVersion that snapshot is (null: the built-in fallback, or a run older than
+    # versions). PROTECT: a version that decided runs is never deleted with its policy.
+    ran_under = models.ForeignKey(
+        "approvals.PolicyVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
+    )
+    # Shadow mode: the shadow policy's version when the run started (the live policy's
+    # `shadow_policy`); each step records what it would have decided.
+    shadow_version = models.ForeignKey(
+        "approvals.PolicyVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="shadowed_runs"
+    )
     # The run policy as given (null = inherit) and as materialised for the driver.
     run_policy_input = models.JSONField(null=True, blank=True)
     run_policy = models.JSONField(default=dict)
@@ -148,6 +158,15 @@ class Step(models.Model):
     segments = models.JSONField(default=list, blank=True)
     side_effect_class = models.CharField(max_length=32, blank=True)
     policy_version = models.CharField(max_length=64, blank=True)
+    decided_under = models.ForeignKey(
+        "approvals.PolicyVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="steps"
+    )
+    # Shadow mode: what the run's shadow policy would have decided (it decided nothing).
+    shadow_verdict = models.CharField(max_length=16, blank=True)
+    shadow_rule = models.CharField(max_length=200, blank=True)
+    shadow_version = models.ForeignKey(
+        "approvals.PolicyVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="shadow_steps"
+    )
     grant = models.ForeignKey(
         "approvals.Grant", null=True, blank=True, on_delete=models.SET_NULL, related_name="steps"
     )

@@ -213,6 +213,7 @@ def run_create(
         if requested is not None:
             _refuse_loosening(requested, ceiling, source="The run policy" if run_policy is not None else "The session's run policy")
     compiled = core.compile_policy(document)
+    ran_under, shadow = _policy_versions_of(policy_row, compiled.version)
     with transaction.atomic():
         if session is None:
             session = session_create(user=user)
@@ -226,6 +227,8 @@ def run_create(
             policy=policy_row,
             policy_document=document,
             policy_version=compiled.version,
+            ran_under=ran_under,
+            shadow_version=shadow,
             run_policy_input=dict(run_policy) if run_policy is not None else None,
             run_policy=_materialised(core.materialise(effective)),
             created_by=user,
@@ -244,6 +247,19 @@ def run_create(
         transaction.on_commit(lambda: broadcast.send_to_channel_now("drivers", {"type": "run.start", "run_id": run_id}))
         broadcast.fragment_on_commit([broadcast.INBOX_GROUP], "run_row", run_id=run_id)
     return run
+
+
+def _policy_versions_of(policy_row: Any, digest: str) -> tuple[Any, Any]:
+    """The PolicyVersion the run's snapshot is (None for the built-in fallback, or a row
+    changed outside `policy_save`), and the version of the policy's shadow, if it has one."""
+    from approvals.policy_versions import policy_latest_version
+
+    if policy_row is None:
+        return None, None
+    latest = policy_latest_version(policy_row)
+    same = latest is not None and latest.version == digest and latest.run_policy == policy_row.run_policy
+    shadow = policy_latest_version(policy_row.shadow_policy) if policy_row.shadow_policy_id else None
+    return (latest if same else None), shadow
 
 
 def run_follow_up(*, session: AgentSession, prompt: str, scenario: Mapping[str, Any] | None = None, user: Any = None) -> Run:

@@ -21,6 +21,28 @@ def _isolated_var(settings: Any, tmp_path: Any) -> None:
     settings.GATEHOUSE_LEASE_HEARTBEAT_S = 0.5
 
 
+_DB_FIXTURES = ("db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback", "live_server")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_install(request: pytest.FixtureRequest) -> None:
+    """A database test starts from what `migrate` leaves on an empty database: the policy
+    presets, "Standard review" the default. A transactional test's flush removes the rows
+    the data migration made, so they are made again (idempotent) for every test after it."""
+    if request.node.get_closest_marker("django_db") is not None:
+        request.getfixturevalue("_django_db_helper")
+    else:
+        used = [name for name in _DB_FIXTURES if name in request.fixturenames]
+        if not used:
+            return
+        request.getfixturevalue(used[0])
+    import importlib
+
+    from django.apps import apps
+
+    importlib.import_module("approvals.migrations.0005_policy_presets").create_presets(apps, None)
+
+
 @pytest.fixture(autouse=True)
 def _fresh_channel_layer() -> Any:
     """The in-memory layer binds its queues to one event loop: give each test a new one."""

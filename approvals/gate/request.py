@@ -20,6 +20,7 @@ from .handout import hand_out
 from .lifecycle import step_move
 from .outcome import GateOutcome
 from .paths import path_context
+from .shadow import shadow_verdict
 
 S = Step.Status
 
@@ -31,23 +32,25 @@ def run_view(run_id: int) -> core.RunView:
     return core.RunView(tool_calls=counts["calls"] or 0, denials=counts["denials"] or 0)
 
 
-def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict, list[Grant]]:
+def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict, list[Grant] | None, core.RunView | None]:
     """The policy's verdict, with the session's grants. The run's counts are read only when
     the policy has limits, the grants only when the policy asks (a grant only narrows an
-    ask): an allowed or denied request costs no query for either."""
+    ask): an allowed or denied request costs no query for either. Also returns the grants
+    and counts read (None when not read), for the shadow policy."""
     if kind != "permission":
-        return core.Verdict(decision="ask", reason=f"A {kind.replace('_', ' ')} needs a person.", rule=f"approvals.{kind}"), []
+        verdict = core.Verdict(decision="ask", reason=f"A {kind.replace('_', ' ')} needs a person.", rule=f"approvals.{kind}")
+        return verdict, [], None
     compiled = core.compile_policy(run.policy_document)
     limited = compiled.max_tool_calls is not None or compiled.max_denials is not None
-    view = run_view(run.pk) if limited else core.RunView()
+    view = run_view(run.pk) if limited else None
     paths = path_context(run)
-    verdict = core.evaluate(compiled, request, run_view=view, paths=paths)
-    grants: list[Grant] = []
+    verdict = core.evaluate(compiled, request, run_view=view or core.RunView(), paths=paths)
+    grants: list[Grant] | None = None
     if verdict.decision == "ask":
         grants = list(grants_active(session_id=run.session_id))
         if grants:
-            verdict = core.evaluate(compiled, request, run_view=view, grants=[g.rule for g in grants], paths=paths)
-    return verdict, grants
+            verdict = core.evaluate(compiled, request, run_view=view or core.RunView(), grants=[g.rule for g in grants], paths=paths)
+    return verdict, grants, view
 
 
 def _locked_run(run_id: int, owner: str | None) -> Run:
@@ -89,19 +92,22 @@ def gate_request(
     presentation = dict(presentation or {})
     with transaction.atomic():
         run = _locked_run(run_id, owner)
-        grants: list[Grant] = []
+        grants: list[Grant] | None = []
+        shadow: core.Verdict | None = None
         try:
             request = core.validate_request({"tool": tool, "input": dict(input), "cwd": cwd})
         except core.PolicyError as exc:
             request = {"tool": str(tool)[:128], "input": {}, "cwd": cwd}
             verdict = core.Verdict(decision="deny", reason=f"Malformed request: {exc.message}", rule="request")
         else:
-            verdict, grants = _verdict(run, request, kind)
+            verdict, grants, view = _verdict(run, request, kind)
+            if run.shadow_version_id is not None and kind == "permission":
+                shadow = shadow_verdict(run, request, view=view, grants=grants)
         decision, decided_by = verdict.decision, "policy"
         grant_row = None
         if verdict.grant is not None:
             decided_by = "grant"
-            grant_row = next((g for g in grants if g.rule == verdict.grant), None)
+            grant_row = next((g for g in grants or [] if g.rule == verdict.grant), None)
         if decision == "ask" and kind == "permission":
             decision, decided_by = core.apply_runtime_mode(
                 verdict, mode=runtime_mode or run.session.runtime_mode, request=request, workspace=run.workspace,
@@ -127,6 +133,10 @@ def gate_request(
             segments=[s.to_dict() for s in verdict.segments],
             side_effect_class=verdict.side_effect_class or "",
             policy_version=run.policy_version,
+            decided_under_id=run.ran_under_id,
+            shadow_verdict=shadow.decision if shadow is not None else "",
+            shadow_rule=(shadow.rule or "")[:200] if shadow is not None else "",
+            shadow_version_id=run.shadow_version_id if shadow is not None else None,
             grant=grant_row,
             status=S.REQUESTED,
         )

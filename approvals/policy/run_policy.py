@@ -37,13 +37,16 @@ class _Defaults(TypedDict):
 
 _RoutingKey = Literal["permission", "plan_review", "question", "on_timeout", "on_reject"]
 
+# Humane defaults (issue 10): a reviewer gets an hour, questions reach a person, and a
+# denial or an unanswered request is told to the agent, which goes on — a run ends on a
+# refusal only when its policy says `abort`.
 DEFAULTS: _Defaults = {
     "permission": "ask",
     "plan_review": "ask",
-    "question": "auto-deny",
-    "timeout_s": 30.0,
-    "on_timeout": "abort",
-    "on_reject": "abort",
+    "question": "ask",
+    "timeout_s": 3600.0,
+    "on_timeout": "continue",
+    "on_reject": "continue",
     "max_retries": 3,
 }
 

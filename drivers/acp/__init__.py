@@ -35,6 +35,7 @@ DESCRIPTOR = Descriptor(
     # session/load where the agent offers it (claude-code-acp, opencode acp); otherwise the
     # run starts again from its prompt and the gate answers what already ran.
     resumes=True,
+    gates=frozenset({"commands", "edits", "reads", "tools"}),
     isolation=(
         "allow-listed environment",
         "own HOME, XDG and config directories per session",

@@ -81,6 +81,7 @@ DESCRIPTOR = Descriptor(
         "what an administrator's MCP server does once a call is allowed (it runs with the CLI's "
         "environment, model key included)",
     ),
+    gates=frozenset({"commands", "edits", "reads", "tools"}),
     # See isolation.py for what each of these is and what it was checked against.
     isolation=(
         "allow-listed environment",

@@ -101,6 +101,8 @@ DESCRIPTOR = Descriptor(
         "approvalPolicy untrusted is retired from config.toml in 0.171.0; a later Codex may refuse it "
         "over JSON-RPC too (the driver then fails the run rather than run un-gated)",
     ),
+    # File reads are commands (cat, rg) and web search, MCP and image views are not asked.
+    gates=frozenset({"commands", "edits"}),
     isolation=(
         "allow-listed environment",
         "own HOME and CODEX_HOME per run",

@@ -45,6 +45,7 @@ DESCRIPTOR = Descriptor(
     retry=False,
     # The run's OpenCode session lives in its own data directory and is continued.
     resumes=True,
+    gates=frozenset({"commands", "edits", "reads", "tools"}),
     isolation=(
         "allow-listed environment",
         "own HOME and XDG directories per session",

@@ -14,6 +14,8 @@ DESCRIPTOR = Descriptor(
     retry=False,
     structured_output=False,
     external=True,
+    # apply_patch reaches the hook as a shell heredoc: a command, not an edit.
+    gates=frozenset({"commands", "tools"}),
     # Nothing of the agent runs here: it keeps the developer's own environment and settings.
     isolation=("none: the agent runs on the developer's machine, with their environment and settings",),
     resumes=False,

@@ -20,6 +20,7 @@ DESCRIPTOR = Descriptor(
     retry=False,
     structured_output=False,
     external=True,
+    gates=frozenset({"commands", "edits", "reads", "tools"}),
     # Nothing of the agent runs here: it keeps the developer's own environment and settings.
     isolation=("none: the agent runs on the developer's machine, with their environment and settings",),
     resumes=False,

@@ -175,7 +175,7 @@ async def test_declined_question_gives_the_agent_no_answer(api: Any, worker: Any
 
 
 async def test_question_under_auto_deny_is_declined_without_asking(api: Any, worker: Any) -> None:
-    run = await start_run(api, {"steps": [{"question": QUESTION}]})  # question defaults to auto-deny
+    run = await start_run(api, {"steps": [{"question": QUESTION}]}, run_policy={"approvals": {"question": "auto-deny"}})
     assert (await finished(run["id"])).status == "completed"
     said = await sync_to_async(messages)(run["id"])
     assert said == ["The request was refused: No human answer: questions are declined by the run policy."]

@@ -72,10 +72,11 @@ LOOSENINGS = [
     ("scripted", None, {"approvals": {"permission": "auto-approve"}}, "approvals.permission"),
     ("scripted", None, {"approvals": {"plan_review": "auto-approve"}}, "approvals.plan_review"),
     ("scripted", {"approvals": {"permission": "auto-deny"}}, {"approvals": {"permission": "ask"}}, "approvals.permission"),
-    ("scripted", None, {"approvals": {"timeout_s": 3600}}, "approvals.timeout_s"),
+    ("scripted", {"approvals": {"timeout_s": 30}}, {"approvals": {"timeout_s": 3600}}, "approvals.timeout_s"),
+    ("scripted", None, {"approvals": {"timeout_s": 7200}}, "approvals.timeout_s"),
     ("scripted", None, {"approvals": {"timeout_s": -1}}, "approvals.timeout_s"),
-    ("scripted", None, {"approvals": {"on_reject": "continue"}}, "approvals.on_reject"),
-    ("scripted", None, {"approvals": {"on_timeout": "retry"}}, "approvals.on_timeout"),
+    ("scripted", {"approvals": {"on_reject": "abort"}}, {"approvals": {"on_reject": "continue"}}, "approvals.on_reject"),
+    ("scripted", {"approvals": {"on_timeout": "abort"}}, {"approvals": {"on_timeout": "retry"}}, "approvals.on_timeout"),
     ("scripted", {"approvals": {"on_reject": "retry", "max_retries": 1}},
      {"approvals": {"on_reject": "retry", "max_retries": 5}}, "approvals.max_retries"),
     ("scripted", None, {"sandbox": "unrestricted"}, "sandbox"),
@@ -99,16 +100,17 @@ def test_a_loosening_run_policy_needs_the_override_permission(
 
 
 def test_every_loosened_field_is_listed(bob: APIClient) -> None:
+    policy = _policy("aborts", {"approvals": {"on_reject": "abort"}})
     requested = {"approvals": {"permission": "auto-approve", "timeout_s": -1, "on_reject": "continue"}}
-    body = assert_forbidden(start(bob, run_policy=requested), "approvals.permission")
+    body = assert_forbidden(start(bob, run_policy=requested, policy=policy), "approvals.permission")
     assert body["fields"] == ["approvals.permission", "approvals.timeout_s", "approvals.on_reject"]
 
 
 def test_an_omitted_field_is_the_built_in_default_not_the_ceiling(bob: APIClient) -> None:
-    """The nearer policy replaces the farther whole: leaving timeout_s out means 30 s."""
+    """The nearer policy replaces the farther whole: leaving timeout_s out means the built-in 3600 s."""
     policy = _policy("quick", {"approvals": {"timeout_s": 10}})
     body = assert_forbidden(start(bob, run_policy={"approvals": {"question": "ask"}}, policy=policy), "approvals.timeout_s")
-    assert "not given" in body["message"] and "30 s" in body["message"] and "10 s" in body["message"]
+    assert "not given" in body["message"] and "3600 s" in body["message"] and "10 s" in body["message"]
 
     response = start(bob, run_policy={"approvals": {"question": "ask", "timeout_s": 10}}, policy=policy)
     assert response.status_code == HTTPStatus.CREATED, response.content

@@ -45,8 +45,25 @@ async def test_approved_command_runs_and_run_completes(api: Any, worker: Any) ->
     assert seqs == list(range(1, len(log) + 1))
 
 
-async def test_denied_step_is_not_executed_and_run_fails_by_default(api: Any, worker: Any) -> None:
+async def test_denied_step_is_told_and_the_run_goes_on_by_default(api: Any, worker: Any) -> None:
     run = await start_run(api, ECHO)
+    approval = await pending_approval(api, run["id"])
+    assert approval["deadline"] is not None
+    response = await sync_to_async(api.post)(
+        f"/api/v1/approvals/{approval['id']}/deny/", {"hash": approval["hash"], "reason": "Not today."}, format="json"
+    )
+    assert response.status_code == HTTPStatus.OK
+
+    done = await run_status(run["id"], "completed", "failed")
+    assert (done.status, done.failure_reason) == ("completed", "")
+    assert not (Path(done.workspace) / "hello.txt").exists()
+    assert done.run_policy["approvals"]["on_reject"] == "continue" and done.run_policy["approvals"]["timeout_s"] == 3600
+    step = await sync_to_async(Step.objects.get)(run_id=run["id"], seq=1)
+    assert (step.status, step.told) == ("denied", "Not today.")
+
+
+async def test_denied_step_is_not_executed_and_run_fails_under_on_reject_abort(api: Any, worker: Any) -> None:
+    run = await start_run(api, ECHO, run_policy={"approvals": {"on_reject": "abort"}})
     approval = await pending_approval(api, run["id"])
     response = await sync_to_async(api.post)(
         f"/api/v1/approvals/{approval['id']}/deny/", {"hash": approval["hash"], "reason": "Not today."}, format="json"

@@ -171,7 +171,8 @@ async def test_a_worker_whose_lease_was_taken_over_records_nothing_more(api: Any
     """Worker A is paused (its command runs on, no heartbeat) past the TTL; worker B takes the
     run over. When A wakes up its report of the step is refused and A stops that run."""
     settings.GATEHOUSE_LEASE_TTL_S = 0.5
-    run = await start_run(api, {"steps": [bash("sleep 2; touch a.txt"), {"message": "after"}]})
+    run = await start_run(api, {"steps": [bash("sleep 2; touch a.txt"), {"message": "after"}]},
+                          run_policy={"approvals": {"on_reject": "abort"}})
     await sync_to_async(Run.objects.filter(pk=run["id"]).update)(policy_document={"default": "allow"})
     stalled = Supervisor()  # its maintenance loop (heartbeats) never runs: it is "paused"
     assert await stalled.start_run(run["id"])

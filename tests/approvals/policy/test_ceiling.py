@@ -31,7 +31,7 @@ def approvals(**values: object) -> dict:
     return {"approvals": values}
 
 
-# The built-in defaults: permission ask, plan review ask, question auto-deny, 30 s, abort, abort, 3.
+# The built-in defaults: permission ask, plan review ask, question ask, 3600 s, continue, continue, 3.
 BUILT_IN: dict = {}
 
 ROWS = [
@@ -52,24 +52,31 @@ ROWS = [
     (BUILT_IN, approvals(question="ask"), []),
     (approvals(question="ask"), approvals(question="auto-deny"), []),
     # -- timeouts ----------------------------------------------------------------------------
-    (BUILT_IN, approvals(timeout_s=29.5), []),
-    (BUILT_IN, approvals(timeout_s=31), ["approvals.timeout_s"]),
+    (BUILT_IN, approvals(timeout_s=3599.5), []),
+    (BUILT_IN, approvals(timeout_s=3601), ["approvals.timeout_s"]),
+    (approvals(timeout_s=30), approvals(timeout_s=29.5), []),
+    (approvals(timeout_s=30), approvals(timeout_s=31), ["approvals.timeout_s"]),
     (BUILT_IN, approvals(timeout_s=-1), ["approvals.timeout_s"]),  # no deadline
     (approvals(timeout_s=600), approvals(timeout_s=600), []),
-    (approvals(timeout_s=600), {}, []),  # the default 30 s is shorter
-    (approvals(timeout_s=10), {}, ["approvals.timeout_s"]),  # the default 30 s is longer
+    (approvals(timeout_s=7200), {}, []),  # the default 3600 s is shorter
+    (approvals(timeout_s=600), {}, ["approvals.timeout_s"]),  # the default 3600 s is longer
+    (approvals(timeout_s=10), {}, ["approvals.timeout_s"]),
     (approvals(timeout_s=10), approvals(timeout_s=-5), ["approvals.timeout_s"]),
     (approvals(timeout_s=-1), approvals(timeout_s=-1), []),
     (approvals(timeout_s=-1), approvals(timeout_s=3600), []),
     # -- fallbacks ---------------------------------------------------------------------------
-    (BUILT_IN, approvals(on_timeout="continue"), ["approvals.on_timeout"]),
-    (BUILT_IN, approvals(on_reject="continue"), ["approvals.on_reject"]),
-    (BUILT_IN, approvals(on_reject="retry"), ["approvals.on_reject"]),
+    (BUILT_IN, approvals(on_timeout="continue", on_reject="continue"), []),  # the defaults
+    (BUILT_IN, approvals(on_timeout="abort", on_reject="retry"), []),  # tighter than continue
+    (approvals(on_timeout="abort"), approvals(on_timeout="continue"), ["approvals.on_timeout"]),
+    (approvals(on_reject="abort"), approvals(on_reject="continue"), ["approvals.on_reject"]),
+    (approvals(on_reject="abort"), approvals(on_reject="retry"), ["approvals.on_reject"]),
+    (approvals(on_reject="abort"), {}, ["approvals.on_reject"]),  # omitted = the default continue
     (approvals(on_reject="retry"), approvals(on_reject="continue"), ["approvals.on_reject"]),
     (approvals(on_reject="continue"), approvals(on_reject="retry"), []),
     (approvals(on_reject="continue"), approvals(on_reject="abort"), []),
-    (approvals(on_reject="continue"), {}, []),  # the default abort
-    (approvals(on_timeout="retry", on_reject="retry"), approvals(on_timeout="abort"), []),
+    (approvals(on_reject="continue"), {}, []),  # the default continue
+    (approvals(on_timeout="retry", on_reject="retry"), approvals(on_timeout="abort", on_reject="abort"), []),
+    (approvals(on_timeout="retry", on_reject="retry"), approvals(on_timeout="abort"), ["approvals.on_reject"]),
     # -- retries: counted only when the request retries --------------------------------------
     (approvals(on_reject="retry", max_retries=1), approvals(on_reject="retry", max_retries=1), []),
     (approvals(on_reject="retry", max_retries=1), approvals(on_reject="retry", max_retries=0), []),
@@ -102,7 +109,7 @@ ROWS = [
     ({"web_search": "allow"}, {"web_search": "deny"}, []),
     # -- several at once: all named, in document order ---------------------------------------
     (
-        {"sandbox": "read-only", "approvals": {"timeout_s": 10}},
+        {"sandbox": "read-only", "approvals": {"timeout_s": 10, "on_reject": "abort"}},
         {"sandbox": "unrestricted", "web_search": "allow",
          "approvals": {"permission": "auto-approve", "timeout_s": -1, "on_reject": "continue"}},
         ["sandbox", "web_search", "approvals.permission", "approvals.timeout_s", "approvals.on_reject"],
@@ -172,7 +179,7 @@ def test_only_known_fields_are_named_in_order(ceiling: dict, requested: dict) ->
 def test_an_omitted_field_is_explained_as_the_built_in_default() -> None:
     requested, ceiling = materialise(parse_run_policy({})), materialise(parse_run_policy(approvals(timeout_s=10)))
     said = describe_loosening("approvals.timeout_s", requested, ceiling, given=False)
-    assert "not given" in said and "30 s" in said and "10 s" in said
+    assert "not given" in said and "3600 s" in said and "10 s" in said
     assert describe_loosening("sandbox", {"sandbox": "unrestricted"}, {"sandbox": "inherit"}, given=True) == (
         "sandbox unrestricted is looser than the administrator's policy (the driver's default)"
     )

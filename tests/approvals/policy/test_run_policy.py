@@ -44,8 +44,8 @@ def test_an_invalid_run_policy_names_the_field_and_value(doc, field, value):
 def test_inherit_values_materialise_to_the_defaults():
     assert materialise(RunPolicy()) == {
         "sandbox": "inherit", "web_search": "inherit", "browser": "inherit", "permission": "ask",
-        "plan_review": "ask", "question": "auto-deny", "timeout_s": 30.0, "on_timeout": "abort",
-        "on_reject": "abort", "max_retries": 3}
+        "plan_review": "ask", "question": "ask", "timeout_s": 3600.0, "on_timeout": "continue",
+        "on_reject": "continue", "max_retries": 3}
 
 
 def test_zero_retries_means_no_retry_not_the_default():
