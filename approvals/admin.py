@@ -2,47 +2,94 @@ from __future__ import annotations
 
 from typing import Any
 
-from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern, path
 
-from approvals import policy as core
-from approvals.models import Approval, Grant, Policy
-from approvals.services import policy_save
+from approvals import admin_views
+from approvals.admin_forms import PolicyForm
+from approvals.models import Approval, Grant, Policy, PolicyVersion
+from approvals.policy_versions import policy_export_json, policy_save
 from runs.admin import ReadOnlyAdmin
-
-
-class PolicyForm(forms.ModelForm):
-    class Meta:
-        model = Policy
-        fields = ["name", "description", "is_default", "document", "run_policy"]
-
-    def clean_document(self) -> Any:
-        document = self.cleaned_data["document"]
-        try:
-            core.compile_policy(document or {})
-        except core.PolicyError as exc:
-            raise forms.ValidationError(f"{exc.field}: {exc.message}" if exc.field else exc.message) from None
-        return document
-
-    def clean_run_policy(self) -> Any:
-        run_policy = self.cleaned_data["run_policy"]
-        if run_policy is not None:
-            try:
-                core.parse_run_policy(run_policy)
-            except core.PolicyError as exc:
-                raise forms.ValidationError(f"{exc.field}: {exc.message}" if exc.field else exc.message) from None
-        return run_policy
 
 
 @admin.register(Policy)
 class PolicyAdmin(admin.ModelAdmin):
+    """Policies are edited here; every save goes through `policy_save` (a new version)."""
+
     form = PolicyForm
-    list_display = ["name", "is_default", "version", "updated_at"]
+    change_form_template = "admin/approvals/policy/change_form.html"
+    change_list_template = "admin/approvals/policy/change_list.html"
+    list_display = ["name", "is_default", "shadow_policy", "versions_count", "updated_at"]
     readonly_fields = ["version", "created_at", "updated_at"]
     search_fields = ["name"]
+    actions = ["export_json"]
+    fieldsets = [
+        (None, {"fields": ["name", "description", "is_default"]}),
+        ("Rule policy", {"fields": ["document"]}),
+        ("Run policy", {
+            "fields": ["sandbox", "web_search", "browser", "permission", "plan_review", "question", "timeout_s",
+                       "on_timeout", "on_reject", "max_retries"],
+            "description": "Guardrails and approval routing. Every field on inherit: the server's default run policy "
+            "(GATEHOUSE_DEFAULT_RUN_POLICY), else the built-in defaults. A run policy replaces the farther one whole, "
+            "so a field left on inherit next to a set one is the built-in default.",
+        }),
+        ("Shadow", {"fields": ["shadow_policy"]}),
+        ("This save", {"fields": ["comment", "version", "created_at", "updated_at"]}),
+    ]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Policy]:
+        return super().get_queryset(request).select_related("shadow_policy").annotate(versions_total=Count("versions"))
+
+    @admin.display(description="versions", ordering="versions_total")
+    def versions_count(self, policy: Policy) -> int:
+        return int(getattr(policy, "versions_total", 0))
 
     def save_model(self, request: Any, obj: Policy, form: Any, change: bool) -> None:
-        policy_save(policy=obj)
+        policy_save(policy=obj, user=request.user, comment=form.cleaned_data.get("comment", ""))
+
+    def get_urls(self) -> list[URLPattern]:
+        def view(function: Any, permission: str = "change") -> Any:
+            return self.admin_site.admin_view(admin_views.for_admin(self, function, permission))
+
+        name = "approvals_policy"
+        return [
+            path("try/", view(admin_views.policy_try_view), name=f"{name}_try"),
+            path("dry-run/", view(admin_views.policy_dry_run_view), name=f"{name}_dry_run"),
+            path("import/", view(admin_views.policy_import_view, "add"), name=f"{name}_import"),
+            path("<int:policy_id>/dry-run/", view(admin_views.policy_dry_run_view), name=f"{name}_dry_run_for"),
+            path("<int:policy_id>/versions/diff/", view(admin_views.policy_diff_view, "view"), name=f"{name}_diff"),
+            path("<int:policy_id>/versions/<int:number>/restore/", view(admin_views.policy_restore_view),
+                 name=f"{name}_restore"),
+            path("<int:policy_id>/export/<str:fmt>/", view(admin_views.policy_export_view, "view"), name=f"{name}_export"),
+            *super().get_urls(),
+        ]
+
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: Any = None) -> Any:
+        policy = self.get_object(request, unquote(object_id))
+        context = admin_views.policy_page_context(policy) if policy is not None else {}
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **context})
+
+    @admin.action(description="Export the selected policy (JSON file)")
+    def export_json(self, request: HttpRequest, queryset: QuerySet[Policy]) -> HttpResponse | None:
+        policies = list(queryset[:2])
+        if len(policies) != 1:
+            self.message_user(request, "Select exactly one policy to export.", messages.ERROR)
+            return None
+        return admin_views.download(policy_export_json(policies[0]), policies[0].name, "json")
+
+
+@admin.register(PolicyVersion)
+class PolicyVersionAdmin(ReadOnlyAdmin):
+    list_display = ["policy", "number", "short_version", "author", "created_at", "comment"]
+    list_filter = ["policy"]
+    list_select_related = ["policy", "author"]
+
+    @admin.display(description="identity")
+    def short_version(self, version: PolicyVersion) -> str:
+        return version.version[:12]
 
 
 @admin.register(Approval)

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Max
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import generics, permissions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from approvals import policy as core
-from approvals.models import Approval, Grant, Policy
+from approvals.models import Approval, Grant, Policy, PolicyVersion
 from approvals.selectors import approvals_pending, grants_active
 from approvals.services import ApprovalError, approval_answer, approval_decide, grant_revoke
 from integrations.idempotency import IDEMPOTENCY_PARAMETER, IdempotentMixin, idempotent
@@ -205,3 +206,125 @@ class PolicyEvaluateApi(APIView):
         paths = offline_path_context(workspace) if workspace else None
         verdict = core.evaluate(core.compile_policy(policy.document), tool_request, grants=grants, paths=paths)
         return Response(verdict.to_dict())
+
+
+# --- Policies: read, their versions, and a dry run on history (issue 10) ---------------------
+
+
+class DriverWarningOutput(serializers.Serializer):
+    driver = serializers.CharField()
+    field = serializers.CharField(help_text="The policy part (`reads`, `run_policy.sandbox`, …) or `cannot_see`.")
+    message = serializers.CharField()
+
+
+class PolicyOutput(serializers.ModelSerializer):
+    version = serializers.CharField(help_text="The rule document's identity (sha256 of its canonical JSON), as on runs and steps.")
+    version_number = serializers.IntegerField(source="current_number", allow_null=True, help_text="The latest PolicyVersion's number.")
+    shadow_policy = serializers.IntegerField(source="shadow_policy_id", allow_null=True)
+    document = serializers.JSONField()
+    run_policy = serializers.JSONField(allow_null=True)
+    warnings = serializers.SerializerMethodField(help_text="Per driver, what of this policy it cannot enforce.")
+
+    class Meta:
+        model = Policy
+        fields = ["id", "name", "description", "is_default", "version", "version_number", "document", "run_policy",
+                  "shadow_policy", "warnings", "updated_at"]
+
+    @extend_schema_field(DriverWarningOutput(many=True))
+    def get_warnings(self, policy: Policy) -> list[dict[str, str]]:
+        from approvals.policy_warnings import policy_warnings
+
+        return [w.to_dict() for w in policy_warnings(document=policy.document, run_policy=policy.run_policy)]
+
+
+class PolicyVersionOutput(serializers.ModelSerializer):
+    policy = serializers.IntegerField(source="policy_id")
+    author = serializers.CharField(source="author.username", default=None, allow_null=True)
+    document = serializers.JSONField()
+    run_policy = serializers.JSONField(allow_null=True)
+
+    class Meta:
+        model = PolicyVersion
+        fields = ["id", "policy", "number", "version", "document", "run_policy", "author", "comment", "created_at"]
+
+
+def _policies() -> Any:
+    return Policy.objects.annotate(current_number=Max("versions__number")).order_by("name", "id")
+
+
+class PolicyListApi(generics.ListAPIView):
+    serializer_class = PolicyOutput
+
+    def get_queryset(self) -> Any:
+        return _policies()
+
+
+class PolicyDetailApi(APIView):
+    @extend_schema(responses=PolicyOutput)
+    def get(self, request: Request, policy_id: int) -> Response:
+        return Response(PolicyOutput(get_object_or_404(_policies(), pk=policy_id)).data)
+
+
+class PolicyVersionsApi(generics.ListAPIView):
+    """Newest first."""
+
+    serializer_class = PolicyVersionOutput
+
+    def get_queryset(self) -> Any:
+        policy = get_object_or_404(Policy, pk=self.kwargs["policy_id"])
+        return PolicyVersion.objects.filter(policy=policy).select_related("author").order_by("-number")
+
+
+class CanChangePolicies(permissions.BasePermission):
+    message = "You may not change policies (approvals.change_policy)."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return bool(request.user and request.user.has_perm("approvals.change_policy"))
+
+
+class ChangedStepOutput(serializers.Serializer):
+    step = serializers.IntegerField()
+    request = serializers.JSONField()
+    was = serializers.CharField()
+    now = serializers.CharField()
+    rule = serializers.CharField()
+
+
+class DryRunCountsOutput(serializers.Serializer):
+    allow = serializers.IntegerField()
+    deny = serializers.IntegerField()
+    ask = serializers.IntegerField()
+    abort = serializers.IntegerField()
+
+
+class DryRunOutput(serializers.Serializer):
+    compared = serializers.IntegerField(help_text="How many recorded requests were decided again.")
+    changed = ChangedStepOutput(many=True, help_text="Each that the draft decides differently, newest first.")
+    counts = DryRunCountsOutput(help_text="The changed requests by what the draft now decides.")
+
+
+class PolicyDryRunApi(APIView):
+    permission_classes = [permissions.IsAuthenticated, TokenScope, CanChangePolicies]
+    # A dry run changes nothing: a read (for people who may change policies).
+    scopes = {"POST": Scope.READ}
+
+    class PolicyDryRunInput(StrictSerializer):
+        document = serializers.DictField(help_text="The draft rule policy.")
+        limit = serializers.IntegerField(required=False, default=500, min_value=1, max_value=5000)
+
+    @extend_schema(request=PolicyDryRunInput, responses=DryRunOutput)
+    def post(self, request: Request, policy_id: int) -> Response:
+        """What the draft would have decided on the policy's last `limit` recorded requests
+        (every policy's when it decided none yet), each it decides differently."""
+        from approvals.policy_replay import policy_dry_run
+        from approvals.policy_versions import PolicyInvalid, document_problems
+
+        policy = get_object_or_404(Policy, pk=policy_id)
+        data = self.PolicyDryRunInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        document = data.validated_data["document"]
+        problems = document_problems(document)
+        if problems:
+            raise PolicyInvalid(problems)
+        result = policy_dry_run(document=document, policy=policy, limit=data.validated_data["limit"])
+        return Response({"compared": result.compared, "changed": [c.to_dict() for c in result.changed], "counts": result.counts})

@@ -87,6 +87,20 @@ def pretty_json(value: Any) -> str:
 
 
 @register.filter
+def request_text(request: Any) -> str:
+    """One line for a recorded request (agent text: the template escapes it): the command,
+    else the path, else the tool and its input as JSON."""
+    if not isinstance(request, dict):
+        return str(request)
+    raw = request.get("input")
+    tool_input: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    for key in ("command", "file_path", "notebook_path", "path"):
+        if isinstance(tool_input.get(key), str):
+            return f"{request.get('tool')}: {tool_input[key]}" if key != "command" else str(tool_input[key])
+    return f"{request.get('tool')} {json.dumps(tool_input, ensure_ascii=False, sort_keys=True)}"
+
+
+@register.filter
 def get_item(mapping: Any, key: Any) -> Any:
     """`mapping|get_item:key` for keys that are not identifiers (question ids)."""
     if isinstance(mapping, dict):
@@ -192,12 +206,19 @@ def explain_segments(step: Any, workspace: Any = "") -> list[dict[str, Any]]:
     command in the workspace says nothing the policy line does not. Fields may be absent
     (older steps, other tools): each is shown only when present. The first segment whose
     decision is the request's verdict is the one that made it ask."""
+    shown = segment_rows(getattr(step, "segments", None), str(getattr(step, "verdict", "") or ""), workspace)
+    if len(shown) < 2 and not any(s["cwd"] for s in shown):
+        return []
+    return shown
+
+
+def segment_rows(segments: Any, verdict: str, workspace: Any = "") -> list[dict[str, Any]]:
+    """Every per-command verdict (`Verdict.segments` as dicts) as the card shows it; the
+    admin's "Try it" shows them all, even a single command's."""
     from pathlib import PurePosixPath
 
-    segments = getattr(step, "segments", None)
     if not isinstance(segments, list):
         return []
-    verdict = str(getattr(step, "verdict", "") or "")
     root = PurePosixPath(str(workspace)) if workspace else None
     shown: list[dict[str, Any]] = []
     deciding_found = False
@@ -215,8 +236,6 @@ def explain_segments(step: Any, workspace: Any = "") -> list[dict[str, Any]]:
             "rule": segment.get("rule") or "", "reason": segment.get("reason") or "",
             "writes_file": bool(segment.get("writes_file")), "deciding": deciding, "cwd": cwd, "cwd_outside": outside,
         })
-    if len(shown) < 2 and not any(s["cwd"] for s in shown):
-        return []
     return shown
 
 
