@@ -41,6 +41,9 @@ def _fresh_install(request: pytest.FixtureRequest) -> None:
     from django.apps import apps
 
     importlib.import_module("approvals.migrations.0005_policy_presets").create_presets(apps, None)
+    from approvals.gate.shadow import clear_cache
+
+    clear_cache()  # a rolled-back test's PolicyVersion ids are handed out again
 
 
 @pytest.fixture(autouse=True)

@@ -28,8 +28,16 @@ _CACHE_SIZE = 64
 _LOCK = threading.Lock()
 
 
+def clear_cache() -> None:
+    """Forget every compiled version (tests: a rolled-back test's ids are used again; a
+    database never hands out an id twice)."""
+    with _LOCK:
+        _CACHE.clear()
+
+
 def compiled_version(version_id: int) -> core.CompiledPolicy:
-    """The compiled rule document of a PolicyVersion (read once: versions never change)."""
+    """The compiled rule document of a PolicyVersion (read once: versions never change,
+    and their ids are never reused)."""
     with _LOCK:
         hit = _CACHE.get(version_id)
         if hit is not None:
