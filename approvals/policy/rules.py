@@ -196,11 +196,21 @@ _CACHE_SIZE = 256
 _LOCK = threading.Lock()
 
 
-def compile_policy(document: Mapping) -> CompiledPolicy:
+def compile_policy(document: Mapping, *, version: str | None = None) -> CompiledPolicy:
     """Validate and compile a rule policy; compiled once per version (an LRU of 256).
 
+    `version`, when the caller holds the document's `policy_version` as recorded with it
+    (a run's snapshot, written from `compiled.version` in the same transaction), finds a
+    compiled hit without hashing the document again; a miss hashes and compiles as usual.
+    The caller vouches for the pair: pass only a version computed from this document.
     Refuses with `invalid_policy` naming the field path (`commands.deny[1]`) and value.
     """
+    if version:
+        with _LOCK:
+            hit = _CACHE.get(version)
+            if hit is not None:
+                _CACHE.move_to_end(version)
+                return hit
     if not isinstance(document, Mapping):
         raise _invalid("the policy must be a JSON object", "", json_type(document))
     try:
