@@ -25,7 +25,7 @@ from .options import Invocation, invocation
 from .paths import PathContext
 from .questions import answers_of, describe_answers, is_complete, validate_questions
 from .request import validate_request
-from .rules import DEFAULT_POLICY, CompiledPolicy, compile_policy
+from .rules import DEFAULT_POLICY, CompiledPolicy, compile_policy, policy_problems
 from .run_policy import RunPolicy, check_capabilities, materialise, parse_run_policy, resolve_run_policy
 from .shell import parse_script
 
@@ -68,6 +68,7 @@ __all__ = [
     "parse_json_strict",
     "parse_run_policy",
     "parse_script",
+    "policy_problems",
     "policy_version",
     "resolve_run_policy",
     "suggest_grant",
