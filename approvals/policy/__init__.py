@@ -1,6 +1,8 @@
 """Gatehouse's policy core: pure Python, no Django.
 
-Rule policies decide one tool request (`compile_policy`, `evaluate`); session grants narrow
+Rule policies decide one tool request (`compile_policy`, `evaluate`), are validated with
+every problem listed (`policy_problems`), carry examples checked as tests (`check_examples`)
+and export to agent-native formats (`export_policy`); session grants narrow
 an ask to an allow; the run policy carries guardrails and approval routing; canonical JSON
 and the approval hash bind a decision to exactly what a reviewer saw.
 """
@@ -19,6 +21,8 @@ from .classes import (
 )
 from .errors import PolicyError
 from .evaluate import PathUse, RunView, Segment, Verdict, classify, evaluate
+from .example_requests import EXAMPLE_CONTEXT
+from .examples import Example, ExampleFailure, check_examples, examples_of
 from .grants import grant_covers, suggest_grant, validate_grant
 from .modes import RUNTIME_MODES, apply_runtime_mode
 from .options import Invocation, invocation
@@ -38,8 +42,11 @@ __all__ = [
     "READ_ONLY",
     "REMOTE",
     "DEFAULT_POLICY",
+    "EXAMPLE_CONTEXT",
     "RUNTIME_MODES",
     "CompiledPolicy",
+    "Example",
+    "ExampleFailure",
     "Invocation",
     "JSONFloat",
     "JSONInt",
@@ -55,12 +62,14 @@ __all__ = [
     "approval_hash",
     "canonical_json",
     "check_capabilities",
+    "check_examples",
     "classify",
     "classify_tool",
     "classify_words",
     "compile_policy",
     "describe_answers",
     "evaluate",
+    "examples_of",
     "grant_covers",
     "invocation",
     "is_complete",
