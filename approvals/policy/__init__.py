@@ -23,6 +23,7 @@ from .errors import PolicyError
 from .evaluate import PathUse, RunView, Segment, Verdict, classify, evaluate
 from .example_requests import EXAMPLE_CONTEXT
 from .examples import Example, ExampleFailure, check_examples, examples_of
+from .export import EXPORT_FORMATS, PolicyExport, export_policy
 from .grants import grant_covers, suggest_grant, validate_grant
 from .modes import RUNTIME_MODES, apply_runtime_mode
 from .options import Invocation, invocation
@@ -43,6 +44,7 @@ __all__ = [
     "REMOTE",
     "DEFAULT_POLICY",
     "EXAMPLE_CONTEXT",
+    "EXPORT_FORMATS",
     "RUNTIME_MODES",
     "CompiledPolicy",
     "Example",
@@ -53,6 +55,7 @@ __all__ = [
     "PathContext",
     "PathUse",
     "PolicyError",
+    "PolicyExport",
     "RunPolicy",
     "RunView",
     "Segment",
@@ -70,6 +73,7 @@ __all__ = [
     "describe_answers",
     "evaluate",
     "examples_of",
+    "export_policy",
     "grant_covers",
     "invocation",
     "is_complete",
