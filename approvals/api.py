@@ -98,10 +98,11 @@ def hash_field() -> StrictCharField:
 def require_hash(request: Request, approval_id: int) -> None:
     """400 hash_required (for an approval that exists): a client never decides a request it
     did not show."""
-    if not Approval.objects.filter(pk=approval_id).exists():
-        raise ApprovalError("unavailable", f"No approval {approval_id}.")
     data = request.data
     if not isinstance(data, dict) or data.get("hash") in (None, ""):
+        # (with a hash, the service answers "unavailable" for a missing approval itself)
+        if not Approval.objects.filter(pk=approval_id).exists():
+            raise ApprovalError("unavailable", f"No approval {approval_id}.")
         raise ApiError(
             "hash_required", "Send the approval's hash with every decision (GET the approval to read it).", field="hash"
         )

@@ -56,14 +56,24 @@ def _lock_run_of(approval_id: int) -> None:
     """Lock the approval's run row before the approval's own: every writer takes the run
     first (the worker's fence does), so a decision racing the worker's expiry queues
     instead of deadlocking (PostgreSQL)."""
-    run_id = Approval.objects.filter(pk=approval_id).values_list("run_id", flat=True).first()
-    if run_id is not None:
-        list(Run.objects.select_for_update().filter(pk=run_id).values_list("id", flat=True))
+    # One statement: the run row found through its approval, locked (FOR UPDATE OF the run).
+    list(Run.objects.select_for_update(of=("self",)).filter(approvals__id=approval_id).values_list("id", flat=True))
+
+
+_RUN_UNREAD = ("prompt", "scenario", "options", "result_text", "usage", "agent_state", "agent_processes",
+               "failure_detail", "run_policy_input", "policy_document")
 
 
 def _load_for_decision(approval_id: int, verb: str, hash: str) -> Approval:
     _lock_run_of(approval_id)
-    approval = Approval.objects.filter(pk=approval_id).first()
+    # The approval with what a decision reads of its run and step, in one statement (the
+    # run's large JSON is never read here).
+    approval = (
+        Approval.objects.select_related("run", "step")
+        .defer(*(f"run__{name}" for name in _RUN_UNREAD))
+        .filter(pk=approval_id)
+        .first()
+    )
     if approval is None:
         raise ApprovalError("unavailable", f"No approval {approval_id}.")
     if verb not in VERBS_BY_KIND.get(approval.kind, set()):
@@ -81,13 +91,15 @@ def _load_for_decision(approval_id: int, verb: str, hash: str) -> Approval:
 
 def _resolve(approval: Approval, *, status: str, user: Any, via: str, **fields: Any) -> None:
     """Compare-and-set pending → status; the loser learns what happened instead."""
-    changed = Approval.objects.filter(pk=approval.pk, status=Approval.Status.PENDING).update(
-        status=status, decided_by=user if getattr(user, "pk", None) else None, decided_via=via, decided_at=clock.now(), **fields
-    )
+    values = {"status": status, "decided_by": user if getattr(user, "pk", None) else None, "decided_via": via,
+              "decided_at": clock.now(), **fields}
+    changed = Approval.objects.filter(pk=approval.pk, status=Approval.Status.PENDING).update(**values)
     if changed != 1:
         approval.refresh_from_db()
         _refuse_unless_pending(approval)
         raise ApprovalError("already_resolved", "This request was already decided.")
+    for name, value in values.items():  # the row as written, without reading it back
+        setattr(approval, name, value)
 
 
 def _after_resolution(approval: Approval, *, event_payload: Mapping[str, Any]) -> None:
@@ -156,7 +168,6 @@ def approval_decide(
                 user=user,
                 approval=approval,
             )
-        approval.refresh_from_db()
         _after_resolution(
             approval,
             event_payload={
@@ -231,7 +242,6 @@ def approval_answer(
                 missing = [str(q.get("header") or q.get("id")) for q in questions if not core.is_complete([q], record)]
                 raise ApprovalError("invalid_decision", f"Every question needs an answer; unanswered: {', '.join(missing)}.")
         _resolve(approval, status=Approval.Status.ANSWERED, user=user, via=via, answers=record)
-        approval.refresh_from_db()
         _after_resolution(
             approval,
             event_payload={
@@ -251,6 +261,8 @@ def approval_expire(*, approval_id: int, owner: str | None = None) -> bool:
     names its lease `owner` (fenced); a reviewer's late decision calls it unfenced."""
     from runs.leases import fence
 
+    if not Approval.objects.filter(pk=approval_id, status=Approval.Status.PENDING, deadline__lte=clock.now()).exists():
+        return False  # not due (the common case: one read, no lock); the locked update re-checks
     with transaction.atomic():
         if owner is not None:
             run_id = Approval.objects.filter(pk=approval_id).values_list("run_id", flat=True).first()

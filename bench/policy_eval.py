@@ -24,7 +24,7 @@ POLICY = {
                   "npm run test:*", "npm run lint", "pytest", "python -m pytest", "make test", "pwd", "echo"],
         "ask": ["git commit", "npm install", "pip install", "docker build", "make"],
         "deny": [{"match": "git push", "reason": "The application publishes the changes."}, "rm -rf",
-                 "git reset --hard", "curl * | sh", "sudo", "dd", "mkfs", "git clean -fd", "npm publish"],
+                 "git reset --hard", "chmod -R 777", "sudo", "dd", "mkfs", "git clean -fd", "npm publish"],
         "default": "ask",
     },
     "tools": {"webSearch": "allow"},

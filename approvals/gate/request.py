@@ -40,7 +40,7 @@ def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict
     if kind != "permission":
         verdict = core.Verdict(decision="ask", reason=f"A {kind.replace('_', ' ')} needs a person.", rule=f"approvals.{kind}")
         return verdict, [], None
-    compiled = core.compile_policy(run.policy_document)
+    compiled = core.compile_policy(run.policy_document, version=run.policy_version)
     limited = compiled.max_tool_calls is not None or compiled.max_denials is not None
     view = run_view(run.pk) if limited else None
     paths = path_context(run)
@@ -53,10 +53,16 @@ def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict
     return verdict, grants, view
 
 
+_UNREAD = ("prompt", "scenario", "options", "result_text", "usage", "agent_state", "agent_processes",
+           "failure_detail", "run_policy_input", "session__agent_state", "session__run_policy")
+
+
 def _locked_run(run_id: int, owner: str | None) -> Run:
     """The run, fenced: a worker's request is refused unless it still holds the lease (the
     run row stays locked until commit on PostgreSQL, as `runs.leases.fence` does)."""
-    rows = Run.objects.select_related("session")
+    # The gate reads the policy, workspace and routing; the large or driver-only JSON (a
+    # scripted scenario, the agent's state, usage, the prompt) is never parsed per request.
+    rows = Run.objects.select_related("session").defer(*_UNREAD)
     if owner is None:
         return rows.get(pk=run_id)
     run = (

@@ -1,6 +1,8 @@
 """Gatehouse's policy core: pure Python, no Django.
 
-Rule policies decide one tool request (`compile_policy`, `evaluate`); session grants narrow
+Rule policies decide one tool request (`compile_policy`, `evaluate`), are validated with
+every problem listed (`policy_problems`), carry examples checked as tests (`check_examples`)
+and export to agent-native formats (`export_policy`); session grants narrow
 an ask to an allow; the run policy carries guardrails and approval routing; canonical JSON
 and the approval hash bind a decision to exactly what a reviewer saw.
 """
@@ -19,13 +21,16 @@ from .classes import (
 )
 from .errors import PolicyError
 from .evaluate import PathUse, RunView, Segment, Verdict, classify, evaluate
+from .example_requests import EXAMPLE_CONTEXT
+from .examples import Example, ExampleFailure, check_examples, examples_of
+from .export import EXPORT_FORMATS, PolicyExport, export_policy
 from .grants import grant_covers, suggest_grant, validate_grant
 from .modes import RUNTIME_MODES, apply_runtime_mode
 from .options import Invocation, invocation
 from .paths import PathContext
 from .questions import answers_of, describe_answers, is_complete, validate_questions
 from .request import validate_request
-from .rules import DEFAULT_POLICY, CompiledPolicy, compile_policy
+from .rules import DEFAULT_POLICY, CompiledPolicy, compile_policy, policy_problems
 from .run_policy import RunPolicy, check_capabilities, materialise, parse_run_policy, resolve_run_policy
 from .shell import parse_script
 
@@ -38,14 +43,19 @@ __all__ = [
     "READ_ONLY",
     "REMOTE",
     "DEFAULT_POLICY",
+    "EXAMPLE_CONTEXT",
+    "EXPORT_FORMATS",
     "RUNTIME_MODES",
     "CompiledPolicy",
+    "Example",
+    "ExampleFailure",
     "Invocation",
     "JSONFloat",
     "JSONInt",
     "PathContext",
     "PathUse",
     "PolicyError",
+    "PolicyExport",
     "RunPolicy",
     "RunView",
     "Segment",
@@ -55,12 +65,15 @@ __all__ = [
     "approval_hash",
     "canonical_json",
     "check_capabilities",
+    "check_examples",
     "classify",
     "classify_tool",
     "classify_words",
     "compile_policy",
     "describe_answers",
     "evaluate",
+    "examples_of",
+    "export_policy",
     "grant_covers",
     "invocation",
     "is_complete",
@@ -68,6 +81,7 @@ __all__ = [
     "parse_json_strict",
     "parse_run_policy",
     "parse_script",
+    "policy_problems",
     "policy_version",
     "resolve_run_policy",
     "suggest_grant",

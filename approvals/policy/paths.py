@@ -16,6 +16,9 @@ server user's and the agent's isolated one), then `..` and symlinks are resolved
   of a protected directory that contains it. Both the path as written and the resolved
   path are checked, so a symlink to or from a protected place is protected;
 - `secret`: a name that looks like a secret (`.env*`, private keys, `.netrc`, ...).
+
+A context with `filesystem=False` resolves by text alone (`..` collapsed, no symlink read,
+a glob matching no file): the same answer on every machine, as policy examples need.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import glob as globlib
 import os
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import islice
 
@@ -36,6 +40,9 @@ class PathContext:
     workspace: str  # absolute path of the run's workspace
     homes: tuple[str, ...] = ()  # what `~`/$HOME stand for: the server user's home and the agent's isolated home
     protected_dirs: tuple[str, ...] = ()  # extra protected trees (Gatehouse's var directory)
+    # False: paths are resolved by their text alone (`..` collapsed, no symlink read, a glob
+    # expands to no file), so a decision does not depend on the machine: policy examples.
+    filesystem: bool = True
 
 
 def default_context(cwd: str | None, workspace: str | None = None) -> PathContext:
@@ -166,13 +173,14 @@ class Resolver:
 
     def __init__(self, ctx: PathContext) -> None:
         self.ctx = ctx
+        self._real: Callable[[str], str] = _real if ctx.filesystem else posixpath.normpath
         self.workspace = posixpath.normpath(ctx.workspace)
-        self.real_workspace = _real(self.workspace)
+        self.real_workspace = self._real(self.workspace)
         homes = [posixpath.normpath(h) for h in ctx.homes if h and h.startswith("/")]
         self.homes = tuple(dict.fromkeys(homes))
-        self.real_homes = tuple(dict.fromkeys(h2 for h in self.homes for h2 in (h, _real(h))))
+        self.real_homes = tuple(dict.fromkeys(h2 for h in self.homes for h2 in (h, self._real(h))))
         self.protected_dirs = tuple(dict.fromkeys(
-            d2 for d in ctx.protected_dirs if d and d.startswith("/") for d2 in (posixpath.normpath(d), _real(d))))
+            d2 for d in ctx.protected_dirs if d and d.startswith("/") for d2 in (posixpath.normpath(d), self._real(d))))
         self.roots = self._protected_roots()
 
     def _protected_roots(self) -> tuple[tuple[str, str], ...]:
@@ -264,7 +272,7 @@ class Resolver:
         return None
 
     def real_path(self, path: str) -> str:
-        return _real(path)
+        return self._real(path)
 
     def inside(self, real: str) -> bool:
         return _under(real, self.real_workspace)
@@ -307,9 +315,9 @@ class Resolver:
         path = posixpath.normpath(raw)
         head, name = posixpath.split(raw.rstrip("/") or "/")
         if follow or path == "/" or name in ("", ".", ".."):
-            real = _real(raw)
+            real = self._real(raw)
         else:
-            real = posixpath.join(_real(head), name)
+            real = posixpath.join(self._real(head), name)
         protected = self.protected(real) or self.protected(path)
         if tree and not protected:
             protected = self.contains_protected(real) or self.contains_protected(path)
@@ -337,6 +345,7 @@ class Resolver:
             pattern if here.relative == "." else None)
         out.append(Location(word, path, posixpath.join(here.real or directory, pattern), relative, here.inside,
                             protected, secret))
-        for match in islice(globlib.iglob(path), 32):
-            out.append(self._one(word, match, tree, follow))
+        if self.ctx.filesystem:
+            for match in islice(globlib.iglob(path), 32):
+                out.append(self._one(word, match, tree, follow))
         return out

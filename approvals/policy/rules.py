@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import difflib
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -12,7 +13,9 @@ from typing import Any
 from .canonical import canonical_json, policy_version
 from .classes import CLASSES
 from .errors import PolicyError, json_type
+from .example_requests import check_policy_examples, check_rule_examples
 from .options import Invocation
+from .pattern_checks import command_pattern_problem, glob_problem
 from .patterns import CommandMatcher, PathMatcher, compile_command, glob_regex
 
 DECISIONS = ("allow", "ask", "deny", "abort")
@@ -25,7 +28,8 @@ DEFAULT_POLICY: dict = {
     "default": "ask",
 }
 
-_TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "default")
+_TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "default", "examples")
+_RULE_KEYS = ("match", "reason", "examples")
 _RULESET_KEYS = ("allow", "ask", "deny", "default")
 _LIMIT_KEYS = ("max_tool_calls", "max_denials")
 
@@ -85,110 +89,236 @@ def _invalid(message: str, field: str, value: Any) -> PolicyError:
     return PolicyError("invalid_policy", message, field=field, value=value)
 
 
-def _decision(value: Any, field: str) -> str:
-    if value not in DECISIONS:
-        raise _invalid(f"{field} must be one of {', '.join(DECISIONS)}", field, value)
-    return value
+class _Problems:
+    """Collects every problem of a document, each named `<field>: <what is wrong>`."""
+
+    __slots__ = ("found",)
+
+    def __init__(self) -> None:
+        self.found: list[PolicyError] = []
+
+    def __call__(self, field: str, message: str, value: Any) -> None:
+        self.found.append(_invalid(f"{field}: {message}" if field else message, field, value))
 
 
-def _mapping(value: Any, field: str, allowed: tuple[str, ...] | None) -> Mapping:
+def _suggest(key: Any, allowed: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(key, allowed, n=1) if isinstance(key, str) else []
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _decision(value: Any, field: str, problems: _Problems) -> str | None:
+    if value in DECISIONS:
+        return value
+    if isinstance(value, str):
+        problems(field, f"unknown decision {value!r} (expected one of {', '.join(DECISIONS)})", value)
+    else:
+        problems(field, f"must be a decision, one of {', '.join(DECISIONS)} (got {json_type(value)})", value)
+    return None
+
+
+def _unknown(key: Any, field: str, allowed: tuple[str, ...], problems: _Problems, value: Any,
+             what: str = "key") -> None:
+    where = f"{field}.{key}" if field else str(key)
+    place = f" in {field}" if field else ""
+    known = "known classes:" if what == "class" else "expected one of"
+    problems(where, f"unknown {what} {key!r}{place} ({known} {', '.join(allowed)}){_suggest(key, allowed)}", value)
+
+
+def _mapping(value: Any, field: str, allowed: tuple[str, ...] | None, problems: _Problems) -> Mapping | None:
+    """The object at `field` (None when it is not one); unknown keys are reported."""
     if not isinstance(value, Mapping):
-        raise _invalid(f"{field or 'the policy'} must be an object", field, value)
+        problems(field, f"must be an object (got {json_type(value)})", value)
+        return None
     if allowed is not None:
         for key in value:
             if key not in allowed:
-                where = f"{field}.{key}" if field else key
-                raise _invalid(f"unknown field {where!r} (expected one of {', '.join(allowed)})", where, value[key])
+                _unknown(key, field, allowed, problems, value[key])
     return value
 
 
-def _rules(entries: Any, field: str, check) -> tuple[Rule, ...]:
+def _reason(entry: Mapping, where: str, problems: _Problems) -> str | None:
+    reason = entry.get("reason")
+    if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+        problems(f"{where}.reason", "must be a non-empty string", reason)
+        return None
+    return reason
+
+
+def _rules(entries: Any, field: str, section: str, problems: _Problems) -> tuple[Rule, ...] | None:
+    what = "command patterns" if section == "commands" else "path globs"
     if not isinstance(entries, list):
-        raise _invalid(f"{field} must be a list of patterns", field, entries)
+        problems(field, f"must be a list of {what} (got {json_type(entries)})", entries)
+        return None
+    check = command_pattern_problem if section == "commands" else glob_problem
     out = []
     for i, entry in enumerate(entries):
         where = f"{field}[{i}]"
         if isinstance(entry, Mapping):
-            _mapping(entry, where, ("match", "reason"))
+            _mapping(entry, where, _RULE_KEYS, problems)
             pattern = entry.get("match")
-            reason = entry.get("reason")
-            if reason is not None and (not isinstance(reason, str) or not reason.strip()):
-                raise _invalid(f"{where}.reason must be a non-empty string", f"{where}.reason", reason)
+            reason = _reason(entry, where, problems)
+            if "examples" in entry:
+                check_rule_examples(entry["examples"], f"{where}.examples", section, problems)
             pfield = f"{where}.match"
+            if pattern is None:
+                problems(pfield, f"is missing: the rule's {what[:-1]}", None)
+                continue
         else:
             pattern, reason, pfield = entry, None, where
-        if not isinstance(pattern, str) or not pattern.strip():
-            raise _invalid(f"{pfield} must be a non-empty pattern string", pfield, pattern)
-        try:
-            check(pattern)
-        except ValueError as exc:
-            raise _invalid(f"{pfield}: {exc}", pfield, pattern) from None
+        if not isinstance(pattern, str):
+            problems(pfield, f"a rule must be a {what[:-1]} (a string) or an object with \"match\" "
+                             f"(got {json_type(pattern)})", pattern)
+            continue
+        problem = check(pattern)
+        if problem is None:
+            try:
+                (compile_command if section == "commands" else glob_regex)(pattern)
+            except ValueError as exc:
+                problem = str(exc)
+        if problem is not None:
+            problems(pfield, problem, pattern)
+            continue
         out.append(Rule(pattern, reason))
     return tuple(out)
 
 
-def _ruleset(name: str, value: Any, check, matcher_type) -> RuleSet:
-    section = _mapping(value, name, _RULESET_KEYS)
-    rules = {}
-    for decision in RULE_DECISIONS:
-        rules[decision] = _rules(section.get(decision, []), f"{name}.{decision}", check)
-    default = section.get("default")
-    if default is not None:
-        _decision(default, f"{name}.default")
+def _ruleset(name: str, value: Any, problems: _Problems) -> RuleSet | None:
+    before = len(problems.found)
+    if not isinstance(value, Mapping):
+        problems(name, f"must be an object with allow, ask, deny and default (got {json_type(value)})", value)
+        return None
+    rules: dict[str, tuple[Rule, ...]] = dict.fromkeys(RULE_DECISIONS, ())
+    default = None
+    for key, entries in value.items():  # in document order, so problems are listed as written
+        if key in RULE_DECISIONS:
+            rules[key] = _rules(entries, f"{name}.{key}", name, problems) or ()
+        elif key == "default":
+            default = _decision(entries, f"{name}.default", problems)
+        else:
+            _unknown(key, name, _RULESET_KEYS, problems, entries)
+    if len(problems.found) > before:
+        return None  # matchers are made of valid patterns only
     order = tuple((decision, i) for decision in RULE_DECISIONS for i in range(len(rules[decision])))
+    matcher_type = CommandMatcher if name == "commands" else PathMatcher
     combined = matcher_type([rules[d][i].pattern for d, i in order], [d == "allow" for d, _ in order])
     labels = {(d, i): f"{name}.{d}[{i}]" for d, i in order}
     return RuleSet(name, rules, default, combined, order, labels)
 
 
-def _limit(value: Any, field: str) -> int:
+def _limit(value: Any, field: str, problems: _Problems) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _invalid(f"{field} must be a whole number, 0 or more", field, value)
+        problems(field, f"must be a whole number, 0 or more (got {value!r})"
+                 if isinstance(value, (int, float)) and not isinstance(value, bool)
+                 else f"must be a whole number, 0 or more (got {json_type(value)})", value)
+        return None
     return int(value)
 
 
-def _build(document: Mapping, version: str) -> CompiledPolicy:
-    doc = _mapping(document, "", _TOP_KEYS)
-    commands = edits = reads = None
-    if "commands" in doc:
-        commands = _ruleset("commands", doc["commands"], compile_command, CommandMatcher)
-    if "edits" in doc:
-        edits = _ruleset("edits", doc["edits"], glob_regex, PathMatcher)
-    if "reads" in doc:
-        reads = _ruleset("reads", doc["reads"], glob_regex, PathMatcher)
+def _tools(value: Any, problems: _Problems) -> dict[str, tuple[str, str | None]]:
     tools: dict[str, tuple[str, str | None]] = {}
-    for name, entry in _mapping(doc.get("tools", {}), "tools", None).items():
+    section = _mapping(value, "tools", None, problems)
+    for name, entry in (section or {}).items():
         where = f"tools.{name}"
         if not isinstance(name, str) or not name.strip():
-            raise _invalid("tool names must be non-empty strings", where, name)
+            problems(where, "a tool name must not be empty", name)
+            continue
         if isinstance(entry, Mapping):
-            _mapping(entry, where, ("decision", "reason"))
-            reason = entry.get("reason")
-            if reason is not None and (not isinstance(reason, str) or not reason.strip()):
-                raise _invalid(f"{where}.reason must be a non-empty string", f"{where}.reason", reason)
-            tools[name] = (_decision(entry.get("decision"), f"{where}.decision"), reason)
+            _mapping(entry, where, ("decision", "reason"), problems)
+            reason = _reason(entry, where, problems)
+            if "decision" not in entry:
+                problems(f"{where}.decision", f"is missing: one of {', '.join(DECISIONS)}", None)
+                continue
+            decision = _decision(entry.get("decision"), f"{where}.decision", problems)
         else:
-            tools[name] = (_decision(entry, where), None)
-    classes = None
-    if "classes" in doc:
-        section = _mapping(doc["classes"], "classes", CLASSES)
-        classes = {name: _decision(d, f"classes.{name}") for name, d in section.items()}
-    limits = _mapping(doc.get("limits", {}), "limits", _LIMIT_KEYS)
-    max_calls = _limit(limits["max_tool_calls"], "limits.max_tool_calls") if "max_tool_calls" in limits else None
-    max_denials = _limit(limits["max_denials"], "limits.max_denials") if "max_denials" in limits else None
-    default = _decision(doc.get("default", "ask"), "default")
-    return CompiledPolicy(
-        version=version,
-        document=copy.deepcopy(dict(doc)),
-        commands=commands,
-        edits=edits,
-        reads=reads,
-        tools=tools,
-        classes=classes,
-        max_tool_calls=max_calls,
-        max_denials=max_denials,
-        default=default,
-    )
+            decision, reason = _decision(entry, where, problems), None
+        if decision is not None:
+            tools[name] = (decision, reason)
+    return tools
+
+
+def _classes(value: Any, problems: _Problems) -> dict[str, str]:
+    classes: dict[str, str] = {}
+    if not isinstance(value, Mapping):
+        problems("classes", f"must be an object mapping side-effect classes to decisions (got {json_type(value)})",
+                 value)
+        return classes
+    for name, d in value.items():
+        if name not in CLASSES:
+            _unknown(name, "classes", CLASSES, problems, d, what="class")
+            continue
+        decision = _decision(d, f"classes.{name}", problems)
+        if decision is not None:
+            classes[name] = decision
+    return classes
+
+
+def _limits(value: Any, problems: _Problems) -> dict[str, int | None]:
+    out: dict[str, int | None] = {"max_tool_calls": None, "max_denials": None}
+    for key, limit in (_mapping(value, "limits", _LIMIT_KEYS, problems) or {}).items():
+        if key in _LIMIT_KEYS:
+            out[key] = _limit(limit, f"limits.{key}", problems)
+    return out
+
+
+def _read(document: Any, problems: _Problems) -> dict[str, Any]:
+    """Validate a rule policy document, reporting every problem in document order; the
+    compiled parts (meaningful only when nothing was reported)."""
+    if not isinstance(document, Mapping):
+        problems("", f"the policy must be a JSON object (got {json_type(document)})", document)
+        return {}
+    parts: dict[str, Any] = {"tools": {}, "default": "ask"}
+    for key, value in document.items():
+        if key in ("commands", "edits", "reads"):
+            parts[key] = _ruleset(key, value, problems)
+        elif key == "tools":
+            parts["tools"] = _tools(value, problems)
+        elif key == "classes":
+            parts["classes"] = _classes(value, problems)
+        elif key == "limits":
+            parts.update(_limits(value, problems))
+        elif key == "default":
+            parts["default"] = _decision(value, "default", problems)
+        elif key == "examples":
+            check_policy_examples(value, problems, DECISIONS)
+        else:
+            _unknown(key, "", _TOP_KEYS, problems, value)
+    return parts
+
+
+def _build(document: Mapping, version: str) -> CompiledPolicy:
+    problems = _Problems()
+    parts = _read(document, problems)
+    if problems.found:
+        raise problems.found[0]
+    return CompiledPolicy(version=version, document=copy.deepcopy(dict(document)), **parts)
+
+
+def _not_json(document: Any) -> PolicyError | None:
+    if not isinstance(document, Mapping):
+        return _invalid("the policy must be a JSON object", "", json_type(document))
+    try:
+        policy_version(document)
+    except PolicyError as exc:
+        return _invalid(f"the policy is not JSON: {exc.message}", "", exc.value)
+    return None
+
+
+def policy_problems(document: Any) -> list[PolicyError]:
+    """Every problem of a rule policy document, in document order (empty: it is valid).
+
+    Each is an `invalid_policy` PolicyError whose `field` is the path of what is wrong
+    (`commands.deny[2]`, `edits.allow[0].examples.match[1]`, `classes.harmless`) and whose
+    message starts with that path and says what is wrong: a pattern that does not parse or
+    can never match (see `pattern_checks`), an unknown decision, class or key (listing the
+    known ones), a malformed examples block. `compile_policy` refuses with the first one.
+    Examples are not run here: `check_examples` does that.
+    """
+    refused = _not_json(document)
+    if refused is not None:
+        return [refused]
+    problems = _Problems()
+    _read(document, problems)
+    return problems.found
 
 
 _CACHE: OrderedDict[str, CompiledPolicy] = OrderedDict()
@@ -196,17 +326,27 @@ _CACHE_SIZE = 256
 _LOCK = threading.Lock()
 
 
-def compile_policy(document: Mapping) -> CompiledPolicy:
+def compile_policy(document: Mapping, *, version: str | None = None) -> CompiledPolicy:
     """Validate and compile a rule policy; compiled once per version (an LRU of 256).
 
-    Refuses with `invalid_policy` naming the field path (`commands.deny[1]`) and value.
+    `version`, when the caller holds the document's `policy_version` as recorded with it
+    (a run's snapshot, written from `compiled.version` in the same transaction), finds a
+    compiled hit without hashing the document again; a miss hashes and compiles as usual.
+    The caller vouches for the pair: pass only a version computed from this document.
+    Refuses with the first of `policy_problems(document)`: `invalid_policy` naming the field
+    path (`commands.deny[1]`) and value. A rule's examples and the top-level examples are
+    validated, never stored in the compiled policy nor run here.
     """
-    if not isinstance(document, Mapping):
-        raise _invalid("the policy must be a JSON object", "", json_type(document))
-    try:
-        version = policy_version(document)
-    except PolicyError as exc:
-        raise _invalid(f"the policy is not JSON: {exc.message}", "", exc.value) from None
+    if version:
+        with _LOCK:
+            hit = _CACHE.get(version)
+            if hit is not None:
+                _CACHE.move_to_end(version)
+                return hit
+    refused = _not_json(document)
+    if refused is not None:
+        raise refused
+    version = policy_version(document)
     with _LOCK:
         hit = _CACHE.get(version)
         if hit is not None:
@@ -230,4 +370,4 @@ def clear_compile_cache() -> None:
         _CACHE.clear()
 
 
-__all__ = ["DEFAULT_POLICY", "CompiledPolicy", "compile_policy", "canonical_json"]
+__all__ = ["DEFAULT_POLICY", "CompiledPolicy", "compile_policy", "canonical_json", "policy_problems"]

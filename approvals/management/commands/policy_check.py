@@ -4,6 +4,12 @@ Prints one JSON object {"decision", "reason", "rule", "segments"} per request an
 0; an invalid policy, request or grant exits 2 with a message naming the field. Paths are
 anchored to `--workspace` (default: each request's `cwd`), `~` is the server user's home
 and Gatehouse's own directories are protected, as for a run.
+
+`--test` runs the file's examples instead (each rule's `match`/`not_match` and the
+top-level `examples`, in the fixed example context, see `approvals.policy.examples`):
+it prints each failing example (where, the request, what it got, what was expected), then
+a summary line (`12 examples, 2 failing`), and exits 1 when an example fails or the policy
+is invalid (every problem is printed), 0 otherwise; a file it cannot read exits 2.
 """
 
 from __future__ import annotations
@@ -26,6 +32,10 @@ def _read_json(path: str, what: str) -> Any:
         raise CommandError(f"{what} {path}: {exc.message}", returncode=2) from None
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 class Command(BaseCommand):
     help = "Evaluate a request (or a JSONL file of requests) against a rule policy."
 
@@ -34,11 +44,19 @@ class Command(BaseCommand):
         group = parser.add_mutually_exclusive_group(required=True)
         group.add_argument("--request", help="One canonical request as a JSON file.")
         group.add_argument("--requests", help="A JSONL file: one canonical request per line.")
+        group.add_argument("--test", action="store_true",
+                           help="Run the policy's examples; exit 1 when one fails or the policy is invalid.")
         parser.add_argument("--grants", help="A JSON file with a list of session grants.")
         parser.add_argument("--workspace", help="The run's workspace the paths are anchored to (default: the "
                                                 "request's cwd).")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["test"]:
+            if options["grants"] or options["workspace"]:
+                raise CommandError("--test runs the examples in the fixed example context: --grants and "
+                                   "--workspace do not apply", returncode=2)
+            self._test(options["policy"])
+            return
         try:
             compiled = core.compile_policy(_read_json(options["policy"], "policy"))
             grants = [core.validate_grant(g) for g in (_read_json(options["grants"], "grants") if options["grants"] else [])]
@@ -60,6 +78,32 @@ class Command(BaseCommand):
             paths = offline_path_context(anchor) if anchor else None
             verdict = core.evaluate(compiled, request, grants=grants, paths=paths)
             self.stdout.write(core.canonical_json(verdict.to_dict()))
+
+    def _test(self, path: str) -> None:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise CommandError(f"cannot read policy {path}: {exc.strerror}", returncode=2) from None
+        try:
+            document = core.parse_json_strict(data)
+        except core.PolicyError as exc:
+            raise CommandError(f"policy {path}: {exc.message}", returncode=1) from None
+        problems = core.policy_problems(document)
+        if problems:
+            for problem in problems:
+                self.stdout.write(f"INVALID {problem.message}")
+            raise CommandError(f"policy {path} is invalid: {_count(len(problems), 'problem')}", returncode=1)
+        total = len(core.examples_of(document))
+        failures = core.check_examples(document)
+        for failure in failures:
+            self.stdout.write(f"FAIL {failure.where}")
+            self.stdout.write(f"  request:  {core.canonical_json(failure.request)}")
+            self.stdout.write(f"  got:      {failure.got}")
+            self.stdout.write(f"  expected: {failure.expected}")
+            self.stdout.write(f"  {failure.message}")
+        self.stdout.write(f"{_count(total, 'example')}, {len(failures)} failing")
+        if failures:
+            raise CommandError(f"{_count(len(failures), 'example')} of {path} failing", returncode=1)
 
     def _lines(self, path: str) -> list[tuple[str, Any]]:
         try:
