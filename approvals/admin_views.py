@@ -177,11 +177,10 @@ def policy_export_view(request: HttpRequest, *, model_admin: Any, policy_id: int
     policy = get_object_or_404(Policy, pk=policy_id)
     if fmt == "json":
         return download(policy_export_json(policy), policy.name, "json")
-    export = getattr(core, "export_policy", None)
-    if fmt not in ("claude", "codex") or export is None:
-        messages.error(request, f"This Gatehouse cannot export to {fmt!r}.")
+    if fmt not in core.EXPORT_FORMATS:
+        messages.error(request, f"There is no {fmt!r} export (json, {', '.join(core.EXPORT_FORMATS)}).")
         return HttpResponseRedirect(_change_url(policy))
-    result = export(policy.document, fmt)
+    result = core.export_policy(policy.document, fmt)
     if result.unexpressed:
         messages.warning(request, f"The {fmt} export cannot express: " + "; ".join(result.unexpressed))
     return download(result.text, policy.name, "json" if fmt == "claude" else "rules")

@@ -72,38 +72,27 @@ def _rule_pattern(document: Any, where: str) -> str | None:
     return pattern if isinstance(pattern, str) else None
 
 
-def _located(exc: core.PolicyError, document: Any) -> str:
-    """The core's message, prefixed with the section and rule it is about."""
-    where = exc.field or ""
-    section, _, rest = where.partition(".")
-    if not section:
-        return exc.message
+def _with_rule(message: str, document: Any, where: str) -> str:
+    """The core's message (it starts with the path: section and rule), with the rule's
+    pattern when the path points into a rule, so the administrator sees which one."""
     pattern = _rule_pattern(document, where)
-    rule = re.match(r"^(allow|ask|deny)\[\d+\]", rest)
-    label = f"Section {section}"
-    if rule:
-        label += f", rule {rule.group(0)}" + (f" “{pattern}”" if pattern else "")
-    return f"{label}: {exc.message}"
+    return f"{message} (the rule “{pattern}”)" if pattern and pattern not in message else message
 
 
 def document_problems(document: Any) -> list[Problem]:
-    """Every problem of a rule document. The core's `policy_problems` lists them all, each
-    naming its section and rule; a core without it gives the first (`compile_policy`)."""
+    """Every problem of a rule document (`core.policy_problems`), each naming its section
+    and rule and what is wrong."""
     if not isinstance(document, Mapping):
         return [Problem("document", "", "The rule policy must be a JSON object.")]
-    all_problems = getattr(core, "policy_problems", None)
-    if all_problems is not None:
-        return [Problem("document", e.field or "", e.message) for e in all_problems(document)]
-    try:
-        core.compile_policy(document)
-    except core.PolicyError as exc:
-        return [Problem("document", exc.field or "", _located(exc, document))]
-    return []
+    return [
+        Problem("document", e.field or "", _with_rule(e.message, document, e.field or ""))
+        for e in core.policy_problems(document)
+    ]
 
 
 def _shown_request(request: Any) -> str:
-    if isinstance(request, str):
-        return request
+    if isinstance(request, Mapping) and request.get("tool") == "bash" and isinstance(request.get("input"), Mapping):
+        return f"`{request['input'].get('command')}`"
     try:
         return core.canonical_json(request)
     except core.PolicyError:
@@ -112,16 +101,12 @@ def _shown_request(request: Any) -> str:
 
 def example_failures(document: Mapping[str, Any]) -> list[Problem]:
     """Each example of the document (rule-level and policy-level) that does not hold."""
-    check = getattr(core, "check_examples", None)
-    if check is None:
-        return []
     return [
         Problem(
-            "document", str(f.where),
-            f"Example {f.where} fails: {_shown_request(f.request)} got {f.got}, expected {f.expected}"
-            + (f" ({f.message})" if getattr(f, "message", "") else ""),
+            "document", f.where,
+            f"Example {f.where} fails: {f.message} (request {_shown_request(f.request)}: got {f.got}, expected {f.expected})",
         )
-        for f in check(document)
+        for f in core.check_examples(document)
     ]
 
 

@@ -43,8 +43,8 @@ def compiled_version(version_id: int) -> core.CompiledPolicy:
         if hit is not None:
             _CACHE.move_to_end(version_id)
             return hit
-    document = PolicyVersion.objects.values_list("document", flat=True).get(pk=version_id)
-    compiled = core.compile_policy(document)
+    document, digest = PolicyVersion.objects.values_list("document", "version").get(pk=version_id)
+    compiled = core.compile_policy(document, version=digest)
     with _LOCK:
         _CACHE[version_id] = compiled
         if len(_CACHE) > _CACHE_SIZE:

@@ -89,11 +89,14 @@ def test_a_save_through_the_form_is_a_new_version_with_its_author_and_comment(
 @pytest.mark.parametrize(
     ("document", "said"),
     [
-        ({"commands": {"deny": ["git push", {"match": "  "}]}}, ["Section commands, rule deny[1]", "non-empty pattern"]),
-        ({"classes": {"destructive": "maybe"}}, ["Section classes", "classes.destructive must be one of"]),
-        ({"edits": {"allow": ["src/**"], "default": "perhaps"}}, ["Section edits", "edits.default"]),
-        ({"comands": {}}, ["unknown field 'comands'"]),
-        ({"tools": {"deploy": {"decision": "allow", "why": "x"}}}, ["Section tools", "tools.deploy.why"]),
+        ({"commands": {"deny": ["git push", {"match": "  "}]}}, ["commands.deny[1]", "the pattern is empty"]),
+        ({"classes": {"destructive": "maybe"}}, ["classes.destructive", "unknown decision 'maybe'"]),
+        ({"edits": {"allow": ["src/**"], "default": "perhaps"}}, ["edits.default", "unknown decision 'perhaps'"]),
+        ({"comands": {}}, ["unknown key 'comands'", "did you mean 'commands'"]),
+        ({"tools": {"deploy": {"decision": "allow", "why": "x"}}}, ["tools.deploy.why", "unknown key 'why'"]),
+        # every problem at once, not only the first
+        ({"commands": {"allow": [""], "deny": ["rm -rf", 5]}, "default": "maybe"},
+         ["commands.allow[0]", "commands.deny[1]", "default: unknown decision"]),
     ],
 )
 def test_an_invalid_rule_policy_is_refused_naming_section_and_rule(
@@ -266,7 +269,7 @@ def test_import_refuses_an_invalid_file_naming_the_problem(admin_client: Client)
     upload = SimpleUploadedFile("bad.json", json.dumps({"name": "bad", "document": {"default": "maybe"}}).encode())
     response = admin_client.post("/admin/approvals/policy/import/", {"file": upload})
     assert response.status_code == HTTPStatus.OK
-    assert "default must be one of" in response.content.decode() and not Policy.objects.filter(name="bad").exists()
+    assert "unknown decision &#x27;maybe&#x27;" in response.content.decode() and not Policy.objects.filter(name="bad").exists()
     assert "Import a policy" in admin_client.get("/admin/approvals/policy/").content.decode()
 
 
@@ -279,3 +282,24 @@ def test_recorded_rows_are_read_only_in_the_admin(admin_client: Client, model: s
     assert admin_client.get(f"/admin/{model}/add/").status_code == HTTPStatus.FORBIDDEN
     listing = admin_client.get(f"/admin/{model}/")
     assert listing.status_code == HTTPStatus.OK and f'href="/admin/{model}/add/"' not in listing.content.decode()
+
+
+def test_failing_examples_block_a_save_each_listed(admin_client: Client, strict: Policy) -> None:
+    document = {
+        "commands": {"deny": [{"match": "git push", "reason": "Publishing is a person's job.",
+                               "examples": {"match": ["git push origin main", "git status"], "not_match": ["git pull"]}}]},
+        "examples": [{"request": "git push --force", "expect": "allow"}],
+        "default": "ask",
+    }
+    response = change(admin_client, strict, form(document))
+    assert response.status_code == HTTPStatus.OK
+    listed = errors(response)["document"]
+    assert len(listed) == 2, listed
+    assert listed[0].startswith("Example commands.deny[0].examples.match[1] fails") and "`git status`" in listed[0]
+    assert listed[1].startswith("Example examples[0] fails") and "expected allow" in listed[1]
+    assert PolicyVersion.objects.filter(policy=strict).count() == 1
+    fixed = {**document, "commands": {"deny": [{**document["commands"]["deny"][0],  # type: ignore[index]
+                                                "examples": {"match": ["git push origin main"], "not_match": ["git pull"]}}]},
+             "examples": [{"request": "git push --force", "expect": "deny"}]}
+    assert change(admin_client, strict, form(fixed, comment="with examples")).status_code == HTTPStatus.FOUND
+    assert Policy.objects.get(pk=strict.pk).document == fixed

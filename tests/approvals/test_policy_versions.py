@@ -65,7 +65,7 @@ def test_an_invalid_policy_is_refused_whole_naming_section_and_rule() -> None:
     with pytest.raises(PolicyInvalid) as refused:
         policy_save(policy=Policy(name="broken", document={"commands": {"deny": ["git push", {"match": ""}]}}))
     message = refused.value.problems[0].message
-    assert "commands" in message and "deny[1]" in message
+    assert message.startswith("commands.deny[1]") and "empty" in message
     with pytest.raises(PolicyInvalid) as refused:
         policy_save(policy=Policy(name="broken", document={"classes": {"destructive": "maybe"}}))
     assert "classes.destructive" in refused.value.problems[0].message
@@ -247,7 +247,7 @@ def test_an_invalid_import_is_refused_listing_its_problems(tmp_path: Path) -> No
     (tmp_path / "bad.json").write_text(json.dumps({"name": "bad", "document": {"commands": {"deny": [""]}}}))
     with pytest.raises(CommandError) as refused:
         call_command("policy_import", str(tmp_path / "bad.json"), stdout=StringIO())
-    assert refused.value.returncode == 2 and "commands" in str(refused.value) and "deny[0]" in str(refused.value)
+    assert refused.value.returncode == 2 and "commands.deny[0]" in str(refused.value)
     (tmp_path / "bare.json").write_text(json.dumps({"default": "ask"}))
     with pytest.raises(CommandError, match="--name"):
         call_command("policy_import", str(tmp_path / "bare.json"), stdout=StringIO())
@@ -265,7 +265,6 @@ def test_export_names_an_unknown_policy() -> None:
         export("nope")
 
 
-@pytest.mark.skipif(not hasattr(core, "export_policy"), reason="core.export_policy is not on this branch yet")
 @pytest.mark.parametrize("fmt", ["claude", "codex"])
 def test_agent_exports_print_what_they_cannot_express_on_stderr(fmt: str) -> None:
     policy_save(policy=Policy(name="strict", document={**STRICT, "limits": {"max_tool_calls": 5}}))

@@ -33,10 +33,7 @@ class Command(BaseCommand):
         if fmt == "json":
             self.stdout.write(policy_export_json(policy), ending="")
             return
-        export = getattr(core, "export_policy", None)
-        if export is None:
-            raise CommandError(f"this Gatehouse cannot export to {fmt} yet", returncode=2)
-        result = export(policy.document, fmt)
+        result = core.export_policy(policy.document, fmt)
         self.stdout.write(result.text, ending="" if result.text.endswith("\n") else "\n")
         if result.unexpressed:
             self.stderr.write(f"The {fmt} format cannot express:")
