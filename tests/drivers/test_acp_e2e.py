@@ -226,11 +226,11 @@ async def test_denied_command_does_not_run_and_the_agent_reads_the_reason(
     assert [s.status for s in steps if s.tool == "bash"] == ["denied"]
 
 
-async def test_denied_command_under_default_on_reject_aborts_the_run(
+async def test_denied_command_under_on_reject_abort_aborts_the_run(
     api: Any, worker: Any, agent: Agent, workspace: Path, review_all: str
 ) -> None:
     agent.script(agent.command("touch aborted.txt"), agent.say("unreachable"))
-    run = await start(api, agent, workspace, policy=review_all)
+    run = await start(api, agent, workspace, policy=review_all, run_policy={"approvals": {"on_reject": "abort"}})
     approval = await approval_for(api, run["id"])
     assert (await decide(api, approval, "deny", reason="stop right there")).status_code == HTTPStatus.OK
 

@@ -130,6 +130,9 @@ async def test_an_ask_waits_for_the_reviewer_then_allows(hook_token: str, hook_p
 
 
 async def test_a_reviewers_denial_is_the_answer_and_the_policy_may_end_the_run(hook_token: str, hook_policy: str, api: APIClient) -> None:
+    from approvals.models import Policy
+
+    await sync_to_async(Policy.objects.filter(name=hook_policy).update)(run_policy={"approvals": {"on_reject": "abort"}})
     waiting = asyncio.create_task(call(hook_token, hook_input(tool_input={"command": "touch notes.txt"})))
     approval = await pending_for(api)
     await sync_to_async(api.post)(
@@ -137,7 +140,7 @@ async def test_a_reviewers_denial_is_the_answer_and_the_policy_may_end_the_run(h
     )
     verdict, reason = decision(await asyncio.wait_for(waiting, 10))
     assert verdict == "deny" and reason.startswith("Gatehouse")
-    # on_reject is abort by default: the run ends and later calls are refused.
+    # on_reject abort: the run ends and later calls are refused.
     run = await sync_to_async(only_run)()
     assert (run.status, run.failure_reason) == ("failed", "approval_denied")
     verdict, reason = decision(await call(hook_token, hook_input()))
@@ -159,6 +162,9 @@ async def test_with_continue_the_reviewers_reason_reaches_the_agent(hook_token: 
 
 
 async def test_no_decision_in_time_is_a_deny_never_an_allow(hook_token: str, hook_policy: str, settings: Any) -> None:
+    from approvals.models import Policy
+
+    await sync_to_async(Policy.objects.filter(name=hook_policy).update)(run_policy={"approvals": {"on_timeout": "abort"}})
     settings.GATEHOUSE_HOOK_WAIT_S = 0.6
     verdict, reason = decision(await asyncio.wait_for(call(hook_token, hook_input(tool_input={"command": "touch x"})), 10))
     assert verdict == "deny"
@@ -169,6 +175,16 @@ async def test_no_decision_in_time_is_a_deny_never_an_allow(hook_token: str, hoo
     assert step.status in ("denied", "aborted")  # the run policy's fallback; never executing
     run = await sync_to_async(only_run)()
     assert (run.status, run.failure_reason) == ("failed", "approval_timeout")
+
+
+async def test_by_default_nobody_answering_is_a_deny_and_the_session_goes_on(hook_token: str, hook_policy: str, settings: Any) -> None:
+    settings.GATEHOUSE_HOOK_WAIT_S = 0.6
+    verdict, reason = decision(await asyncio.wait_for(call(hook_token, hook_input(tool_input={"command": "touch x"})), 10))
+    assert verdict == "deny" and "no reviewer answered in time" in reason
+    run = await sync_to_async(only_run)()
+    assert (run.status, run.run_policy["approvals"]["on_timeout"]) == ("running", "continue")
+    verdict, _ = decision(await call(hook_token, hook_input(tool_input={"command": "ls"}, tool_use_id="toolu_next")))
+    assert verdict == "allow"  # the session's run goes on
 
 
 async def test_a_session_grant_answers_the_next_identical_call(hook_token: str, hook_policy: str, api: APIClient) -> None:
