@@ -99,6 +99,10 @@ class PolicyForm(forms.ModelForm):
         if not self.is_bound:
             self.initial["document"] = pretty(instance.document if instance.pk else core.DEFAULT_POLICY)
             self.initial.update(run_policy_initial(instance.run_policy))
+        # The whole document in view (up to a screenful): a policy is read before it is edited.
+        text = self.data.get("document", "") if self.is_bound else self.initial["document"]
+        self.fields["document"].widget.attrs["rows"] = min(40, max(12, str(text).count("\n") + 2))
+        self.fields["description"].widget.attrs["rows"] = 3
         shadow = self.fields["shadow_policy"]
         assert isinstance(shadow, forms.ModelChoiceField)  # a ForeignKey's form field
         shadow.queryset = Policy.objects.exclude(pk=instance.pk) if instance.pk else Policy.objects.all()

@@ -162,7 +162,7 @@ def test_try_it_explains_the_unsaved_document_command_by_command(staff_client: C
     assert response.status_code == HTTPStatus.OK
     html = response.content.decode()
     assert 'verdict-deny">deny' in html and "commands.deny[0]" in html and "Not from &lt;here&gt;." in html
-    assert html.count('<li class="segment') == 2 and "commands.allow[0]" in html and "this is why it asks" in html
+    assert html.count('<li class="segment') == 2 and "commands.allow[0]" in html and "this is why it is denied" in html
 
     edit = try_it(client, {"edits": {"deny": [".env*"], "default": "allow"}}, ".env.local", kind="edit").content.decode()
     assert 'verdict-deny">deny' in edit and "edits.deny[0]" in edit and "/srv/app/.env.local" in edit

@@ -86,11 +86,16 @@ def test_an_administrator_edits_tries_replays_and_saves_a_policy(tmp_path: Path)
                 expect(summary).to_contain_text("would now allow 0, would now deny 1, would now ask 0")
                 expect(page.locator("#dry-run-result table")).to_contain_text("mkdir -p build")
 
-                page.locator("#try-it").scroll_into_view_if_needed()
-                top = page.locator("#id_document").bounding_box()
+                # The README's picture: the rule policy, Try it and the dry run (the nav sidebar folded).
+                page.evaluate("localStorage.setItem('django.admin.navSidebarIsOpen', 'false')")
+                page.locator("#toggle-nav-sidebar").click()
+                document.evaluate("el => { el.rows = el.value.split('\\n').length + 1; el.scrollTop = 0; }")
+                page.wait_for_timeout(300)
+                top = page.locator("#content-main .module", has_text="Rule policy (JSON)").first.bounding_box()
                 bottom = page.locator("#dry-run").bounding_box()
                 assert top and bottom
-                clip = {"x": 0, "y": max(0, top["y"] - 130), "width": 1280, "height": bottom["y"] + bottom["height"] - top["y"] + 150}
+                scroll = page.evaluate("window.scrollY")
+                clip = {"x": 0, "y": top["y"] + scroll - 10, "width": 1280, "height": bottom["y"] + bottom["height"] - top["y"] + 20}
                 page.screenshot(path=docs_shot("admin-policy-change.png"), full_page=True, clip=clip)
                 shot(page, "admin-policy-change-full")
 
