@@ -14,7 +14,7 @@ from django.db.models import Count, F, QuerySet
 from approvals import policy as core
 from approvals.gate.paths import offline_path_context, path_context
 from approvals.models import Policy
-from runs.models import Run, Step
+from runs.models import Step
 
 DRY_RUN_LIMIT = 500
 DRY_RUN_MAX = 5000
@@ -152,8 +152,3 @@ def shadow_agreement(*, shadow: Policy, live: Policy | None = None, recent: int 
         ).order_by("-id")[:recent]
     ) if compared > agreed else []
     return ShadowAgreement(compared=compared, agreed=agreed, pairs=pairs, disagreements=latest)
-
-
-def runs_of(changed: list[ChangedStep]) -> dict[int, Run]:
-    """The runs of changed steps (for links), in one query."""
-    return Run.objects.only("id", "prompt", "driver").in_bulk({c.run for c in changed})

@@ -28,7 +28,7 @@ from tests.console.browser import Server, card, launch_chromium, running_server,
 
 pytestmark = pytest.mark.browser
 
-# Questions are asked (the default declines them) and a refusal lets the run go on, so the
+# Questions are asked and a refusal lets the run go on (as the defaults do, said here), so the
 # agent's next message shows what it was told.
 ASK_AND_CONTINUE = {"approvals": {"question": "ask", "timeout_s": 600, "on_reject": "continue"}}
 TERMINAL = {"completed", "failed", "cancelled"}
