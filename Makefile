@@ -73,6 +73,11 @@ bench: setup
 	$(PY) bench/gate_throughput.py
 	$(PY) bench/inbox.py
 	$(PY) bench/hook_gateway.py
+	$(PY) bench/decision_latency.py
+	$(PY) bench/gate_load.py
+	$(PY) bench/many_waiting.py
+	$(PY) bench/hibernation.py
+	$(PY) bench/cli_overhead.py
 
 check: setup
 	GATEHOUSE_PRODUCTION=1 GATEHOUSE_SECRET_KEY=check-only-$$(date +%s)-not-a-real-key-0123456789abcdefghijklmnop \

@@ -5,7 +5,10 @@ Claude Code (`claude -p … --permission-mode bypassPermissions`) and Codex (`co
 --dangerously-bypass-approvals-and-sandbox`) against the fake model servers of tests/fakes,
 each asked for STEPS shell commands and a final answer. Through Gatehouse: the real worker
 in this process (SQLite), a policy that allows everything, so no person is involved; the
-time is the run's, from creation to finished. Medians of ROUNDS; not a test.
+time is the run's, from creation to finished. Both sides run without the CLI's own
+sandbox (Claude Code has none by default; Codex runs under the run policy `sandbox:
+unrestricted`, as `--dangerously-bypass-approvals-and-sandbox` does), so only the
+permission path differs. Medians of ROUNDS; not a test.
 
     .venv/bin/python bench/cli_overhead.py [--steps 5] [--rounds 3]
 """
@@ -61,11 +64,11 @@ def codex_turns(steps: int) -> list[Any]:
     return [[responses.exec_command(f"echo step {i}")] for i in range(steps)] + [[responses.message("All steps done.")]]
 
 
-async def through_gatehouse(driver: str, workspace: Path) -> float:
+async def through_gatehouse(driver: str, workspace: Path, policy: str = "allow-all") -> float:
     sup = Supervisor()
     sup.ensure_background()
     started = time.monotonic()
-    run = await sync_to_async(run_create)(driver=driver, prompt="Run the steps.", workspace=str(workspace), policy_name="allow-all")
+    run = await sync_to_async(run_create)(driver=driver, prompt="Run the steps.", workspace=str(workspace), policy_name=policy)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         row = await sync_to_async(Run.objects.get)(pk=run.pk)
@@ -104,7 +107,11 @@ def codex_alone(base_url: str, workspace: Path) -> float:
 
 async def main(steps: int, rounds: int) -> None:
     await sync_to_async(call_command)("migrate", verbosity=0)
+    # Both sides run without the CLI's own sandbox (Codex's workspace-write sandbox costs
+    # tens of ms per command on its own): what is compared is the permission path alone.
     await sync_to_async(Policy.objects.create)(name="allow-all", document={"default": "allow"})
+    await sync_to_async(Policy.objects.create)(name="allow-all-unsandboxed", document={"default": "allow"},
+                                               run_policy={"sandbox": "unrestricted"})
     settings.GATEHOUSE_HIBERNATE_AFTER_S = 0
     results: dict[str, tuple[list[float], list[float]]] = {}
     with anthropic.FakeAnthropicServer() as model:
@@ -126,7 +133,7 @@ async def main(steps: int, rounds: int) -> None:
         gated, alone = [], []
         for i in range(rounds):
             model.add_turns(*codex_turns(steps))
-            gated.append(await through_gatehouse("codex", _workspace(f"codex-g{i}")))
+            gated.append(await through_gatehouse("codex", _workspace(f"codex-g{i}"), "allow-all-unsandboxed"))
             model.add_turns(*codex_turns(steps))
             alone.append(await asyncio.to_thread(codex_alone, model.base_url, _workspace(f"codex-a{i}")))
         results["Codex 0.171.0"] = (gated, alone)

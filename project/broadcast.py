@@ -15,6 +15,7 @@ import uuid
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from channels.exceptions import ChannelFull
 from channels.layers import get_channel_layer
 from django.db import transaction
 
@@ -75,7 +76,9 @@ def _event_loop_of_this_thread() -> asyncio.AbstractEventLoop | None:
 def _sent(future: Any) -> None:
     if future.cancelled():
         return
-    if future.exception() is not None:
+    if isinstance(future.exception(), ChannelFull):
+        logger.debug("a doorbell was dropped: its channel is full (the layer is up; rows still decide)")
+    elif future.exception() is not None:
         logger.debug("a doorbell could not be sent", exc_info=future.exception())
         _failed()
     else:
@@ -105,6 +108,8 @@ def _deliver(send: Any, what: str) -> None:
 
     try:
         async_to_sync(call)()
+    except ChannelFull:  # a burst (1,000 runs created at once): the layer is up, the rows decide
+        logger.debug("dropped %s: its channel is full", what)
     except Exception:  # a doorbell that fails must never undo or break a committed write
         logger.debug("could not send %s", what, exc_info=True)
         _failed()

@@ -228,10 +228,10 @@ GATEHOUSE_RECONCILE_S = env_float("GATEHOUSE_RECONCILE_S", 5.0)
 GATEHOUSE_WORKER_MAX_RUNS = env_int("GATEHOUSE_WORKER_MAX_RUNS", max(8, 8 * (os.cpu_count() or 1)))
 # Workspaces and agent homes of runs finished longer ago than this are deleted (daily).
 GATEHOUSE_RETENTION_DAYS = env_float("GATEHOUSE_RETENTION_DAYS", 30.0)
-# Bytes of a command's output kept on a step and in the timeline.
 # A run waiting on a person longer than this hibernates: its agent process is stopped and
 # woken by the decision (0 = never).
 GATEHOUSE_HIBERNATE_AFTER_S = env_float("GATEHOUSE_HIBERNATE_AFTER_S", 60.0)
+# Bytes of a command's output kept on a step and in the timeline.
 GATEHOUSE_OUTPUT_LIMIT = env_int("GATEHOUSE_OUTPUT_LIMIT", 64 * 1024)
 # An agent CLI that writes nothing this long while no decision is pending fails its run.
 GATEHOUSE_AGENT_IDLE_TIMEOUT_S = env_float("GATEHOUSE_AGENT_IDLE_TIMEOUT_S", 300.0)

@@ -176,7 +176,7 @@ class _ClaudeRun:
         self.cli_mode = "default"
         self._ids = itertools.count(1)
         self._init_id = ""
-        self._started_turn = False
+        self._initialized = False
         # can_use_tool request_id -> task deciding it (awaiting the gate).
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._pending_native: dict[str, dict[str, Any]] = {}
@@ -282,6 +282,11 @@ class _ClaudeRun:
         await self._send(
             {"type": "control_request", "request_id": self._init_id, "request": {"subtype": "initialize", "hooks": HOOKS}}
         )
+        # The prompt follows at once: the CLI reads its input in order, so the turn starts
+        # as soon as its own start-up is done (waiting for the initialize reply first cost a
+        # round trip through its start-up, ~0.1-0.3 s per run). A refused initialize still
+        # fails the run before any tool request is answered.
+        await self._begin_turn()
 
     def _resumable_session(self) -> str:
         """The CLI session to continue, if a transcript of it survived: this run's own after
@@ -413,11 +418,13 @@ class _ClaudeRun:
 
     async def _on_control_response(self, msg: dict[str, Any]) -> None:
         response = msg.get("response") or {}
-        if response.get("request_id") != self._init_id or self._started_turn:
+        if response.get("request_id") != self._init_id or self._initialized:
             return
         if response.get("subtype") != "success":
             raise _RunFailed("agent_protocol_error", f"Claude Code refused initialize: {mapping.bounded(str(response.get('error')), 500)}")
-        self._started_turn = True
+        self._initialized = True
+
+    async def _begin_turn(self) -> None:
         restarted = bool(self._resume_session) and self._restarted
         if restarted:
             # The agent remembers what it did: the gate matches only what was still open.
