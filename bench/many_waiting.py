@@ -4,7 +4,8 @@ In this process: the real worker (Supervisor) on SQLite, scripted runs that each
 one approval (awake: hibernation off, so each holds its task and context). Prints the
 worker's Python heap and resident memory per waiting run, and the time from deciding all
 of them (one decision after the other, as reviewers or an integration would) to the last
-run finished. Then the same runs asleep (hibernated) for comparison. Not a test.
+run finished. (The same runs asleep, hibernated, are measured by bench/hibernation.py.)
+Not a test.
 
     .venv/bin/python bench/many_waiting.py [N]
 """
@@ -58,6 +59,9 @@ async def until(check, timeout: float = 1800) -> None:  # type: ignore[no-untype
     while time.monotonic() < deadline:
         if await sync_to_async(check)():
             return
+        failed = await sync_to_async(lambda: list(Run.objects.filter(status="failed").values_list("failure_reason", flat=True)[:3]))()
+        if failed:
+            raise RuntimeError(f"runs failed: {failed}")
         await asyncio.sleep(0.2)
     raise TimeoutError("condition not met")
 
@@ -70,7 +74,8 @@ async def main(count: int) -> None:
     sup = Supervisor()
 
     def create_all() -> list[int]:
-        return [run_create(driver="scripted", prompt=str(i), scenario=SCENARIO, policy_name="ask-touch").pk for i in range(count)]
+        return [run_create(driver="scripted", prompt=str(i), scenario=SCENARIO, policy_name="ask-touch",
+                           run_policy={"approvals": {"timeout_s": 3600}}).pk for i in range(count)]
 
     tracemalloc.start()
     gc.collect()
