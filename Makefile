@@ -75,7 +75,8 @@ bench: setup
 	$(PY) bench/hook_gateway.py
 	$(PY) bench/decision_latency.py
 	$(PY) bench/gate_load.py
-	$(PY) bench/many_waiting.py
+	$(PY) bench/many_waiting.py 200
+	$(PY) bench/many_waiting.py 1000 --asleep
 	$(PY) bench/hibernation.py
 	$(PY) bench/cli_overhead.py
 

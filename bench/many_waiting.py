@@ -1,13 +1,12 @@
 """1,000 runs waiting on one worker: memory per waiting run, and a bulk decision to all resumed.
 
 In this process: the real worker (Supervisor) on SQLite, scripted runs that each wait on
-one approval (awake: hibernation off, so each holds its task and context). Prints the
-worker's Python heap and resident memory per waiting run, and the time from deciding all
-of them (one decision after the other, as reviewers or an integration would) to the last
-run finished. (The same runs asleep, hibernated, are measured by bench/hibernation.py.)
-Not a test.
+one approval: awake (hibernation off, each holds its task and context) or, with --asleep,
+hibernated (its task ended, its row waits). Prints the worker's Python heap and resident
+memory per waiting run, and the time from deciding all of them (one decision after the
+other, as reviewers or an integration would) to the last run finished. Not a test.
 
-    .venv/bin/python bench/many_waiting.py [N]
+    .venv/bin/python bench/many_waiting.py [N] [--asleep]
 """
 
 from __future__ import annotations
@@ -66,11 +65,11 @@ async def until(check, timeout: float = 1800) -> None:  # type: ignore[no-untype
     raise TimeoutError("condition not met")
 
 
-async def main(count: int) -> None:
+async def main(count: int, asleep: bool) -> None:
     await sync_to_async(call_command)("migrate", verbosity=0)
     await sync_to_async(Policy.objects.create)(name="ask-touch", document={"commands": {"ask": ["touch"]}, "default": "allow"})
     settings.GATEHOUSE_WORKER_MAX_RUNS = count + 10
-    settings.GATEHOUSE_HIBERNATE_AFTER_S = 0
+    settings.GATEHOUSE_HIBERNATE_AFTER_S = 1 if asleep else 0
     sup = Supervisor()
 
     def create_all() -> list[int]:
@@ -85,6 +84,8 @@ async def main(count: int) -> None:
     sup.ensure_background()
     await until(lambda: Approval.objects.filter(status="pending").count() == count)
     to_waiting = time.monotonic() - started
+    if asleep:
+        await until(lambda: Run.objects.filter(pk__in=ids, hibernated_at__isnull=False).count() == count)
     await asyncio.sleep(2)
     gc.collect()
     heap_awake, rss_awake = tracemalloc.get_traced_memory()[0], rss_mib()
@@ -99,13 +100,15 @@ async def main(count: int) -> None:
     tracemalloc.stop()
     await sup.shutdown()
 
-    print(f"{count} scripted runs waiting at once on one worker (SQLite, in-memory layer)")
+    state = "asleep (hibernated after 1 s)" if asleep else "awake (hibernation off)"
+    print(f"{count} scripted runs waiting at once on one worker, {state} (SQLite, in-memory layer)")
     print(f"  all {count} started and waiting after:   {to_waiting:.1f} s")
-    print(f"  worker heap per waiting run (awake):     {(heap_awake - heap_before) / count / 1024:.1f} KiB")
+    print(f"  worker heap per waiting run:             {(heap_awake - heap_before) / count / 1024:.1f} KiB")
     print(f"  worker resident memory per waiting run:  {(rss_awake - rss_before) / count * 1024:.1f} KiB")
     print(f"  {count} decisions made in:                 {decisions:.1f} s ({decisions / count * 1e3:.1f} ms each)")
     print(f"  from the first decision to all finished: {resumed:.1f} s")
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000))
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    asyncio.run(main(int(args[0]) if args else 1000, asleep="--asleep" in sys.argv))
