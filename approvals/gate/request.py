@@ -40,7 +40,15 @@ def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict
     if kind != "permission":
         verdict = core.Verdict(decision="ask", reason=f"A {kind.replace('_', ' ')} needs a person.", rule=f"approvals.{kind}")
         return verdict, [], None
-    compiled = core.compile_policy(run.policy_document, version=run.policy_version)
+    try:
+        compiled = core.compile_policy(run.policy_document, version=run.policy_version)
+    except core.PolicyError as exc:
+        # A snapshot that compiled when the run started but not under this server's rules
+        # (an upgrade refuses a pattern that can never match): fail closed, and say why.
+        where = f"{exc.field}: " if exc.field else ""
+        reason = (f"The run's policy no longer compiles ({where}{exc.message}); nothing is allowed under it. "
+                  "Fix the policy and start the run again.")
+        return core.Verdict(decision="deny", reason=reason, rule="policy"), [], None
     limited = compiled.max_tool_calls is not None or compiled.max_denials is not None
     view = run_view(run.pk) if limited else None
     paths = path_context(run)
