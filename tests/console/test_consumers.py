@@ -36,6 +36,24 @@ async def receive_until(comm: WebsocketCommunicator, needle: str, *, timeout: fl
             return frame
 
 
+async def receive_each(comm: WebsocketCommunicator, *needles: str, timeout: float = 5.0) -> dict[str, str]:
+    """Wait until a frame containing each needle arrived, in whatever order the layer
+    delivers them (the timeline row and the card are sent to two groups: on Redis either
+    can come first); returns the first frame for each."""
+    found: dict[str, str] = {}
+    seen = []
+    while len(found) < len(needles):
+        try:
+            frame = await comm.receive_from(timeout=timeout)
+        except Exception as exc:  # TimeoutError from asgiref
+            raise AssertionError(f"no frame for {[n for n in needles if n not in found]!r}; got {seen!r}") from exc
+        seen.append(frame)
+        for needle in needles:
+            if needle not in found and needle in frame:
+                found[needle] = frame
+    return found
+
+
 async def test_inbox_pushes_a_card_when_an_approval_is_created_and_removes_it_when_resolved(
     make_user: Callable[..., Any], make_approval: Callable[..., Any]
 ) -> None:
@@ -73,10 +91,10 @@ async def test_run_socket_pushes_timeline_rows_and_status(make_user: Callable[..
     outcome = await sync_to_async(gate_request)(
         run_id=run.pk, tool="bash", input={"command": "git push origin main"}, cwd=run.workspace, subtype="command"
     )
-    row = await receive_until(comm, "git push origin main")
-    assert 'hx-swap-oob="beforeend:#timeline"' in row
-    assert "git push origin main" in row
-    await receive_until(comm, f'id="approval-{outcome.approval_id}"')
+    timeline, card = 'hx-swap-oob="beforeend:#timeline"', f'id="approval-{outcome.approval_id}"'
+    frames = await receive_each(comm, timeline, card)
+    assert "git push origin main" in frames[timeline]
+    assert "git push origin main" in frames[card]
 
     await sync_to_async(approval_decide)(approval_id=outcome.approval_id, user=alice, approve=False, reason="no", via="console")
     resolved = await receive_until(comm, "by <strong>alice</strong>")

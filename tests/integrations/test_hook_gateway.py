@@ -218,8 +218,14 @@ async def test_a_hook_that_goes_away_leaves_the_approval_expired(hook_token: str
     waiting = asyncio.create_task(call(hook_token, hook_input(tool_input={"command": "touch x"})))
     approval = await pending_for(api)
     waiting.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await waiting
+    try:
+        response = await waiting
+    except asyncio.CancelledError:
+        response = None  # the usual case: the client's request is gone
+    if response is not None:
+        # Django's handler may finish the view it had started and hand its answer to a
+        # client that left (seen on PostgreSQL): whatever it is, it never allows.
+        assert response.status_code != HTTPStatus.OK or decision(response)[0] != "allow", response.content
     row = await eventually(lambda: Approval.objects.filter(pk=approval["id"]).exclude(status="pending").first(), timeout=10)
     assert row.status == "expired"
     step = await sync_to_async(Step.objects.get)()
