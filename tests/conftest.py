@@ -102,6 +102,15 @@ async def worker() -> Any:
         sup._background.cancel()
     task.cancel()
     await asyncio.gather(task, *sup.tasks.values(), *( [sup._background] if sup._background else []), return_exceptions=True)
+    # A doorbell handled during the teardown may have started one more run (or a handler):
+    # stop whatever the worker left on this loop, so the loop closes (seen on Redis).
+    for _ in range(5):
+        left = [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()]
+        if not left:
+            break
+        for leftover in left:
+            leftover.cancel()
+        await asyncio.wait(left, timeout=5)
     worker_module._supervisor = None
 
 
