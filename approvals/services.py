@@ -60,8 +60,7 @@ def _lock_run_of(approval_id: int) -> None:
     list(Run.objects.select_for_update(of=("self",)).filter(approvals__id=approval_id).values_list("id", flat=True))
 
 
-_RUN_UNREAD = ("prompt", "scenario", "options", "result_text", "usage", "agent_state", "agent_processes",
-               "failure_detail", "run_policy_input", "policy_document")
+_RUN_UNREAD = (*Run.LARGE_FIELDS, "policy_document")
 
 
 def _load_for_decision(approval_id: int, verb: str, hash: str) -> Approval:

@@ -54,6 +54,10 @@ class Run(models.Model):
         CANCELLED = "cancelled"
 
     FINISHED = (Status.COMPLETED, Status.FAILED, Status.CANCELLED)
+    # Large or driver-only JSON (a scripted scenario, the agent's state, usage, the prompt):
+    # the gate and a decision defer them, so no request parses them.
+    LARGE_FIELDS = ("prompt", "scenario", "options", "result_text", "usage", "agent_state", "agent_processes",
+                    "failure_detail", "run_policy_input")
     ALLOWED_TRANSITIONS = {
         Status.QUEUED: {Status.RUNNING, Status.FAILED, Status.CANCELLED},
         Status.RUNNING: {Status.WAITING, Status.COMPLETED, Status.FAILED, Status.CANCELLED},

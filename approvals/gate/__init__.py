@@ -11,13 +11,14 @@ Every write a worker makes here names its lease owner and is fenced (`runs.lease
 
 from .lifecycle import ALLOWED_MOVES, OPEN, TERMINAL, StepMoveRefused, can_move, step_move
 from .outcome import GateOutcome
-from .request import gate_request
+from .request import RUN_UNREAD, gate_request, gate_request_in
 from .resolution import gate_resolution, recheck_after_interruption
 from .resume import RecordedStep, answer_from_record, gate_replay, match_key, recorded_steps, steps_supersede
 from .status import run_status_sync
 from .steps import step_finish
 
 __all__ = [
+    "RUN_UNREAD",
     "ALLOWED_MOVES",
     "OPEN",
     "TERMINAL",
@@ -28,6 +29,7 @@ __all__ = [
     "can_move",
     "gate_replay",
     "gate_request",
+    "gate_request_in",
     "gate_resolution",
     "match_key",
     "recheck_after_interruption",

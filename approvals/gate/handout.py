@@ -22,6 +22,37 @@ S = Step.Status
 _PERSON_KINDS = (Approval.Kind.QUESTION, Approval.Kind.PLAN_REVIEW)
 
 
+def handed_out(
+    kind: str, *, outcome: Outcome, reason: str = "", decided_by: str = "policy", answers: Mapping[str, Any] | None = None,
+    plan_mode: str = "",
+) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """Where `outcome` leaves a step of `kind`: the states it moves through and the fields
+    recorded with the move (pure; `hand_out` and the gate's `step_record` apply it)."""
+    if outcome == "wait":
+        raise ValueError("a pending approval is not handed out")
+    if outcome in ("allow", "answer") and kind in _PERSON_KINDS:
+        return (S.ANSWERED,), {"decided_by": decided_by, "answers": dict(answers) if answers is not None else None,
+                               "plan_mode": plan_mode}
+    if outcome == "allow":
+        return (S.ALLOWED, S.EXECUTING), {"decided_by": decided_by}
+    if outcome == "deny":
+        return (S.DENIED,), {"decided_by": decided_by, "told": reason}
+    if outcome == "abort":
+        return (S.ABORTED,), {"decided_by": decided_by, "told": reason}
+    raise ValueError(f"unknown outcome {outcome!r}")  # pragma: no cover - Outcome is a closed set
+
+
+def told(
+    step_id: int, *, outcome: Outcome, reason: str = "", decided_by: str = "policy", approval_id: int | None = None,
+    answers: Mapping[str, Any] | None = None, plan_mode: str = "", scope: str = "once", timed_out: bool = False,
+) -> GateOutcome:
+    """What the driver is told for a step handed out."""
+    return GateOutcome(
+        step_id=step_id, outcome=outcome, reason=reason, decided_by=decided_by, approval_id=approval_id,
+        answers=answers, plan_mode=plan_mode, scope=scope, timed_out=timed_out,
+    )
+
+
 def hand_out(
     step: Step,
     *,
@@ -35,20 +66,8 @@ def hand_out(
     timed_out: bool = False,
 ) -> GateOutcome:
     """Move the step to where `outcome` leaves it and return what the driver is told."""
-    if outcome == "wait":
-        raise ValueError("a pending approval is not handed out")
-    if outcome in ("allow", "answer") and step.kind in _PERSON_KINDS:
-        step_move(step.pk, S.ANSWERED, decided_by=decided_by, answers=dict(answers) if answers is not None else None,
-                  plan_mode=plan_mode)
-    elif outcome == "allow":
-        step_move(step.pk, S.ALLOWED, S.EXECUTING, decided_by=decided_by)
-    elif outcome == "deny":
-        step_move(step.pk, S.DENIED, decided_by=decided_by, told=reason)
-    elif outcome == "abort":
-        step_move(step.pk, S.ABORTED, decided_by=decided_by, told=reason)
-    else:  # pragma: no cover - Outcome is a closed set
-        raise ValueError(f"unknown outcome {outcome!r}")
-    return GateOutcome(
-        step_id=step.pk, outcome=outcome, reason=reason, decided_by=decided_by, approval_id=approval_id,
-        answers=answers, plan_mode=plan_mode, scope=scope, timed_out=timed_out,
-    )
+    path, fields = handed_out(step.kind, outcome=outcome, reason=reason, decided_by=decided_by, answers=answers,
+                              plan_mode=plan_mode)
+    step_move(step.pk, *path, **fields)
+    return told(step.pk, outcome=outcome, reason=reason, decided_by=decided_by, approval_id=approval_id, answers=answers,
+                plan_mode=plan_mode, scope=scope, timed_out=timed_out)

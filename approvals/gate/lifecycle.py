@@ -6,7 +6,8 @@
         ├───────────┴─▶ denied / aborted
         └─▶ allowed / answered / denied / aborted (decided at once, no person)
 
-A step is recorded `requested` and decided in the same transaction. `allowed` is the
+A step is recorded `requested` and decided in the same transaction (a request decided at
+once, or sent to a person, is inserted where those moves leave it: `step_record`). `allowed` is the
 decision; `executing` starts when the gate hands that decision to the driver (same
 transaction), so a worker that dies after it leaves a step that *may* have run: on resume
 it is asked again as an interrupted side effect (`executing → waiting`), never re-run
@@ -56,6 +57,31 @@ def can_move(frm: str, to: str) -> bool:
     return to in ALLOWED_MOVES.get(frm, frozenset())
 
 
+def _check_path(step_id: int, path: tuple[str, ...]) -> None:
+    if not path:
+        raise ValueError("a step move needs at least one state")
+    for a, b in zip(path, path[1:], strict=False):
+        if not can_move(a, b):
+            raise StepMoveRefused(step_id, b, a)
+
+
+def _stamp(path: tuple[str, ...], fields: dict[str, Any]) -> None:
+    """Lifecycle timestamps, set once: started when it executes, finished when final."""
+    if S.EXECUTING in path:
+        fields.setdefault("started_at", timezone.now())
+    if path[-1] in TERMINAL:
+        fields.setdefault("finished_at", timezone.now())
+
+
+def step_record(*path: str, **fields: Any) -> Step:
+    """Insert a new step where `requested` → `path` leaves it (one INSERT, no UPDATE after):
+    the same moves as `step_move`, checked against the same table, for a request that is
+    decided (or sent to a person) in the transaction that records it."""
+    _check_path(0, (S.REQUESTED, *path))
+    _stamp(path, fields)
+    return Step.objects.create(status=path[-1], **fields)
+
+
 def step_move(
     step_id: int, *path: str, frm: str | frozenset[str] | None = None, run_id: int | None = None, **fields: Any
 ) -> None:
@@ -67,18 +93,11 @@ def step_move(
     state of `path`). Raises `StepMoveRefused` when no row changed: the step is elsewhere.
     Lifecycle timestamps are set here, once.
     """
-    if not path:
-        raise ValueError("step_move needs at least one state")
-    for a, b in zip(path, path[1:], strict=False):
-        if not can_move(a, b):
-            raise StepMoveRefused(step_id, b, a)
+    _check_path(step_id, path)
     allowed_from = {s for s, moves in ALLOWED_MOVES.items() if path[0] in moves}
     if frm is not None:
         allowed_from &= {frm} if isinstance(frm, str) else set(frm)
-    if S.EXECUTING in path:
-        fields.setdefault("started_at", timezone.now())
-    if path[-1] in TERMINAL:
-        fields.setdefault("finished_at", timezone.now())
+    _stamp(path, fields)
     rows = Step.objects.filter(pk=step_id, status__in=allowed_from)
     if run_id is not None:
         rows = rows.filter(run_id=run_id)  # a step of this run only

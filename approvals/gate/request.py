@@ -16,8 +16,8 @@ from runs.models import Run, Step
 from runs.services import activity_record
 
 from .asking import approval_open, routing_for
-from .handout import hand_out
-from .lifecycle import step_move
+from .handout import handed_out, told
+from .lifecycle import step_record
 from .outcome import GateOutcome
 from .paths import path_context
 from .shadow import shadow_verdict
@@ -61,16 +61,15 @@ def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict
     return verdict, grants, view
 
 
-_UNREAD = ("prompt", "scenario", "options", "result_text", "usage", "agent_state", "agent_processes",
-           "failure_detail", "run_policy_input", "session__agent_state", "session__run_policy")
+# What the gate reads of a run: the policy, workspace and routing, with its session (never
+# the large JSON: `Run.LARGE_FIELDS`).
+RUN_UNREAD = (*Run.LARGE_FIELDS, "session__agent_state", "session__run_policy")
 
 
 def _locked_run(run_id: int, owner: str | None) -> Run:
     """The run, fenced: a worker's request is refused unless it still holds the lease (the
     run row stays locked until commit on PostgreSQL, as `runs.leases.fence` does)."""
-    # The gate reads the policy, workspace and routing; the large or driver-only JSON (a
-    # scripted scenario, the agent's state, usage, the prompt) is never parsed per request.
-    rows = Run.objects.select_related("session").defer(*_UNREAD)
+    rows = Run.objects.select_related("session").defer(*RUN_UNREAD)
     if owner is None:
         return rows.get(pk=run_id)
     run = (
@@ -101,85 +100,123 @@ def gate_request(
     4. Let the session's runtime mode approve an `ask` it covers.
     5. Route what is still `ask` per the run policy: a pending approval, or auto-approve /
        auto-deny recorded as decided by the policy.
-    6. Hand the decision out (the step moves to `executing`, `answered`, `denied`...).
+    6. Hand the decision out (the step is recorded `executing`, `answered`, `denied`...).
     """
-    presentation = dict(presentation or {})
     with transaction.atomic():
         run = _locked_run(run_id, owner)
-        grants: list[Grant] | None = []
-        shadow: core.Verdict | None = None
-        try:
-            request = core.validate_request({"tool": tool, "input": dict(input), "cwd": cwd})
-        except core.PolicyError as exc:
-            request = {"tool": str(tool)[:128], "input": {}, "cwd": cwd}
-            verdict = core.Verdict(decision="deny", reason=f"Malformed request: {exc.message}", rule="request")
-        else:
-            verdict, grants, view = _verdict(run, request, kind)
-            if run.shadow_version_id is not None and kind == "permission":
-                shadow = shadow_verdict(run, request, view=view, grants=grants)
-        decision, decided_by = verdict.decision, "policy"
-        grant_row = None
-        if verdict.grant is not None:
-            decided_by = "grant"
-            grant_row = next((g for g in grants or [] if g.rule == verdict.grant), None)
-        if decision == "ask" and kind == "permission":
-            decision, decided_by = core.apply_runtime_mode(
-                verdict, mode=runtime_mode or run.session.runtime_mode, request=request, workspace=run.workspace,
-                paths=path_context(run),
-            )
-        routing = routing_for(run, kind) if decision == "ask" else ""
-        if routing == "auto-approve":
-            decision, decided_by = "allow", "policy"
-        elif routing == "auto-deny":
-            decision, decided_by = "deny", "policy"
-        seq = (Step.objects.filter(run_id=run_id).order_by("-seq").values_list("seq", flat=True).first() or 0) + 1
-        step = Step.objects.create(
-            run=run,
-            seq=seq,
-            tool=request["tool"],
-            kind=kind,
-            subtype=subtype,
-            request=request,
-            presentation=presentation,
-            verdict=verdict.decision,
-            rule=verdict.rule,
-            reason=verdict.reason,
-            segments=[s.to_dict() for s in verdict.segments],
-            side_effect_class=verdict.side_effect_class or "",
-            policy_version=run.policy_version,
-            decided_under_id=run.ran_under_id,
-            shadow_verdict=shadow.decision if shadow is not None else "",
-            shadow_rule=(shadow.rule or "")[:200] if shadow is not None else "",
-            shadow_version_id=run.shadow_version_id if shadow is not None else None,
-            grant=grant_row,
-            status=S.REQUESTED,
+        return _gate(run, tool=tool, input=input, cwd=cwd, kind=kind, subtype=subtype, presentation=presentation,
+                     runtime_mode=runtime_mode)
+
+
+def gate_request_in(
+    run: Run,
+    *,
+    tool: str,
+    input: Mapping[str, Any],
+    cwd: str,
+    kind: str = "permission",
+    subtype: str = "tool",
+    presentation: Mapping[str, Any] | None = None,
+) -> GateOutcome:
+    """`gate_request` inside the caller's transaction, for a run the caller read in it
+    (with its session, deferring `RUN_UNREAD`). Not fenced: for external runs, which no
+    worker owns (the hook gateway reads its session, run and all in one transaction)."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("gate_request_in needs the caller's transaction")
+    return _gate(run, tool=tool, input=input, cwd=cwd, kind=kind, subtype=subtype, presentation=presentation)
+
+
+def _gate(
+    run: Run,
+    *,
+    tool: str,
+    input: Mapping[str, Any],
+    cwd: str,
+    kind: str,
+    subtype: str,
+    presentation: Mapping[str, Any] | None,
+    runtime_mode: str = "",
+) -> GateOutcome:
+    presentation = dict(presentation or {})
+    run_id = run.pk
+    grants: list[Grant] | None = []
+    shadow: core.Verdict | None = None
+    try:
+        request = core.validate_request({"tool": tool, "input": dict(input), "cwd": cwd})
+    except core.PolicyError as exc:
+        request = {"tool": str(tool)[:128], "input": {}, "cwd": cwd}
+        verdict = core.Verdict(decision="deny", reason=f"Malformed request: {exc.message}", rule="request")
+    else:
+        verdict, grants, view = _verdict(run, request, kind)
+        if run.shadow_version_id is not None and kind == "permission":
+            shadow = shadow_verdict(run, request, view=view, grants=grants)
+    decision, decided_by = verdict.decision, "policy"
+    grant_row = None
+    if verdict.grant is not None:
+        decided_by = "grant"
+        grant_row = next((g for g in grants or [] if g.rule == verdict.grant), None)
+    if decision == "ask" and kind == "permission":
+        decision, decided_by = core.apply_runtime_mode(
+            verdict, mode=runtime_mode or run.session.runtime_mode, request=request, workspace=run.workspace,
+            paths=path_context(run),
         )
-        activity_record(
-            run_id=run_id,
-            kind="tool",
-            event="tool.requested",
-            payload={
-                "step": seq,
-                "tool": request["tool"],
-                "kind": kind,
-                "input": request["input"],
-                "verdict": verdict.decision,
-                "decision": decision,
-                "decided_by": decided_by if decision != "ask" else "",
-                "rule": verdict.rule,
-                "reason": verdict.reason,
-                "grant": grant_row.pk if grant_row else None,
-            },
+    routing = routing_for(run, kind) if decision == "ask" else ""
+    if routing == "auto-approve":
+        decision, decided_by = "allow", "policy"
+    elif routing == "auto-deny":
+        decision, decided_by = "deny", "policy"
+    reason = verdict.reason
+    if kind == "question" and decision == "deny":
+        reason = "No human answer: questions are declined by the run policy."
+    if decision == "abort":
+        reason = "policy_abort"  # the sentence is on the step; the run fails with the code
+    # Decided at once: the step is inserted where the hand-out leaves it (one INSERT).
+    path, moved = ((S.WAITING,), {}) if decision == "ask" else handed_out(
+        kind, outcome=decision, reason=reason, decided_by=decided_by  # type: ignore[arg-type]
+    )
+    seq = (Step.objects.filter(run_id=run_id).order_by("-seq").values_list("seq", flat=True).first() or 0) + 1
+    step = step_record(
+        *path,
+        run=run,
+        seq=seq,
+        tool=request["tool"],
+        kind=kind,
+        subtype=subtype,
+        request=request,
+        presentation=presentation,
+        verdict=verdict.decision,
+        rule=verdict.rule,
+        reason=verdict.reason,
+        segments=[s.to_dict() for s in verdict.segments],
+        side_effect_class=verdict.side_effect_class or "",
+        policy_version=run.policy_version,
+        decided_under_id=run.ran_under_id,
+        shadow_verdict=shadow.decision if shadow is not None else "",
+        shadow_rule=(shadow.rule or "")[:200] if shadow is not None else "",
+        shadow_version_id=run.shadow_version_id if shadow is not None else None,
+        grant=grant_row,
+        **moved,
+    )
+    activity_record(
+        run_id=run_id,
+        kind="tool",
+        event="tool.requested",
+        payload={
+            "step": seq,
+            "tool": request["tool"],
+            "kind": kind,
+            "input": request["input"],
+            "verdict": verdict.decision,
+            "decision": decision,
+            "decided_by": decided_by if decision != "ask" else "",
+            "rule": verdict.rule,
+            "reason": verdict.reason,
+            "grant": grant_row.pk if grant_row else None,
+        },
+    )
+    if decision == "ask":
+        approval = approval_open(
+            run=run, step=step, kind=kind, subtype=subtype, request=request, presentation=presentation, verdict=verdict
         )
-        if decision == "ask":
-            step_move(step.pk, S.WAITING)
-            approval = approval_open(
-                run=run, step=step, kind=kind, subtype=subtype, request=request, presentation=presentation, verdict=verdict
-            )
-            return GateOutcome(step_id=step.pk, outcome="wait", approval_id=approval.pk)
-        reason = verdict.reason
-        if kind == "question" and decision == "deny":
-            reason = "No human answer: questions are declined by the run policy."
-        if decision == "abort":
-            reason = "policy_abort"  # the sentence is on the step; the run fails with the code
-        return hand_out(step, outcome=decision, reason=reason, decided_by=decided_by)  # type: ignore[arg-type]
+        return GateOutcome(step_id=step.pk, outcome="wait", approval_id=approval.pk)
+    return told(step.pk, outcome=decision, reason=reason, decided_by=decided_by)  # type: ignore[arg-type]

@@ -2,7 +2,7 @@
 
 A hook session (Claude Code's `session_id`, per token user) gets a Gatehouse session and
 an external run on its first call; every PreToolUse call is a step recorded by
-`approvals.gate.gate_request` (unfenced: no worker owns an external run), with the same
+`approvals.gate.gate_request_in` (unfenced: no worker owns an external run), with the same
 mapping as the Claude Code driver (`drivers.claude_code.mapping.build_request`).
 
 The step lifecycle stays honest: an allowed step is `executing` (handed out) until the
@@ -24,7 +24,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from approvals.gate import GateOutcome, gate_request, gate_resolution, step_finish
+from approvals.gate import RUN_UNREAD, GateOutcome, gate_request_in, gate_resolution, step_finish
 from approvals.models import Approval
 from drivers.base import Decision, ToolRequest
 from drivers.claude_code import mapping
@@ -136,11 +136,11 @@ def _new_hook_session(*, user: Any, agent: str, external_id: str, cwd: str, poli
 
 def hook_session_for(*, user: Any, agent: str, external_id: str, cwd: str, policy_name: str) -> HookSession:
     """The hook session's row (created on its first call); refuses another policy."""
-    # Only what a call reads (a run's policy documents are large JSON: not loaded per call).
+    # The run as the gate reads it (its session; never its large JSON) and its policy's name.
     rows = (
-        HookSession.objects.select_related("run", "run__policy")
-        .only("id", "session_id", "run__id", "run__status", "run__cancel_requested", "run__failure_reason", "run__run_policy",
-              "run__policy__name")
+        HookSession.objects.select_related("run", "run__session", "run__policy")
+        .defer(*(f"run__{name}" for name in RUN_UNREAD), "run__policy__document", "run__policy__run_policy",
+               "run__policy__description")
         .filter(user=user, agent=agent, external_id=external_id)
     )
     found = rows.first()
@@ -208,8 +208,17 @@ def _finished_run_answer(run: Run) -> tuple[str, str]:
 
 
 def hook_pre_tool_use(*, user: Any, call: PreToolUse, policy_name: str = "", agent: str = "claude-code") -> HookAnswer:
-    """Record and decide one PreToolUse call (one transaction, as the gate's own)."""
-    hook = hook_session_for(user=user, agent=agent, external_id=call.session_id, cwd=call.cwd, policy_name=policy_name)
+    """Record and decide one PreToolUse call: the hook session, its run and the gate in one
+    transaction (a session that ends meanwhile is seen, not written past)."""
+    with transaction.atomic():
+        hook = hook_session_for(user=user, agent=agent, external_id=call.session_id, cwd=call.cwd, policy_name=policy_name)
+        answer = _decide(hook, call)
+    if answer.outcome is not None and answer.outcome.outcome == "abort":
+        hook_end_run(run_id=answer.run_id, outcome=answer.outcome)
+    return answer
+
+
+def _decide(hook: HookSession, call: PreToolUse) -> HookAnswer:
     run = hook.run
     if run.cancel_requested and not run.is_finished:
         _finish(run.pk, status=Run.Status.CANCELLED)
@@ -228,17 +237,14 @@ def hook_pre_tool_use(*, user: Any, call: PreToolUse, policy_name: str = "", age
         if local[0] == "deny":
             activity_record(run_id=run.pk, kind="notice", event="notice", payload={"text": local[1], "tool": call.tool_name})
         return HookAnswer(run_id=run.pk, request=request, local=local)
-    with transaction.atomic():
-        outcome = gate_request(
-            run_id=run.pk, tool=request.tool, input=dict(request.input), cwd=request.cwd, kind=request.kind,
-            subtype=request.subtype, presentation=dict(request.presentation),
-        )
-        if call.tool_use_id:
-            HookStep.objects.create(hook_session=hook, tool_use_id=call.tool_use_id, step_id=outcome.step_id)
-        if outcome.outcome == "wait" and outcome.approval_id is not None:
-            _bound_deadline(outcome.approval_id)
-    if outcome.outcome == "abort":
-        hook_end_run(run_id=run.pk, outcome=outcome)
+    outcome = gate_request_in(
+        run, tool=request.tool, input=dict(request.input), cwd=request.cwd, kind=request.kind,
+        subtype=request.subtype, presentation=dict(request.presentation),
+    )
+    if call.tool_use_id:
+        HookStep.objects.create(hook_session=hook, tool_use_id=call.tool_use_id, step_id=outcome.step_id)
+    if outcome.outcome == "wait" and outcome.approval_id is not None:
+        _bound_deadline(outcome.approval_id)
     return HookAnswer(run_id=run.pk, request=request, outcome=outcome)
 
 

@@ -357,3 +357,30 @@ async def test_the_same_session_id_of_two_agents_is_two_sessions(hook_token: str
     await call(hook_token, hook_input(session="same"))
     await call(hook_token, hook_input(session="same"), path=CODEX_URL)
     assert await sync_to_async(Run.objects.count)() == 2
+
+
+def test_an_auto_decided_call_is_one_transaction_of_a_few_statements(
+    hook_token: str, hook_policy: str, django_assert_max_num_queries: Any
+) -> None:
+    """The gateway's hot path (bench/hook_gateway.py): the token, then one transaction that
+    reads the hook session with its run and records the step decided (one INSERT, no
+    UPDATE after), its activity and its tool_use_id."""
+    import json
+
+    from django.test import RequestFactory
+
+    from integrations.hooks import views
+
+    def one(tool_use: str) -> Any:
+        body = {**hook_input(), "tool_use_id": tool_use}
+        request = RequestFactory().post(f"{URL}?policy=hooks", json.dumps(body), content_type="application/json",
+                                        HTTP_AUTHORIZATION=f"Token {hook_token}")
+        return views._pre_tool_use_now(request, "claude-code")
+
+    one("toolu_first")  # the session's first call creates its run
+    with django_assert_max_num_queries(9) as queries:
+        call, answer = one("toolu_second")
+    assert answer.outcome is not None and answer.outcome.outcome == "allow"
+    statements = [q["sql"] for q in queries.captured_queries]
+    assert not [s for s in statements if s.startswith("UPDATE") and "runs_step" in s]
+    assert Step.objects.get(pk=answer.outcome.step_id).status == Step.Status.EXECUTING

@@ -79,3 +79,19 @@ def test_a_finished_step_can_never_move_again(step: Any) -> None:
     for to in STATES:
         with pytest.raises(StepMoveRefused):
             step_move(step.pk, to)
+
+
+def test_a_step_decided_at_once_is_inserted_where_its_moves_leave_it(reviewer: Any) -> None:
+    from approvals.gate.lifecycle import step_record
+
+    run = run_create(driver="scripted", scenario={"steps": [{"message": "x"}]}, user=reviewer)
+    fields = {"run": run, "tool": "bash", "request": {"tool": "bash", "input": {"command": "ls"}}, "verdict": "allow"}
+    executing = step_record(S.ALLOWED, S.EXECUTING, seq=1, decided_by="policy", **fields)
+    assert (executing.status, executing.started_at is not None, executing.finished_at) == (S.EXECUTING, True, None)
+    denied = step_record(S.DENIED, seq=2, told="no", **fields)
+    assert (denied.status, denied.finished_at is not None) == (S.DENIED, True)
+    # the same table as step_move: requested cannot jump to executing or finished
+    for path in ((S.EXECUTING,), (S.FINISHED,), (S.ALLOWED, S.FINISHED)):
+        with pytest.raises(StepMoveRefused):
+            step_record(*path, seq=3, **fields)
+    assert Step.objects.filter(run=run).count() == 2
