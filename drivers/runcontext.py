@@ -3,6 +3,10 @@
 Every write goes through `_fenced`: it names this worker's lease and, when another worker
 took the run over, the write is refused (`LeaseLost`) and the run stops here at once —
 the driver's task is cancelled, nothing more is recorded, the new owner carries on.
+What a driver emits for the timeline, and a step's result, are queued and written with
+the next write (a gate) in its transaction, or on the next turn of the loop when nothing
+else writes: the record keeps its order, and an agent's next tool call waits for one
+transaction, not one per line the agent printed before it (`runs.services.queued_then`).
 A resuming run's requests are matched against the record first (the resume contract,
 `approvals.gate.resume`), whatever the driver.
 """
@@ -26,6 +30,10 @@ if TYPE_CHECKING:
     from approvals.gate import GateOutcome, RecordedStep
 
 logger = logging.getLogger(__name__)
+
+
+# A queued write waits at most this long for the next write to take it along.
+QUEUE_FLUSH_S = 0.05
 
 
 def _db(fn: Any) -> Any:
@@ -80,6 +88,11 @@ class WorkerRunContext:
         self._replay: list[RecordedStep] = []
         self._match_any_open = False
         self._replay_activities: list[tuple[str, str, dict[str, Any]]] = []
+        # Queued writes (activities, steps' results) not written yet, and the one writer at
+        # a time of this run.
+        self._pending: list[tuple[Any, ...]] = []
+        self._flusher: asyncio.Task[None] | None = None
+        self._writing = asyncio.Lock()
 
     # --- doorbell ---------------------------------------------------------------------------
 
@@ -97,6 +110,7 @@ class WorkerRunContext:
     async def close(self) -> None:
         from project.broadcast import run_group
 
+        await self.flush()
         if self._listener:
             self._listener.cancel()
         layer = get_channel_layer()
@@ -136,17 +150,42 @@ class WorkerRunContext:
 
     # --- fenced writes ------------------------------------------------------------------------
 
-    async def _fenced(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
-        """Call a service as this run's owner; stop the run at once when the lease is gone."""
+    async def _fenced(self, fn: Callable[..., Any] | None, **kwargs: Any) -> Any:
+        """Call a service as this run's owner, after (and in the transaction of) the
+        activities emitted so far; stop the run at once when the lease is gone."""
         from runs.leases import LeaseLost
+        from runs.services import queued_then
 
+        async with self._writing:
+            queued, self._pending = self._pending, []
+            try:
+                if not queued:
+                    return None if fn is None else await _db(fn)(owner=self.owner, **kwargs)
+                return await _db(queued_then)(
+                    run_id=self.run_id, queued=queued, owner=self.owner, call=fn or _nothing, kwargs=kwargs
+                )
+            except LeaseLost:
+                self.lease_lost = True
+                logger.warning("run %s: another worker owns it now; stopping here without touching it", self.run_id)
+                self._on_lease_lost()
+                raise asyncio.CancelledError() from None
+
+    async def flush(self) -> None:
+        """Write what is queued (the worker calls it before it ends the run; `close` too)."""
+        if self._pending and not self.lease_lost:
+            try:
+                await self._fenced(None)
+            except asyncio.CancelledError:
+                pass  # the lease is gone: nothing of this run is written any more
+
+    async def _flush_soon(self) -> None:
         try:
-            return await _db(fn)(owner=self.owner, **kwargs)
-        except LeaseLost:
-            self.lease_lost = True
-            logger.warning("run %s: another worker owns it now; stopping here without touching it", self.run_id)
-            self._on_lease_lost()
-            raise asyncio.CancelledError() from None
+            # Long enough that the agent's next request (gated at once) usually takes the
+            # queue along in its own transaction; short enough that the console shows it live.
+            await asyncio.sleep(QUEUE_FLUSH_S)
+            await self.flush()
+        except Exception:  # the timeline must never kill the run
+            logger.exception("run %s: writing emitted activities failed", self.run_id)
 
     # --- RunContext -------------------------------------------------------------------------
 
@@ -157,7 +196,7 @@ class WorkerRunContext:
         await self._cancel.wait()
 
     async def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
-        from runs.services import DRIVER_ACTIVITY_KINDS, activity_record
+        from runs.services import DRIVER_ACTIVITY_KINDS
 
         if kind not in DRIVER_ACTIVITY_KINDS:
             kind = "notice"
@@ -168,12 +207,20 @@ class WorkerRunContext:
                 self._replay_activities.pop(0)
                 return
             self._replay_activities = []
-        await self._fenced(activity_record, run_id=self.run_id, kind=kind, event=event, payload=dict(payload))
+        self._queue(("activity", kind, event, dict(payload)))
+
+    def _queue(self, entry: tuple[Any, ...]) -> None:
+        self._pending.append(entry)
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.ensure_future(self._flush_soon())
 
     async def step_finished(self, step_id: int, *, output: str = "", exit_code: int | None = None, error: str = "") -> None:
         from approvals.gate import step_finish
 
-        await self._fenced(step_finish, run_id=self.run_id, step_id=step_id, output=output, exit_code=exit_code, error=error)
+        # Queued: written before the next request is gated (in its transaction), so the
+        # agent's next tool call does not wait for a transaction of its own.
+        self._queue(("call", step_finish, {"run_id": self.run_id, "step_id": step_id, "output": output,
+                                           "exit_code": exit_code, "error": error}))
 
     async def save_agent_state(self, state: Mapping[str, Any]) -> None:
         from runs.services import run_save_agent_state
@@ -221,6 +268,7 @@ class WorkerRunContext:
         """Waited long enough on a person: stop here (the worker stops the agent so that it
         can be resumed, and the run sleeps until a decision wakes it) — unless a step is
         executing meanwhile (another tool call of the agent is still running)."""
+        await self.flush()  # a step's result may still be queued
         if await _db(_step_executing)(self.run_id):
             return
         assert self._on_hibernate is not None
@@ -292,6 +340,10 @@ class WorkerRunContext:
             already_done=outcome.already_done,
             recorded_output=outcome.recorded_output,
         )
+
+
+def _nothing(*, owner: str | None) -> None:
+    """No write of its own: `flush` writes only the pending activities."""
 
 
 def runtime_dir_of(run: Any) -> Path:

@@ -222,7 +222,10 @@ class Supervisor:
             driver = registry.create(run.driver)
             # Every process the driver starts for this run is recorded on it.
             processes.current_run.set(context.process_started)
-            result = await driver.run(context)
+            try:
+                result = await driver.run(context)
+            finally:
+                await context.flush()  # what the driver emitted last, before the run's end
         except RunAborted as exc:
             result = RunResult(status="failed", failure_reason=exc.reason)
         except DriverError as exc:

@@ -137,6 +137,11 @@ def send_on_commit(group: str, message: dict[str, Any]) -> None:
     transaction.on_commit(lambda: send_now(group, message))
 
 
+def change_message(fragment: str, **args: Any) -> dict[str, Any]:
+    """The console's `console.change` message for one changed fragment (see below)."""
+    return {"type": "console.change", "fragment": fragment, "args": args, "token": uuid.uuid4().hex}
+
+
 def fragment_on_commit(groups: list[str], fragment: str, **args: Any) -> None:
     """After commit, tell the console `groups` that `fragment` changed.
 
@@ -145,7 +150,7 @@ def fragment_on_commit(groups: list[str], fragment: str, **args: Any) -> None:
     consumer, however many pages and groups receive it (`runs.fragments.render_once`).
     The writer never renders HTML: a gate or a decision costs a row and a doorbell.
     """
-    message = {"type": "console.change", "fragment": fragment, "args": args, "token": uuid.uuid4().hex}
+    message = change_message(fragment, **args)
 
     def push() -> None:
         for group in groups:

@@ -62,22 +62,42 @@ def activity_record(
     until commit, so concurrent appends to one run queue instead of colliding. A worker's
     append names its `owner` and is refused (`LeaseLost`) when it no longer owns the run.
     """
+    return activities_record(run_id=run_id, items=[(kind, event, payload or {})], owner=owner)[0]
+
+
+def activities_record(
+    *, run_id: int, items: list[tuple[str, str, Mapping[str, Any]]], owner: str | None = None
+) -> list[Activity]:
+    """Append several activities `(kind, event, payload)` in order, in one transaction: one
+    UPDATE allocates their numbers, one INSERT stores them (a driver's timeline written
+    in batches: `drivers.runcontext` collects what it emits between two writes)."""
+    if not items:
+        return []
     with transaction.atomic(savepoint=False):
-        seq = _next_activity_seq(run_id, owner)
-        activity = Activity.objects.create(run_id=run_id, seq=seq, kind=kind, event=event, payload=dict(payload or {}))
-        activity_id = activity.pk
-        broadcast.fragment_on_commit(
-            [broadcast.run_console_group(run_id)], "activity_appended", activity_id=activity_id
+        last = _next_activity_seq(run_id, owner, count=len(items))
+        first = last - len(items) + 1
+        rows = Activity.objects.bulk_create(
+            [Activity(run_id=run_id, seq=first + i, kind=kind, event=event, payload=dict(payload or {}))
+             for i, (kind, event, payload) in enumerate(items)]
         )
-    return activity
+        ids = [row.pk for row in rows]
+
+        def push() -> None:
+            for activity_id in ids:
+                broadcast.send_now(broadcast.run_console_group(run_id), broadcast.change_message(
+                    "activity_appended", activity_id=activity_id))
+
+        transaction.on_commit(push)
+    return rows
 
 
-def _next_activity_seq(run_id: int, owner: str | None) -> int:
-    """Allocate the run's next activity number in one statement (UPDATE … RETURNING, on
-    SQLite and PostgreSQL alike); a worker's allocation is fenced by its lease."""
+def _next_activity_seq(run_id: int, owner: str | None, *, count: int = 1) -> int:
+    """Allocate the run's next `count` activity numbers in one statement (UPDATE … RETURNING,
+    on SQLite and PostgreSQL alike; the last one is returned); a worker's allocation is
+    fenced by its lease."""
     quote = connection.ops.quote_name
-    sql = f"UPDATE {quote(Run._meta.db_table)} SET {quote('last_seq')} = {quote('last_seq')} + 1 WHERE {quote('id')} = %s"
-    params: list[Any] = [run_id]
+    sql = f"UPDATE {quote(Run._meta.db_table)} SET {quote('last_seq')} = {quote('last_seq')} + %s WHERE {quote('id')} = %s"
+    params: list[Any] = [count, run_id]
     if owner is not None:
         finished = ", ".join(["%s"] * len(Run.FINISHED))
         sql += f" AND {quote('owner')} = %s AND {quote('status')} NOT IN ({finished})"
@@ -90,6 +110,45 @@ def _next_activity_seq(run_id: int, owner: str | None) -> int:
             raise LeaseLost(run_id, owner)
         raise Run.DoesNotExist(f"no run {run_id}")
     return int(row[0])
+
+
+def queued_then(
+    *, run_id: int, queued: list[tuple[Any, ...]], owner: str | None, call: Any, kwargs: Mapping[str, Any]
+) -> Any:
+    """What a driver queued since its last write, then that write (`call`), in one
+    transaction and in order: `("activity", kind, event, payload)` entries (consecutive ones
+    in one batch) and `("call", fn, kwargs)` entries (a step's result). The timeline costs
+    no transaction of its own and a tool call waits for one transaction, not one per line
+    the agent printed before it. A failing entry or `call` (other than a lost lease) is
+    undone to its savepoint, the rest is kept; `call`'s error is raised after commit."""
+    failure: Exception | None = None
+    result = None
+    with transaction.atomic():
+        batch: list[tuple[str, str, Mapping[str, Any]]] = []
+        for entry in queued:
+            if entry[0] == "activity":
+                batch.append((entry[1], entry[2], entry[3]))
+                continue
+            activities_record(run_id=run_id, items=batch, owner=owner)
+            batch = []
+            try:
+                with transaction.atomic():
+                    entry[1](owner=owner, **entry[2])
+            except LeaseLost:
+                raise
+            except Exception:  # noqa: BLE001 - nobody awaits a queued write: say so in the log
+                logger.exception("run %s: a queued write (%s) failed", run_id, getattr(entry[1], "__name__", entry[1]))
+        activities_record(run_id=run_id, items=batch, owner=owner)
+        try:
+            with transaction.atomic():
+                result = call(owner=owner, **kwargs)
+        except LeaseLost:
+            raise
+        except Exception as exc:  # noqa: BLE001 - re-raised below, after the queued writes commit
+            failure = exc
+    if failure is not None:
+        raise failure
+    return result
 
 
 def _prepare_workspace(run_id: int, workspace: str, *, external: bool = False) -> str:

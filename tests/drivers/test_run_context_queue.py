@@ -1,0 +1,105 @@
+"""What a driver emits, and a step's result, are queued and written with the next write:
+in order, in that write's transaction, soon when nothing else writes, never after the lease
+is gone, and never lost because another write failed."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from drivers import runcontext
+from drivers.base import ToolRequest
+from drivers.runcontext import WorkerRunContext
+from runs.leases import run_claim
+from runs.models import Activity, Run, Step
+from runs.services import queued_then, run_mark_running
+from tests.flow import eventually, start_run
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+async def owned_context(api: Any, owner: str = "w1") -> tuple[WorkerRunContext, dict[str, Any], list[str]]:
+    run = await start_run(api, {"steps": [{"message": "x"}]})
+    await sync_to_async(run_claim)(run_id=run["id"], owner=owner)
+    await sync_to_async(run_mark_running)(run_id=run["id"], owner=owner)
+    row = await sync_to_async(Run.objects.select_related("session").get)(pk=run["id"])
+    lost: list[str] = []
+    ctx = WorkerRunContext(row, owner=owner, settings_for_driver={}, on_lease_lost=lambda: lost.append("lost"))
+    await ctx.open()
+    return ctx, run, lost
+
+
+def timeline(run_id: int) -> list[tuple[str, Any]]:
+    rows = Activity.objects.filter(run_id=run_id, kind__in=["message", "tool"]).order_by("seq")
+    return [(a.event, a.payload.get("text") or a.payload.get("step")) for a in rows]
+
+
+async def test_emitted_lines_and_a_result_go_in_the_next_gate_transaction_in_order(api: Any, monkeypatch: Any) -> None:
+    ctx, run, _ = await owned_context(api)
+    try:
+        first = await ctx.gate(ToolRequest(tool="bash", input={"command": "ls"}, cwd=run["workspace"]))
+        await ctx.emit("message", {"text": "one"})
+        await ctx.step_finished(first.step_id, output="a.txt\n", exit_code=0)
+        await ctx.emit("message", {"text": "two"})
+        assert await sync_to_async(timeline)(run["id"]) == [("tool.requested", 1)]  # nothing written yet
+
+        trips: list[str] = []
+        monkeypatch.setattr(runcontext, "_db", lambda fn: trips.append(fn.__name__) or sync_to_async(fn))
+        await ctx.gate(ToolRequest(tool="bash", input={"command": "ls -a"}, cwd=run["workspace"]))
+        # one trip, one transaction: the queue (two activities, the step's result), then the request
+        assert trips == ["queued_then"]
+        assert await sync_to_async(timeline)(run["id"]) == [
+            ("tool.requested", 1), ("message", "one"), ("tool.finished", 1), ("message", "two"), ("tool.requested", 2),
+        ]
+        step = await sync_to_async(Step.objects.get)(pk=first.step_id)
+        assert (step.status, step.output, step.exit_code) == ("finished", "a.txt\n", 0)
+    finally:
+        await ctx.close()
+
+
+async def test_what_nothing_else_takes_along_is_written_soon(api: Any) -> None:
+    ctx, run, _ = await owned_context(api)
+    try:
+        await ctx.emit("message", {"text": "alone"})
+        await eventually(lambda: timeline(run["id"]) == [("message", "alone")], timeout=runcontext.QUEUE_FLUSH_S + 5)
+    finally:
+        await ctx.close()
+
+
+async def test_close_writes_what_is_still_queued(api: Any, settings: Any) -> None:
+    ctx, run, _ = await owned_context(api)
+    await ctx.emit("message", {"text": "last words"})
+    await ctx.close()  # before the flush timer
+    assert await sync_to_async(timeline)(run["id"]) == [("message", "last words")]
+
+
+async def test_a_queue_is_not_written_once_another_worker_owns_the_run(api: Any) -> None:
+    ctx, run, lost = await owned_context(api)
+    await ctx.emit("message", {"text": "too late"})
+    await sync_to_async(Run.objects.filter(pk=run["id"]).update)(owner="w2")
+    with pytest.raises(asyncio.CancelledError):
+        await ctx.gate(ToolRequest(tool="bash", input={"command": "ls"}, cwd=run["workspace"]))
+    await ctx.close()
+    assert lost == ["lost"]
+    assert await sync_to_async(timeline)(run["id"]) == []
+    assert not await sync_to_async(Step.objects.filter(run_id=run["id"]).exists)()
+
+
+def test_a_failing_write_keeps_the_queue_and_is_raised_after_commit(reviewer: Any) -> None:
+    from runs.services import run_create
+
+    run = run_create(driver="scripted", scenario={"steps": [{"message": "x"}]}, user=reviewer)
+
+    def broken(*, owner: str | None) -> None:
+        Activity.objects.create(run_id=run.pk, seq=10_000, kind="notice", event="notice", payload={})
+        raise ValueError("the write failed")
+
+    with pytest.raises(ValueError, match="the write failed"):
+        queued_then(run_id=run.pk, queued=[("activity", "message", "message", {"text": "kept"})], owner=None,
+                    call=broken, kwargs={})
+    # the queued line is stored; the failed write's own row was undone with its savepoint
+    assert list(Activity.objects.filter(run_id=run.pk).exclude(kind="run").values_list("event", "payload")) == [
+        ("message", {"text": "kept"})]
