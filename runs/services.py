@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models.signals import post_save
 from django.utils import timezone
 
 from approvals import policy as core
@@ -81,6 +82,8 @@ def activities_record(
              for i, (kind, event, payload) in enumerate(items)]
         )
         ids = [row.pk for row in rows]
+        for row in rows:  # bulk_create sends no post_save: listeners (the webhook outbox) still hear each one
+            post_save.send(sender=Activity, instance=row, created=True, raw=False, using=row._state.db, update_fields=None)
 
         def push() -> None:
             for activity_id in ids:
@@ -350,10 +353,13 @@ def _transition(run_id: int, to: str, *, only_from: tuple[str, ...] | None = Non
         allowed_from = [s for s in allowed_from if s in only_from]
     changed = Run.objects.filter(pk=run_id, status__in=allowed_from).update(status=to, **fields)
     if changed:
-        broadcast.fragment_on_commit(
-            [broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], "run_status", run_id=run_id
-        )
+        run_status_changed(run_id)
     return changed == 1
+
+
+def run_status_changed(run_id: int) -> None:
+    """After commit, the console's run status (its page and the inbox) is pushed again."""
+    broadcast.fragment_on_commit([broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], "run_status", run_id=run_id)
 
 
 def run_mark_running(*, run_id: int, resumed: bool = False, owner: str | None = None) -> None:
@@ -408,10 +414,13 @@ def run_woke(*, run_id: int, owner: str | None = None) -> None:
             activity_record(run_id=run_id, kind="run", event="run.woke", payload={})
 
 
-def run_wake_on_commit(*, run_id: int) -> None:
+def run_wake_on_commit(*, run_id: int, asleep: bool | None = None) -> None:
     """Ring the workers' doorbell for a sleeping run (a decision, a cancel): the reconcile
-    loop would find it anyway, this only makes it prompt."""
-    if Run.objects.filter(pk=run_id, hibernated_at__isnull=False).exists():
+    loop would find it anyway, this only makes it prompt. `asleep`: when the caller read
+    the run's `hibernated_at` in this transaction already (None: read it here)."""
+    if asleep is None:
+        asleep = Run.objects.filter(pk=run_id, hibernated_at__isnull=False).exists()
+    if asleep:
         transaction.on_commit(lambda: broadcast.send_to_channel_now("drivers", {"type": "run.start", "run_id": run_id}))
 
 
