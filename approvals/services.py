@@ -105,7 +105,9 @@ def _after_resolution(approval: Approval, *, event_payload: Mapping[str, Any]) -
     event = "user-input.resolved" if approval.kind == Approval.Kind.QUESTION else "approval.resolved"
     activity_record(run_id=approval.run_id, kind=activity_kind(approval.kind), event=event, payload=event_payload)
     run_status_sync(run_id=approval.run_id)
-    run_wake_on_commit(run_id=approval.run_id)
+    # A decision read the (locked) run with its approval: whether it sleeps is known.
+    loaded = approval._state.fields_cache.get("run")
+    run_wake_on_commit(run_id=approval.run_id, asleep=None if loaded is None else loaded.hibernated_at is not None)
     approval_id, run_id = approval.pk, approval.run_id
     broadcast.send_on_commit(broadcast.run_group(run_id), {"type": "approval.resolved", "approval_id": approval_id})
     broadcast.fragment_on_commit(

@@ -357,3 +357,20 @@ def test_the_policy_s_working_directory_after_a_cd_is_shown(client: Client, alic
     explain = explain[: explain.index("</ol>")]
     assert [s.get("cwd") for s in approval.step.segments][1], approval.step.segments
     assert "in <code>/var/www</code> <strong>(outside the workspace)</strong>" in explain
+
+
+def test_a_decision_through_the_api_is_a_bounded_number_of_statements(
+    api: Any, make_approval: Callable[..., Any], django_assert_max_num_queries: Any
+) -> None:
+    """bench/decision_latency.py's approve: the expiry pre-check, then one transaction that
+    locks the run, reads the approval with its run and step, writes the decision and its
+    activity, and sets the run's status in one UPDATE (the run's sleep is read with it)."""
+    from runs.models import Run
+
+    approval = make_approval("git push origin decided")
+    Run.objects.filter(pk=approval.run_id).update(status=Run.Status.WAITING)  # as a worker leaves it
+    with django_assert_max_num_queries(10):
+        response = api.post(f"/api/v1/approvals/{approval.pk}/approve/", {"hash": approval.hash}, format="json")
+    assert response.status_code == HTTPStatus.OK, response.content
+    assert response.json()["status"] == "approved"
+    assert Run.objects.get(pk=approval.run_id).status == Run.Status.RUNNING  # nothing else pending
