@@ -77,13 +77,16 @@ def activities_record(
     with transaction.atomic(savepoint=False):
         last = _next_activity_seq(run_id, owner, count=len(items))
         first = last - len(items) + 1
-        rows = Activity.objects.bulk_create(
-            [Activity(run_id=run_id, seq=first + i, kind=kind, event=event, payload=dict(payload or {}))
-             for i, (kind, event, payload) in enumerate(items)]
-        )
+        fresh = [Activity(run_id=run_id, seq=first + i, kind=kind, event=event, payload=dict(payload or {}))
+                 for i, (kind, event, payload) in enumerate(items)]
+        if len(fresh) == 1:
+            fresh[0].save(force_insert=True)
+            rows = fresh
+        else:
+            rows = Activity.objects.bulk_create(fresh)
+            for row in rows:  # bulk_create sends no post_save: listeners (the webhook outbox) still hear each one
+                post_save.send(sender=Activity, instance=row, created=True, raw=False, using=row._state.db, update_fields=None)
         ids = [row.pk for row in rows]
-        for row in rows:  # bulk_create sends no post_save: listeners (the webhook outbox) still hear each one
-            post_save.send(sender=Activity, instance=row, created=True, raw=False, using=row._state.db, update_fields=None)
 
         def push() -> None:
             for activity_id in ids:

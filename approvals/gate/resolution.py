@@ -13,7 +13,7 @@ from approvals import policy as core
 from approvals.models import Approval
 from approvals.selectors import grants_active
 from runs.leases import fence
-from runs.models import Step
+from runs.models import Run, Step
 from runs.services import activity_record
 
 from .asking import approval_open, capability_of
@@ -30,7 +30,10 @@ def gate_resolution(*, approval_id: int, retry_supported: bool, owner: str | Non
     from .resume import answer_from_record
 
     with transaction.atomic():
-        approval = Approval.objects.select_related("run", "step").get(pk=approval_id)
+        # (Polled while it waits: the run's large JSON, a scenario or the agent's state, is not read.)
+        approval = (
+            Approval.objects.select_related("run", "step").defer(*(f"run__{name}" for name in Run.LARGE_FIELDS)).get(pk=approval_id)
+        )
         fence(approval.run_id, owner)
         if approval.status == Approval.Status.PENDING:
             return None
