@@ -305,6 +305,8 @@ GATEHOUSE_IDEMPOTENCY_TTL_S = env_int("GATEHOUSE_IDEMPOTENCY_TTL_S", 24 * 3600)
 # The hook gateway waits this long for a reviewer before answering the timeout fallback;
 # keep it below the hook's own `timeout` (60 s in the README's settings.json).
 GATEHOUSE_HOOK_WAIT_S = env_float("GATEHOUSE_HOOK_WAIT_S", 55.0)
+# A hook session with no call for this many hours (and no SessionEnd) ends `completed`; 0 = never.
+GATEHOUSE_HOOK_IDLE_CLOSE_H = env_float("GATEHOUSE_HOOK_IDLE_CLOSE_H", 12.0)
 # Webhooks: targets on loopback or private addresses only when allowed (off in production).
 GATEHOUSE_WEBHOOK_ALLOW_PRIVATE = env_bool("GATEHOUSE_WEBHOOK_ALLOW_PRIVATE", not _PRODUCTION)
 GATEHOUSE_WEBHOOK_TIMEOUT_S = env_float("GATEHOUSE_WEBHOOK_TIMEOUT_S", 10.0)

@@ -357,6 +357,35 @@ def hook_post_tool_use(*, user: Any, session_id: str, tool_use_id: str, tool_res
 UNREPORTED = "(no result reported: the agent's PostToolUse hook is not installed, or it did not run)"
 
 
+def hook_close_idle(*, idle_hours: float | None = None) -> list[int]:
+    """Hook runs whose agent went quiet without a SessionEnd (the terminal was closed, the
+    machine slept) end `completed` after GATEHOUSE_HOOK_IDLE_CLOSE_H hours without a call,
+    as SessionEnd would end them; a later call of that session is told its run ended.
+    Returns the runs closed (the worker's hourly housekeeping calls it; 0 hours = never)."""
+    from django.db.models import Max
+    from django.db.models.functions import Coalesce
+
+    hours = settings.GATEHOUSE_HOOK_IDLE_CLOSE_H if idle_hours is None else idle_hours
+    if not hours:
+        return []
+    cutoff = clock.now() - timedelta(hours=hours)
+    idle = (
+        Run.objects.filter(driver__in=DRIVERS.values()).exclude(status__in=Run.FINISHED)
+        .annotate(last=Coalesce(Max("activities__created_at"), "created_at"))
+        .filter(last__lt=cutoff)
+        .values_list("id", "driver")
+    )
+    agents = {driver: agent for agent, driver in DRIVERS.items()}
+    closed = []
+    for run_id, driver in list(idle):
+        _finish(run_id, status=Run.Status.COMPLETED, text=(
+            f"{TITLES[agents[driver]]} session: no call from its hooks for {hours:g} h and no SessionEnd; "
+            "taken as ended."
+        ))
+        closed.append(run_id)
+    return closed
+
+
 def hook_session_end(*, user: Any, session_id: str, reason: str = "", agent: str = "claude-code") -> Run | None:
     """The agent's session ended: close executing steps as run-but-unreported, then the run."""
     hook = HookSession.objects.select_related("run").filter(user=user, agent=agent, external_id=session_id).first()

@@ -174,14 +174,19 @@ def _in_own_thread(fn: Any) -> Any:
 
 
 def _housekeeping() -> None:
+    from integrations.hooks.gateway import hook_close_idle
     from integrations.idempotency import idempotency_purge
 
     idempotency_purge()
+    closed = hook_close_idle()
+    if closed:
+        logger.info("hook gateway: closed %d idle hook session run(s): %s", len(closed), closed)
 
 
 async def outbox_loop() -> None:
     """Forever: send due deliveries (in a thread of its own: a slow receiver never holds the
-    thread Django's sync views share), and purge expired idempotency keys hourly."""
+    thread Django's sync views share); hourly, purge expired idempotency keys and close hook
+    sessions that went quiet without a SessionEnd."""
     send = _in_own_thread(send_due_once)
     housekeeping = _in_own_thread(_housekeeping)
     last_housekeeping = 0.0

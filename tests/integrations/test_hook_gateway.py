@@ -384,3 +384,34 @@ def test_an_auto_decided_call_is_one_transaction_of_a_few_statements(
     statements = [q["sql"] for q in queries.captured_queries]
     assert not [s for s in statements if s.startswith("UPDATE") and "runs_step" in s]
     assert Step.objects.get(pk=answer.outcome.step_id).status == Step.Status.EXECUTING
+
+
+async def test_a_session_that_went_quiet_without_session_end_is_closed_after_its_idle_time(
+    hook_token: str, hook_policy: str
+) -> None:
+    from datetime import timedelta
+
+    from integrations.hooks.gateway import UNREPORTED, hook_close_idle
+    from project import clock
+    from runs.models import Activity
+
+    assert decision(await call(hook_token, hook_input(session="quiet")))[0] == "allow"
+    assert decision(await call(hook_token, hook_input(session="busy")))[0] == "allow"
+    def run_of(session: str) -> Run:
+        return HookSession.objects.select_related("run").get(external_id=session).run
+
+    quiet = await sync_to_async(run_of)("quiet")
+    long_ago = clock.now() - timedelta(hours=13)
+    await sync_to_async(Activity.objects.filter(run=quiet).update)(created_at=long_ago)
+    await sync_to_async(Run.objects.filter(pk=quiet.pk).update)(created_at=long_ago)
+
+    assert await sync_to_async(hook_close_idle)(idle_hours=0) == []  # 0 = never
+    assert await sync_to_async(hook_close_idle)(idle_hours=12) == [quiet.pk]
+    closed = await sync_to_async(Run.objects.get)(pk=quiet.pk)
+    assert closed.status == "completed" and "no call from its hooks for 12 h" in closed.result_text
+    step = await sync_to_async(Step.objects.get)(run=quiet)
+    assert (step.status, step.output) == ("finished", UNREPORTED)  # it ran on the developer's machine
+    assert (await sync_to_async(run_of)("busy")).status == "running"
+    # the quiet session calling again is told its run ended
+    verdict, reason = decision(await call(hook_token, hook_input(session="quiet", tool_input={"command": "ls"})))
+    assert verdict == "deny" and f"run #{quiet.pk}" in reason
