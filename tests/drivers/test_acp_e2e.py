@@ -18,17 +18,24 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals.models import Approval
-from runs.models import Run, Step
+from runs.models import Run
 from tests.drivers.acp_agents import CLAUDE_CODE_ACP, TARGET_IDS, TARGETS, Agent, agent_under_test
+from tests.drivers.e2e import (
+    RUN_TIMEOUT,
+    approval_for,
+    approval_status,
+    approvals_of,
+    finished,
+    start,
+    steps_of,
+    timeline,
+)
 from tests.drivers.test_claude_code import processes_in
 from tests.fakes import openai_chat_server as chat
-from tests.flow import decide, eventually, pending_approval
+from tests.flow import decide, eventually
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.agents]
 
-RUN_TIMEOUT = 90
-REVIEW_ALL = "review-all"
 
 
 def configure(settings: Any, agent: Agent) -> None:
@@ -62,62 +69,7 @@ def opencode(settings: Any) -> Iterator[Agent]:
         yield found
 
 
-@pytest.fixture
-def review_all(db: Any) -> str:
-    from approvals.models import Policy
-    from approvals.services import policy_save
-
-    policy_save(policy=Policy(name=REVIEW_ALL, document={"default": "ask"}))
-    return REVIEW_ALL
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
 # --- helpers -------------------------------------------------------------------------------
-
-
-async def start(api: Any, agent: Agent, workspace: Path, **extra: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"driver": agent.driver, "prompt": "Do the scripted task.", "workspace": str(workspace), **extra}
-    if agent.options:
-        body["options"] = agent.options
-    response = await sync_to_async(api.post)("/api/v1/runs/", body, format="json")
-    assert response.status_code == HTTPStatus.CREATED, response.content
-    return response.json()
-
-
-async def finished(run_id: int, timeout: float = RUN_TIMEOUT) -> Run:
-    return await eventually(lambda: Run.objects.filter(pk=run_id, status__in=Run.FINISHED).first(), timeout=timeout, interval=0.1)
-
-
-async def approval_for(api: Any, run_id: int) -> dict[str, Any]:
-    return await pending_approval(api, run_id, timeout=RUN_TIMEOUT)
-
-
-async def timeline(api: Any, run_id: int) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    url: str | None = f"/api/v1/runs/{run_id}/activities/"
-    while url:
-        body = (await sync_to_async(api.get)(url)).json()
-        found += body["results"]
-        url = body["next"]
-    return found
-
-
-def steps_of(run_id: int) -> list[Step]:
-    return list(Step.objects.filter(run_id=run_id).order_by("seq"))
-
-
-def approvals_of(run_id: int) -> list[Approval]:
-    return list(Approval.objects.filter(run_id=run_id).order_by("id"))
-
-
-async def approval_status(api: Any, approval_id: int) -> str:
-    return (await sync_to_async(api.get)(f"/api/v1/approvals/{approval_id}/")).json()["status"]
 
 
 AGENT_MARKERS = (b"claude-code-acp", b"claude-agent-sdk", b"opencode")

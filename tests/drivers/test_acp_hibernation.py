@@ -14,7 +14,8 @@ from asgiref.sync import sync_to_async
 
 from approvals.models import Policy
 from runs.models import Run, Step
-from tests.drivers.test_acp_e2e import Agent, agent, agent_processes, start, workspace  # noqa: F401  (fixtures)
+from tests.drivers.e2e import start
+from tests.drivers.test_acp_e2e import Agent, agent, agent_processes  # noqa: F401  (fixtures)
 from tests.flow import decide, eventually, pending_approval
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.agents]

@@ -24,18 +24,15 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals.models import Approval
-from runs.models import Run, Step
+from tests.drivers.e2e import approval_for, approval_status, finished, start, steps_of, timeline
 from tests.drivers.test_claude_code import CLAUDE_BIN, QUESTIONS, processes_in
 from tests.drivers.test_codex import _codex_bin
 from tests.fakes import anthropic_server as anthropic
 from tests.fakes import responses_server as responses
-from tests.flow import decide, eventually, pending_approval
+from tests.flow import decide, eventually
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.agents]
 
-RUN_TIMEOUT = 60
-# A rule policy that asks a person about every tool call, so each scenario meets a person.
-REVIEW_ALL = "review-all"
 
 
 # --- the agent under test -------------------------------------------------------------------
@@ -120,58 +117,7 @@ def codex(settings: Any) -> Iterator[Agent]:
     yield from codex_agent(settings)
 
 
-@pytest.fixture
-def review_all(db: Any) -> str:
-    from approvals.models import Policy
-    from approvals.services import policy_save
-
-    policy_save(policy=Policy(name=REVIEW_ALL, document={"default": "ask"}))
-    return REVIEW_ALL
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
 # --- helpers -------------------------------------------------------------------------------
-
-
-async def start(api: Any, agent: Agent, workspace: Path, **extra: Any) -> dict[str, Any]:
-    body = {"driver": agent.driver, "prompt": "Do the scripted task.", "workspace": str(workspace), **extra}
-    response = await sync_to_async(api.post)("/api/v1/runs/", body, format="json")
-    assert response.status_code == HTTPStatus.CREATED, response.content
-    return response.json()
-
-
-async def finished(run_id: int, timeout: float = RUN_TIMEOUT) -> Run:
-    return await eventually(
-        lambda: Run.objects.filter(pk=run_id, status__in=Run.FINISHED).first(), timeout=timeout, interval=0.1
-    )
-
-
-async def approval_for(api: Any, run_id: int) -> dict[str, Any]:
-    return await pending_approval(api, run_id, timeout=RUN_TIMEOUT)
-
-
-async def timeline(api: Any, run_id: int) -> list[dict[str, Any]]:
-    """Every activity of the run, through the API (all pages)."""
-    found: list[dict[str, Any]] = []
-    url: str | None = f"/api/v1/runs/{run_id}/activities/"
-    while url:
-        response = await sync_to_async(api.get)(url)
-        assert response.status_code == HTTPStatus.OK, response.content
-        body = response.json()
-        found += body["results"]
-        url = body["next"]
-    return found
-
-
-async def approval_status(api: Any, approval_id: int) -> str:
-    response = await sync_to_async(api.get)(f"/api/v1/approvals/{approval_id}/")
-    return response.json()["status"]
 
 
 async def plan_session(api: Any) -> int:
@@ -183,10 +129,6 @@ async def plan_session(api: Any) -> int:
     assert response.status_code == HTTPStatus.OK, response.content
     assert response.json()["interaction_mode"] == "plan"
     return session.pk
-
-
-def steps_of(run_id: int) -> list[Step]:
-    return list(Step.objects.filter(run_id=run_id).order_by("seq"))
 
 
 def assert_no_agent_settings(workspace: Path) -> None:

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.drivers.test_agents_e2e import Agent, agent, finished, start, workspace  # noqa: F401  (fixtures)
+from tests.drivers.e2e import finished, start
+from tests.drivers.test_agents_e2e import Agent, agent  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.agents]
 

@@ -17,7 +17,7 @@ from asgiref.sync import sync_to_async
 
 from approvals.models import Approval, Policy
 from runs.models import Activity, Run, Step
-from tests.drivers.test_agents_e2e import Agent, agent, workspace  # noqa: F401  (fixtures)
+from tests.drivers.test_agents_e2e import Agent, agent  # noqa: F401  (fixtures)
 from tests.drivers.test_claude_code import processes_in
 from tests.flow import decide, eventually, pending_approval, start_run
 

@@ -25,18 +25,8 @@ from asgiref.sync import sync_to_async
 from drivers.base import Decision, ToolRequest
 from drivers.claude_code import ClaudeCodeDriver
 from tests.drivers import hostile
-from tests.drivers.test_agents_e2e import (
-    REVIEW_ALL,
-    Agent,
-    approval_for,
-    claude_agent,
-    codex_agent,
-    finished,
-    no_agent_processes,
-    start,
-    steps_of,
-    timeline,
-)
+from tests.drivers.e2e import approval_for, finished, start, steps_of, timeline
+from tests.drivers.test_agents_e2e import Agent, claude_agent, codex_agent, no_agent_processes
 from tests.drivers.test_claude_code import make_ctx, require_cli
 from tests.fakes import anthropic_server as anthropic
 from tests.flow import decide
@@ -56,15 +46,6 @@ IGNORED = {
 @pytest.fixture(params=["claude-code", "codex"])
 def agent(request: Any, settings: Any) -> Iterator[Agent]:
     yield from (claude_agent if request.param == "claude-code" else codex_agent)(settings)
-
-
-@pytest.fixture
-def review_all(db: Any) -> str:
-    from approvals.models import Policy
-    from approvals.services import policy_save
-
-    policy_save(policy=Policy(name=REVIEW_ALL, document={"default": "ask"}))
-    return REVIEW_ALL
 
 
 def model_saw(agent: Agent, words: str) -> bool:

@@ -27,14 +27,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
-import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.http import BackgroundHTTPServer
+from tests.fakes.http import ScriptedModelServer
 
 Block = dict[str, Any]
 Turn = Sequence[Block] | Callable[[dict[str, Any]], Sequence[Block]]
@@ -83,7 +81,7 @@ def tool_results_of(body: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-class FakeAnthropicServer(BackgroundHTTPServer):
+class FakeAnthropicServer(ScriptedModelServer):
     thread_name = "fake-anthropic"
 
     def __init__(
@@ -94,31 +92,20 @@ class FakeAnthropicServer(BackgroundHTTPServer):
         model: str = "claude-sonnet-4-5-20250929",
         host: str = "127.0.0.1",
     ) -> None:
-        self.turns: list[Turn] = list(turns)
-        self.default_text = default_text
-        self.model = model
         self.host = host
-        self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
         self._ids = itertools.count(1)
-        super().__init__()
+        super().__init__(turns, default_text=default_text, model=model)
 
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    # -- script and records ----------------------------------------------------------------
-
-    def add_turns(self, *turns: Turn) -> None:
-        with self._lock:
-            self.turns.extend(turns)
+    # -- what the model saw ----------------------------------------------------------------
 
     @property
     def message_requests(self) -> list[dict[str, Any]]:
         """Recorded POST /v1/messages bodies that offered tools (the main loop's calls)."""
-        with self._lock:
-            return [r["body"] for r in self.requests if r.get("main")]
+        return self.main_bodies()
 
     def tool_results(self) -> list[dict[str, Any]]:
         """Tool results the model received, in order, deduplicated by tool_use_id."""
@@ -128,34 +115,10 @@ class FakeAnthropicServer(BackgroundHTTPServer):
                 seen.setdefault(result["tool_use_id"], result)
         return list(seen.values())
 
-    def wait_for_requests(self, count: int, timeout: float = 30.0) -> bool:
-        """Block until at least `count` main-loop requests arrived (or timeout)."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while sum(1 for r in self.requests if r.get("main")) < count:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._changed.wait(remaining)
-        return True
-
     # -- answering -------------------------------------------------------------------------
 
-    def _record(self, entry: dict[str, Any]) -> None:
-        with self._changed:
-            self.requests.append(entry)
-            self._changed.notify_all()
-
     def _next_blocks(self, body: dict[str, Any], main: bool) -> list[Block]:
-        turn: Turn | None = None
-        if main:
-            with self._lock:
-                if self.turns:
-                    turn = self.turns.pop(0)
-        if turn is None:
-            return [text(self.default_text)]
-        blocks = turn(body) if callable(turn) else turn
-        return [text(b) if isinstance(b, str) else dict(b) for b in blocks]
+        return self._next_reply(body, main, text)
 
     def message_events(self, blocks: Sequence[Block], model: str) -> list[tuple[str, dict[str, Any]]]:
         """The SSE events of one streamed message made of `blocks`."""

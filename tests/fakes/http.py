@@ -1,9 +1,12 @@
-"""The plumbing both fake model servers share: a threaded HTTP server on a free
-127.0.0.1 port, started and stopped as a context manager."""
+"""The plumbing the fake model servers share: a threaded HTTP server on a free
+127.0.0.1 port, started and stopped as a context manager; and, for the chat-style fakes,
+the script of turns and the record of every request."""
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeVar
 
@@ -48,3 +51,62 @@ class BackgroundHTTPServer:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+class ScriptedModelServer(BackgroundHTTPServer):
+    """A fake model answering each *main* request (the agent's own loop, as the subclass
+    tells it apart) with the next scripted turn, and recording every request.
+
+    `requests` holds one dict per request (`method`, `path`, `body`, `main`, ...); a turn
+    is the subclass's reply items, or a callable `turn(body) -> items`. Once the script is
+    exhausted, main requests get `default_text` (`exhausted` counts them)."""
+
+    def __init__(self, turns: Iterable[Any] = (), *, default_text: str, model: str) -> None:
+        self.turns: list[Any] = list(turns)
+        self.default_text = default_text
+        self.model = model
+        self.requests: list[dict[str, Any]] = []
+        self.exhausted = 0
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        super().__init__()
+
+    def add_turns(self, *turns: Any) -> None:
+        with self._lock:
+            self.turns.extend(turns)
+
+    def main_bodies(self) -> list[dict[str, Any]]:
+        """The bodies of the main-loop requests, in order."""
+        with self._lock:
+            return [r["body"] for r in self.requests if r.get("main")]
+
+    def wait_for_requests(self, count: int, timeout: float = 30.0) -> bool:
+        """Block until at least `count` main-loop requests arrived (or timeout)."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while sum(1 for r in self.requests if r.get("main")) < count:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._changed.wait(remaining)
+        return True
+
+    def _record(self, entry: dict[str, Any]) -> None:
+        with self._changed:
+            self.requests.append(entry)
+            self._changed.notify_all()
+
+    def _next_reply(self, body: dict[str, Any], main: bool, text: Callable[[str], dict[str, Any]]) -> list[dict[str, Any]]:
+        """The next turn's items for a main request (a side request gets `default_text`);
+        plain strings in a turn become `text(...)` items."""
+        turn: Any = None
+        if main:
+            with self._lock:
+                if self.turns:
+                    turn = self.turns.pop(0)
+                else:
+                    self.exhausted += 1
+        if turn is None:
+            return [text(self.default_text)]
+        items = turn(body) if callable(turn) else turn
+        return [text(i) if isinstance(i, str) else dict(i) for i in items]

@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.http import BackgroundHTTPServer
+from tests.fakes.http import ScriptedModelServer
 
 Item = dict[str, Any]
 Turn = Sequence[Item] | Callable[[dict[str, Any]], Sequence[Item]]
@@ -58,7 +57,7 @@ def _content_text(content: Any) -> str:
     return ""
 
 
-class FakeChatServer(BackgroundHTTPServer):
+class FakeChatServer(ScriptedModelServer):
     thread_name = "fake-openai-chat"
 
     def __init__(
@@ -68,30 +67,18 @@ class FakeChatServer(BackgroundHTTPServer):
         default_text: str = "Done (fake model: no more scripted turns).",
         model: str = "fake-model",
     ) -> None:
-        self.turns: list[Turn] = list(turns)
-        self.default_text = default_text
-        self.model = model
-        self.requests: list[dict[str, Any]] = []
-        self.exhausted = 0
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
         self._ids = itertools.count(1)
-        super().__init__()
+        super().__init__(turns, default_text=default_text, model=model)
 
     @property
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    # -- script and records ----------------------------------------------------------------
-
-    def add_turns(self, *turns: Turn) -> None:
-        with self._lock:
-            self.turns.extend(turns)
+    # -- what the model saw ----------------------------------------------------------------
 
     @property
     def main_requests(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return [r["body"] for r in self.requests if r.get("main")]
+        return self.main_bodies()
 
     def tool_results(self) -> list[dict[str, Any]]:
         """What the agent sent back for its tool calls, in order, once per call id:
@@ -104,36 +91,10 @@ class FakeChatServer(BackgroundHTTPServer):
                     seen.setdefault(call_id, {"tool_call_id": call_id, "text": _content_text(message.get("content"))})
         return list(seen.values())
 
-    def wait_for_requests(self, count: int, timeout: float = 30.0) -> bool:
-        """Block until at least `count` main-loop requests arrived (or timeout)."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while sum(1 for r in self.requests if r.get("main")) < count:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._changed.wait(remaining)
-        return True
-
     # -- answering -------------------------------------------------------------------------
 
-    def _record(self, entry: dict[str, Any]) -> None:
-        with self._changed:
-            self.requests.append(entry)
-            self._changed.notify_all()
-
     def _next_items(self, body: dict[str, Any], main: bool) -> list[Item]:
-        turn: Turn | None = None
-        if main:
-            with self._lock:
-                if self.turns:
-                    turn = self.turns.pop(0)
-                else:
-                    self.exhausted += 1
-        if turn is None:
-            return [text(self.default_text)]
-        items = turn(body) if callable(turn) else turn
-        return [text(i) if isinstance(i, str) else dict(i) for i in items]
+        return self._next_reply(body, main, text)
 
     def chunks(self, items: Sequence[Item], model: str) -> list[dict[str, Any]]:
         """The `chat.completion.chunk`s of one streamed answer made of `items`."""
