@@ -4,7 +4,7 @@ Every write goes through `_fenced`: it names this worker's lease and, when anoth
 took the run over, the write is refused (`LeaseLost`) and the run stops here at once —
 the driver's task is cancelled, nothing more is recorded, the new owner carries on.
 What a driver emits for the timeline, and a step's result, are queued and written with
-the next write (a gate) in its transaction, or on the next turn of the loop when nothing
+the next write (a gate) in its transaction, or within QUEUE_FLUSH_S (50 ms) when nothing
 else writes: the record keeps its order, and an agent's next tool call waits for one
 transaction, not one per line the agent printed before it (`runs.services.queued_then`).
 A resuming run's requests are matched against the record first (the resume contract,
@@ -110,7 +110,11 @@ class WorkerRunContext:
     async def close(self) -> None:
         from project.broadcast import run_group
 
+        async with self._writing:
+            pass  # a write in flight (the flusher's) ends first
         await self.flush()
+        if self._flusher is not None:
+            self._flusher.cancel()  # asleep with nothing left to write
         if self._listener:
             self._listener.cancel()
         layer = get_channel_layer()
@@ -151,8 +155,8 @@ class WorkerRunContext:
     # --- fenced writes ------------------------------------------------------------------------
 
     async def _fenced(self, fn: Callable[..., Any] | None, **kwargs: Any) -> Any:
-        """Call a service as this run's owner, after (and in the transaction of) the
-        activities emitted so far; stop the run at once when the lease is gone."""
+        """Call a service as this run's owner, after (and in the transaction of) what is
+        queued so far; stop the run at once when the lease is gone. `fn=None`: only the queue."""
         from runs.leases import LeaseLost
         from runs.services import queued_then
 
