@@ -101,13 +101,13 @@ def _resolve(approval: Approval, *, status: str, user: Any, via: str, **fields: 
         setattr(approval, name, value)
 
 
-def _after_resolution(approval: Approval, *, event_payload: Mapping[str, Any]) -> None:
+def _after_resolution(approval: Approval, *, event_payload: Mapping[str, Any], asleep: bool | None = None) -> None:
+    """The resolution's activity, the run's status, and the doorbells after commit. `asleep`:
+    whether the run is hibernated, when the caller read it with the approval."""
     event = "user-input.resolved" if approval.kind == Approval.Kind.QUESTION else "approval.resolved"
     activity_record(run_id=approval.run_id, kind=activity_kind(approval.kind), event=event, payload=event_payload)
     run_status_sync(run_id=approval.run_id)
-    # A decision read the (locked) run with its approval: whether it sleeps is known.
-    loaded = approval._state.fields_cache.get("run")
-    run_wake_on_commit(run_id=approval.run_id, asleep=None if loaded is None else loaded.hibernated_at is not None)
+    run_wake_on_commit(run_id=approval.run_id, asleep=asleep)
     approval_id, run_id = approval.pk, approval.run_id
     broadcast.send_on_commit(broadcast.run_group(run_id), {"type": "approval.resolved", "approval_id": approval_id})
     broadcast.fragment_on_commit(
@@ -171,6 +171,7 @@ def approval_decide(
             )
         _after_resolution(
             approval,
+            asleep=approval.run.hibernated_at is not None,  # read (locked) with the approval
             event_payload={
                 "approval": approval.pk,
                 "decision": status,
@@ -245,6 +246,7 @@ def approval_answer(
         _resolve(approval, status=Approval.Status.ANSWERED, user=user, via=via, answers=record)
         _after_resolution(
             approval,
+            asleep=approval.run.hibernated_at is not None,  # read (locked) with the approval
             event_payload={
                 "approval": approval.pk,
                 "decision": "answered" if record is not None else "declined",

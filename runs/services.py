@@ -356,13 +356,10 @@ def _transition(run_id: int, to: str, *, only_from: tuple[str, ...] | None = Non
         allowed_from = [s for s in allowed_from if s in only_from]
     changed = Run.objects.filter(pk=run_id, status__in=allowed_from).update(status=to, **fields)
     if changed:
-        run_status_changed(run_id)
+        broadcast.fragment_on_commit(
+            [broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], "run_status", run_id=run_id
+        )
     return changed == 1
-
-
-def run_status_changed(run_id: int) -> None:
-    """After commit, the console's run status (its page and the inbox) is pushed again."""
-    broadcast.fragment_on_commit([broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], "run_status", run_id=run_id)
 
 
 def run_mark_running(*, run_id: int, resumed: bool = False, owner: str | None = None) -> None:

@@ -42,17 +42,6 @@ def handed_out(
     raise ValueError(f"unknown outcome {outcome!r}")  # pragma: no cover - Outcome is a closed set
 
 
-def told(
-    step_id: int, *, outcome: Outcome, reason: str = "", decided_by: str = "policy", approval_id: int | None = None,
-    answers: Mapping[str, Any] | None = None, plan_mode: str = "", scope: str = "once", timed_out: bool = False,
-) -> GateOutcome:
-    """What the driver is told for a step handed out."""
-    return GateOutcome(
-        step_id=step_id, outcome=outcome, reason=reason, decided_by=decided_by, approval_id=approval_id,
-        answers=answers, plan_mode=plan_mode, scope=scope, timed_out=timed_out,
-    )
-
-
 def hand_out(
     step: Step,
     *,
@@ -69,5 +58,7 @@ def hand_out(
     path, fields = handed_out(step.kind, outcome=outcome, reason=reason, decided_by=decided_by, answers=answers,
                               plan_mode=plan_mode)
     step_move(step.pk, *path, **fields)
-    return told(step.pk, outcome=outcome, reason=reason, decided_by=decided_by, approval_id=approval_id, answers=answers,
-                plan_mode=plan_mode, scope=scope, timed_out=timed_out)
+    return GateOutcome(
+        step_id=step.pk, outcome=outcome, reason=reason, decided_by=decided_by, approval_id=approval_id,
+        answers=answers, plan_mode=plan_mode, scope=scope, timed_out=timed_out,
+    )

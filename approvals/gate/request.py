@@ -16,7 +16,7 @@ from runs.models import Run, Step
 from runs.services import activity_record
 
 from .asking import approval_open, routing_for
-from .handout import handed_out, told
+from .handout import handed_out
 from .lifecycle import step_record
 from .outcome import GateOutcome
 from .paths import path_context
@@ -121,8 +121,13 @@ def gate_request_in(
     """`gate_request` inside the caller's transaction, for a run the caller read in it
     (with its session, deferring `RUN_UNREAD`). Not fenced: for external runs, which no
     worker owns (the hook gateway reads its session, run and all in one transaction)."""
+    from drivers.registry import external_names
+
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("gate_request_in needs the caller's transaction")
+    if run.driver not in external_names():
+        # A worker's run is gated through `gate_request`, fenced by its lease: never around it.
+        raise RuntimeError(f"gate_request_in is for external runs; run {run.pk} ({run.driver}) is a worker's")
     return _gate(run, tool=tool, input=input, cwd=cwd, kind=kind, subtype=subtype, presentation=presentation)
 
 
@@ -219,4 +224,4 @@ def _gate(
             run=run, step=step, kind=kind, subtype=subtype, request=request, presentation=presentation, verdict=verdict
         )
         return GateOutcome(step_id=step.pk, outcome="wait", approval_id=approval.pk)
-    return told(step.pk, outcome=decision, reason=reason, decided_by=decided_by)  # type: ignore[arg-type]
+    return GateOutcome(step_id=step.pk, outcome=decision, reason=reason, decided_by=decided_by)  # type: ignore[arg-type]  # a verdict, never "wait" here

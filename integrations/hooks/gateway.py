@@ -23,6 +23,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.db.models.functions import Coalesce
 
 from approvals.gate import RUN_UNREAD, GateOutcome, gate_request_in, gate_resolution, step_finish
 from approvals.models import Approval
@@ -362,9 +364,6 @@ def hook_close_idle(*, idle_hours: float | None = None) -> list[int]:
     machine slept) end `completed` after GATEHOUSE_HOOK_IDLE_CLOSE_H hours without a call,
     as SessionEnd would end them; a later call of that session is told its run ended.
     Returns the runs closed (the worker's hourly housekeeping calls it; 0 hours = never)."""
-    from django.db.models import Max
-    from django.db.models.functions import Coalesce
-
     hours = settings.GATEHOUSE_HOOK_IDLE_CLOSE_H if idle_hours is None else idle_hours
     if not hours:
         return []

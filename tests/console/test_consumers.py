@@ -23,19 +23,6 @@ def communicator(path: str, user: Any) -> WebsocketCommunicator:
     return comm
 
 
-async def receive_until(comm: WebsocketCommunicator, needle: str, *, timeout: float = 5.0) -> str:
-    """Frames arrive for every change (run rows, status...); wait for the one we expect."""
-    seen = []
-    while True:
-        try:
-            frame = await comm.receive_from(timeout=timeout)
-        except Exception as exc:  # TimeoutError from asgiref
-            raise AssertionError(f"no frame containing {needle!r}; got {seen!r}") from exc
-        seen.append(frame)
-        if needle in frame:
-            return frame
-
-
 async def receive_each(comm: WebsocketCommunicator, *needles: str, timeout: float = 5.0) -> dict[str, str]:
     """Wait until a frame containing each needle arrived, in whatever order the layer
     delivers them (the timeline row and the card are sent to two groups: on Redis either
@@ -52,6 +39,11 @@ async def receive_each(comm: WebsocketCommunicator, *needles: str, timeout: floa
             if needle not in found and needle in frame:
                 found[needle] = frame
     return found
+
+
+async def receive_until(comm: WebsocketCommunicator, needle: str, *, timeout: float = 5.0) -> str:
+    """Frames arrive for every change (run rows, status...); wait for the one we expect."""
+    return (await receive_each(comm, needle, timeout=timeout))[needle]
 
 
 async def test_inbox_pushes_a_card_when_an_approval_is_created_and_removes_it_when_resolved(

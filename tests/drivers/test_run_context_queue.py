@@ -69,7 +69,7 @@ async def test_what_nothing_else_takes_along_is_written_soon(api: Any) -> None:
         await ctx.close()
 
 
-async def test_close_writes_what_is_still_queued(api: Any, settings: Any) -> None:
+async def test_close_writes_what_is_still_queued(api: Any) -> None:
     ctx, run, _ = await owned_context(api)
     await ctx.emit("message", {"text": "last words"})
     await ctx.close()  # before the flush timer
@@ -103,3 +103,32 @@ def test_a_failing_write_keeps_the_queue_and_is_raised_after_commit(reviewer: An
     # the queued line is stored; the failed write's own row was undone with its savepoint
     assert list(Activity.objects.filter(run_id=run.pk).exclude(kind="run").values_list("event", "payload")) == [
         ("message", {"text": "kept"})]
+
+
+async def test_a_worker_dying_with_a_result_still_queued_never_reruns_the_step(api: Any) -> None:
+    """The crash between two steps: the command ran, its result was queued, the worker died
+    before writing it. The record says `executing` (it may have run), so the next owner asks
+    a person about it as an interrupted side effect instead of running it again."""
+    from approvals.models import Approval
+
+    ctx, run, _ = await owned_context(api)
+    ran = await ctx.gate(ToolRequest(tool="bash", input={"command": "touch a"}, cwd=run["workspace"]))
+    assert ran.outcome == "allow"
+    await ctx.step_finished(ran.step_id, output="", exit_code=0)
+    assert ctx._flusher is not None
+    ctx._flusher.cancel()  # the process dies: nothing queued is written, close() never runs
+    assert (await sync_to_async(Step.objects.get)(pk=ran.step_id)).status == "executing"
+
+    await sync_to_async(Run.objects.filter(pk=run["id"]).update)(owner="w2")  # w2 takes over
+    row = await sync_to_async(Run.objects.select_related("session").get)(pk=run["id"])
+    taken = WorkerRunContext(row, owner="w2", settings_for_driver={}, on_lease_lost=lambda: None)
+    await taken.open()
+    try:
+        assert taken.resuming
+        replay = asyncio.ensure_future(taken.gate(ToolRequest(tool="bash", input={"command": "touch a"}, cwd=run["workspace"])))
+        asked = await eventually(lambda: Approval.objects.filter(run_id=run["id"], status="pending").first())
+        assert asked.kind == Approval.Kind.INTERRUPTED_SIDE_EFFECT
+        assert not replay.done()  # waits for a person; nothing was answered "allow" on its own
+        replay.cancel()
+    finally:
+        await taken.close()

@@ -415,3 +415,19 @@ async def test_a_session_that_went_quiet_without_session_end_is_closed_after_its
     # the quiet session calling again is told its run ended
     verdict, reason = decision(await call(hook_token, hook_input(session="quiet", tool_input={"command": "ls"})))
     assert verdict == "deny" and f"run #{quiet.pk}" in reason
+
+
+def test_the_unfenced_gate_refuses_a_workers_run(reviewer: Any) -> None:
+    """`gate_request_in` skips the lease fence (no worker owns a hook run): it must not be a
+    way around the fence for a run a worker owns, nor run outside the caller's transaction."""
+    from django.db import transaction
+
+    from approvals.gate import gate_request_in
+    from runs.services import run_create
+
+    run = run_create(driver="scripted", scenario={"steps": [{"message": "x"}]}, user=reviewer)
+    with pytest.raises(RuntimeError, match="needs the caller's transaction"):
+        gate_request_in(run, tool="bash", input={"command": "ls"}, cwd=run.workspace)
+    with transaction.atomic(), pytest.raises(RuntimeError, match="is for external runs"):
+        gate_request_in(run, tool="bash", input={"command": "ls"}, cwd=run.workspace)
+    assert not Step.objects.filter(run=run).exists()
