@@ -83,9 +83,12 @@ async def test_run_socket_pushes_timeline_rows_and_status(make_user: Callable[..
     outcome = await sync_to_async(gate_request)(
         run_id=run.pk, tool="bash", input={"command": "git push origin main"}, cwd=run.workspace, subtype="command"
     )
-    timeline, card = 'hx-swap-oob="beforeend:#timeline"', f'id="approval-{outcome.approval_id}"'
-    frames = await receive_each(comm, timeline, card)
-    assert "git push origin main" in frames[timeline]
+    # The gate appends two timeline rows (the request, then its approval) and the card; on
+    # Redis the three messages may arrive in any order, so each is waited for by what it is.
+    tool_row, card = "ev-toolrequested", f'id="approval-{outcome.approval_id}"'
+    frames = await receive_each(comm, tool_row, card)
+    assert 'hx-swap-oob="beforeend:#timeline"' in frames[tool_row]
+    assert "git push origin main" in frames[tool_row]
     assert "git push origin main" in frames[card]
 
     await sync_to_async(approval_decide)(approval_id=outcome.approval_id, user=alice, approve=False, reason="no", via="console")
