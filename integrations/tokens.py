@@ -19,6 +19,7 @@ from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
 from integrations.models import ALL_SCOPES, ApiToken, Scope
+from project.prepared import Prepared
 
 # last_used_at is written at most this often per token (not one write per request).
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -89,10 +90,14 @@ def _converted_legacy(key: str) -> ApiToken | None:
     return token
 
 
+# Every token-authenticated request reads this (compiled once: `project.prepared`).
+_BY_HASH: Prepared[ApiToken] = Prepared(lambda digest: ApiToken.objects.select_related("user").filter(key_hash=digest)[:1], str)
+
+
 def token_authenticate(key: str, *, now: datetime | None = None) -> ApiToken:
     """The active token with this key (its user loaded), or AuthenticationFailed saying why."""
     now = now or timezone.now()
-    token = ApiToken.objects.select_related("user").filter(key_hash=key_hash(key)).first()
+    token = _BY_HASH.first(key_hash(key))
     if token is None:
         token = _converted_legacy(key)
     if token is None:

@@ -305,6 +305,13 @@ GATEHOUSE_IDEMPOTENCY_TTL_S = env_int("GATEHOUSE_IDEMPOTENCY_TTL_S", 24 * 3600)
 # The hook gateway waits this long for a reviewer before answering the timeout fallback;
 # keep it below the hook's own `timeout` (60 s in the README's settings.json).
 GATEHOUSE_HOOK_WAIT_S = env_float("GATEHOUSE_HOOK_WAIT_S", 55.0)
+# The gateway's own database threads per web process (each keeps a connection): SQLite
+# takes one writer at a time, so one; PostgreSQL lets a few overlap their round trips.
+GATEHOUSE_HOOK_DB_THREADS = env_int(
+    "GATEHOUSE_HOOK_DB_THREADS", 1 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3" else 4
+)
+if GATEHOUSE_HOOK_DB_THREADS < 1:
+    raise ImproperlyConfigured(f"GATEHOUSE_HOOK_DB_THREADS={GATEHOUSE_HOOK_DB_THREADS} must be at least 1")
 # A hook session with no call for this many hours (and no SessionEnd) ends `completed`; 0 = never.
 GATEHOUSE_HOOK_IDLE_CLOSE_H = env_float("GATEHOUSE_HOOK_IDLE_CLOSE_H", 12.0)
 # Webhooks: targets on loopback or private addresses only when allowed (off in production).

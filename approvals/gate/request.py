@@ -11,6 +11,7 @@ from django.db.models import Count, Q
 from approvals import policy as core
 from approvals.models import Grant
 from approvals.selectors import grants_active
+from project.prepared import Prepared
 from runs.leases import LeaseLost
 from runs.models import Run, Step
 from runs.services import activity_record
@@ -66,15 +67,29 @@ def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict
 RUN_UNREAD = (*Run.LARGE_FIELDS, "session__agent_state", "session__run_policy")
 
 
+# The gate's reads, compiled once (`project.prepared`): every tool request makes them.
+_RUN: Prepared[Run] = Prepared(lambda run_id: Run.objects.select_related("session").defer(*RUN_UNREAD).filter(pk=run_id), int)
+_FENCED_RUN: Prepared[Run] = Prepared(
+    lambda run_id, owner: (
+        Run.objects.select_related("session").defer(*RUN_UNREAD).select_for_update(of=("self",))
+        .filter(pk=run_id, owner=owner).exclude(status__in=Run.FINISHED)
+    ),
+    int, str,
+)
+_LAST_SEQ: Prepared[int] = Prepared(
+    lambda run_id: Step.objects.filter(run_id=run_id).order_by("-seq").values_list("seq", flat=True)[:1], int
+)
+
+
 def _locked_run(run_id: int, owner: str | None) -> Run:
     """The run, fenced: a worker's request is refused unless it still holds the lease (the
     run row stays locked until commit on PostgreSQL, as `runs.leases.fence` does)."""
-    rows = Run.objects.select_related("session").defer(*RUN_UNREAD)
     if owner is None:
-        return rows.get(pk=run_id)
-    run = (
-        rows.select_for_update(of=("self",)).filter(pk=run_id, owner=owner).exclude(status__in=Run.FINISHED).first()
-    )
+        run = _RUN.first(run_id)
+        if run is None:
+            raise Run.DoesNotExist(f"no run {run_id}")
+        return run
+    run = _FENCED_RUN.first(run_id, owner)
     if run is None:
         raise LeaseLost(run_id, owner)
     return run
@@ -179,7 +194,7 @@ def _gate(
     path, moved = ((S.WAITING,), {}) if decision == "ask" else handed_out(
         kind, outcome=decision, reason=reason, decided_by=decided_by  # type: ignore[arg-type]
     )
-    seq = (Step.objects.filter(run_id=run_id).order_by("-seq").values_list("seq", flat=True).first() or 0) + 1
+    seq = (_LAST_SEQ.first(run_id) or 0) + 1
     step = step_record(
         *path,
         run=run,

@@ -32,6 +32,7 @@ from drivers.base import Decision, ToolRequest
 from drivers.claude_code import mapping
 from integrations.models import HookSession, HookStep
 from project import clock
+from project.prepared import Prepared
 from runs.models import Run, Step
 from runs.services import RunError, activity_record, run_create, run_finish, run_mark_running
 
@@ -136,21 +137,28 @@ def _new_hook_session(*, user: Any, agent: str, external_id: str, cwd: str, poli
         return HookSession.objects.create(user=user, agent=agent, external_id=external_id, session=session, run=run)
 
 
-def hook_session_for(*, user: Any, agent: str, external_id: str, cwd: str, policy_name: str) -> HookSession:
-    """The hook session's row (created on its first call); refuses another policy."""
-    # The run as the gate reads it (its session; never its large JSON) and its policy's name.
-    rows = (
+# The hook session with its run as the gate reads it (its session; never its large JSON) and
+# its policy's name: compiled once (`project.prepared`), run on every call of every session.
+_HOOK_SESSION: Prepared[HookSession] = Prepared(
+    lambda user_id, agent, external_id: (
         HookSession.objects.select_related("run", "run__session", "run__policy")
         .defer(*(f"run__{name}" for name in RUN_UNREAD), "run__policy__document", "run__policy__run_policy",
                "run__policy__description")
-        .filter(user=user, agent=agent, external_id=external_id)
-    )
-    found = rows.first()
+        .filter(user_id=user_id, agent=agent, external_id=external_id)[:1]
+    ),
+    int, str, str,
+)
+
+
+def hook_session_for(*, user: Any, agent: str, external_id: str, cwd: str, policy_name: str) -> HookSession:
+    """The hook session's row (created on its first call); refuses another policy."""
+    found = _HOOK_SESSION.first(user.pk, agent, external_id)
     if found is None:
         try:
             found = _new_hook_session(user=user, agent=agent, external_id=external_id, cwd=cwd, policy_name=policy_name)
         except IntegrityError:  # the session's first calls raced; the other one created it
-            found = rows.get()
+            found = _HOOK_SESSION.first(user.pk, agent, external_id)
+            assert found is not None
         except RunError as exc:
             raise HookRefused(exc.code, exc.message, exc.status, field=str(exc.fields.get("field", ""))) from None
         except Exception as exc:  # a policy the driver cannot honour, from run_create

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
@@ -26,7 +27,18 @@ from integrations.models import Scope
 from project import broadcast
 from project.api import json_error
 
-db = sync_to_async
+# The gateway's database work runs on its own threads (GATEHOUSE_HOOK_DB_THREADS; one on
+# SQLite), each keeping its connection. Django's default for an async view — a new thread
+# per request — opened a connection per call, and on SQLite the calls raced each other for
+# the write lock and slept in its busy handler (bench/hook_gateway.py: 102 -> 124 req/s).
+_executor: ThreadPoolExecutor | None = None
+
+
+def db(fn: Any) -> Any:
+    global _executor
+    if _executor is None:
+        _executor = ThreadPoolExecutor(max_workers=settings.GATEHOUSE_HOOK_DB_THREADS, thread_name_prefix="hook-gateway-db")
+    return database_sync_to_async(fn, thread_sensitive=False, executor=_executor)
 
 
 def _body(request: HttpRequest) -> Any:
