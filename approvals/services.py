@@ -8,7 +8,8 @@ recording and deciding each tool request, the step lifecycle, resume — is `app
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from approvals.gate.status import run_status_sync
 from approvals.models import Approval, Grant
 from approvals.policy_versions import policy_save  # the policies' writes live there; re-exported
 from project import broadcast, clock
+from project.prepared import Prepared
 from runs.models import Run, Step
 from runs.services import activity_record, run_wake_on_commit
 
@@ -52,27 +54,49 @@ def _refuse_unless_pending(approval: Approval) -> None:
     raise ApprovalError("already_resolved", f"This request was already decided ({approval.status}).")
 
 
+# A decision's reads, compiled once (`project.prepared`).
+# The run row found through its approval, locked (FOR UPDATE OF the run): one statement.
+_RUN_OF: Prepared[int] = Prepared(
+    lambda approval_id: Run.objects.select_for_update(of=("self",)).filter(approvals__id=approval_id).values_list("id", flat=True),
+    int,
+)
+_RUN_UNREAD = (*Run.LARGE_FIELDS, "policy_document")
+# The approval with what a decision reads of its run and step (never the run's large JSON).
+_FOR_DECISION: Prepared[Approval] = Prepared(
+    lambda approval_id: (
+        Approval.objects.select_related("run", "step").defer(*(f"run__{name}" for name in _RUN_UNREAD)).filter(pk=approval_id)
+    ),
+    int,
+)
+_STATUS_AND_DEADLINE: Prepared[tuple[str, Any]] = Prepared(
+    lambda approval_id: Approval.objects.filter(pk=approval_id).values_list("status", "deadline"), int
+)
+
+
 def _lock_run_of(approval_id: int) -> None:
     """Lock the approval's run row before the approval's own: every writer takes the run
     first (the worker's fence does), so a decision racing the worker's expiry queues
     instead of deadlocking (PostgreSQL)."""
-    # One statement: the run row found through its approval, locked (FOR UPDATE OF the run).
-    list(Run.objects.select_for_update(of=("self",)).filter(approvals__id=approval_id).values_list("id", flat=True))
+    _RUN_OF.all(approval_id)
 
 
-_RUN_UNREAD = (*Run.LARGE_FIELDS, "policy_document")
+@contextmanager
+def _deciding(approval_id: int) -> Iterator[None]:
+    """A decision's transaction. One that finds the deadline passed rolls back and records
+    the expiry (its own transaction), so a late reviewer's "expired" is on the record; the
+    common case costs no expiry check before the transaction."""
+    try:
+        with transaction.atomic():
+            yield
+    except ApprovalError as exc:
+        if exc.code == "expired":
+            approval_expire(approval_id=approval_id)
+        raise
 
 
 def _load_for_decision(approval_id: int, verb: str, hash: str) -> Approval:
     _lock_run_of(approval_id)
-    # The approval with what a decision reads of its run and step, in one statement (the
-    # run's large JSON is never read here).
-    approval = (
-        Approval.objects.select_related("run", "step")
-        .defer(*(f"run__{name}" for name in _RUN_UNREAD))
-        .filter(pk=approval_id)
-        .first()
-    )
+    approval = _FOR_DECISION.first(approval_id)
     if approval is None:
         raise ApprovalError("unavailable", f"No approval {approval_id}.")
     if verb not in VERBS_BY_KIND.get(approval.kind, set()):
@@ -82,8 +106,7 @@ def _load_for_decision(approval_id: int, verb: str, hash: str) -> Approval:
     if hash and hash != approval.hash:
         raise ApprovalError("stale", "The request changed since it was shown; reload and decide again.")
     if approval.deadline is not None and approval.deadline <= clock.now():
-        # The deadline passed between the caller's expiry check and now; the worker
-        # records the expiry (this transaction is about to roll back).
+        # The deadline passed: this transaction rolls back and `_deciding` records the expiry.
         raise ApprovalError("expired", "This request expired before a decision was made.")
     return approval
 
@@ -145,12 +168,11 @@ def approval_decide(
 ) -> Approval:
     """Approve or deny once. `scope="session"` also stores the suggested grant."""
     verb = "approve" if approve else "deny"
-    approval_expire(approval_id=approval_id)  # a late decision finds the request expired, recorded
     if scope not in ("once", "session"):
         raise ApprovalError("invalid_decision", f"scope must be 'once' or 'session', not {scope!r}")
     if mode not in ("", "default", "accept-edits"):
         raise ApprovalError("invalid_decision", f"mode must be 'default' or 'accept-edits', not {mode!r}")
-    with transaction.atomic():
+    with _deciding(approval_id):
         approval = _load_for_decision(approval_id, verb, hash)
         _refuse_own_run(approval, user)
         if scope == "session" and (not approve or not approval.suggested_grant):
@@ -228,8 +250,7 @@ def approval_answer(
     """Answer a question (or decline it: the agent then gets a typed "no human answer")."""
     if decline and answers:
         raise ApprovalError("invalid_decision", "Decline the questions or answer them, not both.")
-    approval_expire(approval_id=approval_id)
-    with transaction.atomic():
+    with _deciding(approval_id):
         approval = _load_for_decision(approval_id, "answer", hash)
         _refuse_own_run(approval, user)
         questions = approval.presentation.get("questions", [])
@@ -264,7 +285,8 @@ def approval_expire(*, approval_id: int, owner: str | None = None) -> bool:
     names its lease `owner` (fenced); a reviewer's late decision calls it unfenced."""
     from runs.leases import fence
 
-    if not Approval.objects.filter(pk=approval_id, status=Approval.Status.PENDING, deadline__lte=clock.now()).exists():
+    row = _STATUS_AND_DEADLINE.first(approval_id)
+    if row is None or row[0] != Approval.Status.PENDING or row[1] is None or row[1] > clock.now():
         return False  # not due (the common case: one read, no lock); the locked update re-checks
     with transaction.atomic():
         if owner is not None:

@@ -2,7 +2,8 @@
 Gatehouse with every request auto-allowed, and on its own with its permission checks off.
 
 Claude Code (`claude -p … --permission-mode bypassPermissions`) and Codex (`codex exec
---dangerously-bypass-approvals-and-sandbox`) against the fake model servers of tests/fakes,
+--dangerously-bypass-approvals-and-sandbox`; also `codex app-server`, the mode Gatehouse
+drives, with its checks off and with a bare client accepting each request) against the fake model servers of tests/fakes,
 each asked for STEPS shell commands and a final answer; the fake model runs in a process of
 its own (`bench/fake_model.py`), as a real one is remote, so it never waits for this
 process's GIL while Gatehouse writes its records. Through Gatehouse: the real worker
@@ -105,10 +106,12 @@ def _codex_env(base_url: str, workspace: Path, run_policy: dict[str, str] | None
     return {"PATH": os.environ["PATH"], "HOME": str(home), "CODEX_HOME": str(codex_home), "FAKE_CODEX_API_KEY": "dummy"}
 
 
-def codex_protocol_floor(base_url: str, workspace: Path) -> float:
+def codex_protocol_floor(base_url: str, workspace: Path, approval_policy: str = APPROVAL_POLICY) -> float:
     """`codex app-server` (the protocol Gatehouse drives, with the driver's config.toml and
     approval policy) answered by a minimal client that accepts every request at once and
-    records nothing: what the app-server mode costs before Gatehouse does anything."""
+    records nothing: what the app-server mode costs before Gatehouse does anything. With
+    `approval_policy="never"`: the same app-server with its own permission checks off (it
+    asks the client nothing)."""
     env = _codex_env(base_url, workspace, {"sandbox": "unrestricted"})
     started = time.monotonic()
     proc = subprocess.Popen([str(CODEX), "app-server"], cwd=workspace, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -132,7 +135,7 @@ def codex_protocol_floor(base_url: str, workspace: Path) -> float:
                                                      "capabilities": {"experimentalApi": False}}})
     until(lambda m: m.get("id") == 1)
     send({"method": "initialized"})
-    send({"id": 2, "method": "thread/start", "params": {"cwd": str(workspace), "approvalPolicy": APPROVAL_POLICY,
+    send({"id": 2, "method": "thread/start", "params": {"cwd": str(workspace), "approvalPolicy": approval_policy,
                                                        "sandbox": "danger-full-access"}})
     thread = until(lambda m: m.get("id") == 2)["result"]["thread"]["id"]
     send({"id": 3, "method": "turn/start", "params": {"threadId": thread, "input": [
@@ -169,19 +172,23 @@ async def main(steps: int, rounds: int, clis: set[str]) -> None:
             settings.GATEHOUSE_CODEX_MODEL = "fake-model"
             settings.GATEHOUSE_CODEX_ENV_KEY = "FAKE_CODEX_API_KEY"
             settings.GATEHOUSE_AGENT_ENV_VALUES = {"FAKE_CODEX_API_KEY": "dummy"}
-            gated, alone, floor = [], [], []
+            gated, alone, unchecked, floor = [], [], [], []
             for i in range(rounds):
                 gated.append(await through_gatehouse("codex", _workspace(f"codex-g{i}"), "allow-all-unsandboxed"))
                 alone.append(await asyncio.to_thread(codex_alone, url, _workspace(f"codex-a{i}")))
+                unchecked.append(await asyncio.to_thread(codex_protocol_floor, url, _workspace(f"codex-n{i}"), "never"))
                 floor.append(await asyncio.to_thread(codex_protocol_floor, url, _workspace(f"codex-f{i}")))
             results["Codex 0.171.0"] = (gated, alone)
             floors["Codex 0.171.0"] = floor
+            floors["Codex 0.171.0, checks off"] = unchecked
     print(f"{steps} shell commands and an answer, fake model, medians of {rounds} rounds")
     for name, (gated, alone) in results.items():
         g, a = statistics.median(gated), statistics.median(alone)
         print(f"  {name:20s} through Gatehouse {g:6.2f} s   alone {a:6.2f} s   overhead {100 * (g - a) / a:+5.1f} %  (target <= 10 %)")
         if name in floors:
-            f = statistics.median(floors[name])
+            f, n = statistics.median(floors[name]), statistics.median(floors[f"{name}, checks off"])
+            print(f"  {'':20s} app-server, its permission checks off (approvalPolicy never) {n:6.2f} s: "
+                  f"Gatehouse adds {100 * (g - n) / n:+5.1f} %; the app-server mode costs {100 * (n - a) / a:+5.1f} % over `exec`")
             print(f"  {'':20s} app-server answered at once by a bare client {f:6.2f} s: Gatehouse adds {100 * (g - f) / f:+5.1f} % to the "
                   f"protocol it drives; the protocol costs {100 * (f - a) / a:+5.1f} % over `exec`")
 

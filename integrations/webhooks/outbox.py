@@ -8,12 +8,15 @@ sender (outside any request) finds it in the database. Nothing here touches the 
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models.signals import post_save
 from django.utils import timezone
+
+from project.prepared import Prepared
 
 # Activity event -> webhook event.
 EVENTS: dict[str, str] = {
@@ -54,13 +57,21 @@ def body_of(event: str, activity: Any, data: dict[str, Any]) -> str:
     return json.dumps(envelope, cls=DjangoJSONEncoder, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+@functools.cache
+def _active_endpoints() -> Prepared[Any]:
+    """The active endpoints (read with every approval and run-end activity: compiled once)."""
+    from integrations.models import WebhookEndpoint
+
+    return Prepared(lambda: WebhookEndpoint.objects.filter(active=True))
+
+
 def activity_saved(sender: Any, instance: Any, created: bool, **kwargs: Any) -> None:
     event = EVENTS.get(instance.event)
     if not created or event is None:
         return
-    from integrations.models import WebhookDelivery, WebhookEndpoint
+    from integrations.models import WebhookDelivery
 
-    endpoints = [e for e in WebhookEndpoint.objects.filter(active=True) if event in (e.events or [])]
+    endpoints = [e for e in _active_endpoints().all() if event in (e.events or [])]
     if not endpoints:
         return
     data = _data(instance)

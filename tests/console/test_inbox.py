@@ -359,17 +359,35 @@ def test_the_policy_s_working_directory_after_a_cd_is_shown(client: Client, alic
     assert "in <code>/var/www</code> <strong>(outside the workspace)</strong>" in explain
 
 
+@pytest.mark.parametrize("verb", ["approve", "deny"])
+def test_a_late_decision_records_the_expiry_itself_with_no_worker_running(
+    api: Any, make_approval: Callable[..., Any], clock: Any, verb: str
+) -> None:
+    from approvals.models import Approval
+    from runs.models import Activity
+
+    approval = make_approval("git push origin late", run_policy={"approvals": {"timeout_s": 60}})
+    clock.advance(61)
+    response = api.post(f"/api/v1/approvals/{approval.pk}/{verb}/", {"hash": approval.hash}, format="json")
+    assert (response.status_code, response.json()["code"]) == (HTTPStatus.GONE, "expired")
+    row = Approval.objects.get(pk=approval.pk)
+    assert (row.status, row.decided_via, row.decided_by_id) == ("expired", "timeout", None)
+    resolved = Activity.objects.filter(run_id=approval.run_id, event="approval.resolved").values_list("payload", flat=True)
+    assert [p["decision"] for p in resolved] == ["expired"]  # the refused decision left nothing of its own
+
+
 def test_a_decision_through_the_api_is_a_bounded_number_of_statements(
     api: Any, make_approval: Callable[..., Any], django_assert_max_num_queries: Any
 ) -> None:
-    """bench/decision_latency.py's approve: the expiry pre-check, then one transaction that
-    locks the run, reads the approval with its run and step, writes the decision and its
-    activity, and sets the run's status (whether the run sleeps is read with the approval)."""
+    """bench/decision_latency.py's approve: one transaction that locks the run, reads the
+    approval with its run and step, writes the decision and its activity, and sets the
+    run's status (whether the run sleeps is read with the approval; no expiry read before
+    it: a deadline found passed rolls the transaction back and records the expiry)."""
     from runs.models import Run
 
     approval = make_approval("git push origin decided")
     Run.objects.filter(pk=approval.run_id).update(status=Run.Status.WAITING)  # as a worker leaves it
-    with django_assert_max_num_queries(11):
+    with django_assert_max_num_queries(10):
         response = api.post(f"/api/v1/approvals/{approval.pk}/approve/", {"hash": approval.hash}, format="json")
     assert response.status_code == HTTPStatus.OK, response.content
     assert response.json()["status"] == "approved"
