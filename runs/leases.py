@@ -21,6 +21,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from project import clock
+from project.prepared import Prepared
 from runs.models import Run
 
 
@@ -41,8 +42,19 @@ def fence(run_id: int, owner: str | None) -> None:
     """
     if owner is None:
         return
-    if not Run.objects.select_for_update().filter(pk=run_id, owner=owner).exclude(status__in=Run.FINISHED).exists():
+    if _HELD.first(run_id, owner) is None:
         raise LeaseLost(run_id, owner)
+
+
+# Every fenced write reads this (compiled once: `project.prepared`); the row stays locked
+# until commit on PostgreSQL.
+_HELD: Prepared[int] = Prepared(
+    lambda run_id, owner: (
+        Run.objects.select_for_update().filter(pk=run_id, owner=owner).exclude(status__in=Run.FINISHED)
+        .values_list("id", flat=True)[:1]
+    ),
+    int, str,
+)
 
 
 def _lease_free(now: Any) -> Q:

@@ -12,6 +12,7 @@ from django.db import transaction
 from approvals import policy as core
 from approvals.models import Approval
 from approvals.selectors import grants_active
+from project.prepared import Prepared
 from runs.leases import fence
 from runs.models import Run, Step
 from runs.services import activity_record
@@ -25,21 +26,36 @@ from .status import run_status_sync
 S = Step.Status
 
 
+# Read on every poll of a waiting run (compiled once: `project.prepared`); never the run's
+# large JSON (a scenario, the agent's state).
+_APPROVAL: Prepared[Approval] = Prepared(
+    lambda approval_id: (
+        Approval.objects.select_related("run", "step").defer(*(f"run__{name}" for name in Run.LARGE_FIELDS))
+        .filter(pk=approval_id)
+    ),
+    int,
+)
+# A newer attempt at the same step (a retry opened after this approval).
+_NEWER: Prepared[int] = Prepared(
+    lambda step_id, approval_id: Approval.objects.filter(step_id=step_id, pk__gt=approval_id).values_list("id", flat=True)[:1],
+    int, int,
+)
+
+
 def gate_resolution(*, approval_id: int, retry_supported: bool, owner: str | None = None) -> GateOutcome | None:
     """The driver's answer for a resolved approval; None while it is still pending."""
     from .resume import answer_from_record
 
     with transaction.atomic():
-        # (Polled while it waits: the run's large JSON, a scenario or the agent's state, is not read.)
-        approval = (
-            Approval.objects.select_related("run", "step").defer(*(f"run__{name}" for name in Run.LARGE_FIELDS)).get(pk=approval_id)
-        )
+        approval = _APPROVAL.first(approval_id)
+        if approval is None:
+            raise Approval.DoesNotExist(f"no approval {approval_id}")
         fence(approval.run_id, owner)
         if approval.status == Approval.Status.PENDING:
             return None
         step = approval.step
         assert step is not None  # every approval is opened for a step (approval_open)
-        if step.status != S.WAITING or step.approvals.filter(pk__gt=approval.pk).exists():
+        if step.status != S.WAITING or _NEWER.first(step.pk, approval.pk) is not None:
             # Already handed out (or superseded by a newer attempt): answer from the record.
             return answer_from_record(step, owner=owner)
         outcome = _resolved(approval, step, retry_supported)
