@@ -61,10 +61,12 @@ _RUN_OF: Prepared[int] = Prepared(
     int,
 )
 _RUN_UNREAD = (*Run.LARGE_FIELDS, "policy_document")
-# The approval with what a decision reads of its run and step (never the run's large JSON).
+# The approval with what a decision reads of its run and step (never the run's large JSON),
+# its run row locked first (FOR UPDATE OF the run, as `_lock_run_of`), in one statement.
 _FOR_DECISION: Prepared[Approval] = Prepared(
     lambda approval_id: (
-        Approval.objects.select_related("run", "step").defer(*(f"run__{name}" for name in _RUN_UNREAD)).filter(pk=approval_id)
+        Approval.objects.select_related("run", "step").defer(*(f"run__{name}" for name in _RUN_UNREAD))
+        .select_for_update(of=("run",)).filter(pk=approval_id)
     ),
     int,
 )
@@ -95,7 +97,9 @@ def _deciding(approval_id: int) -> Iterator[None]:
 
 
 def _load_for_decision(approval_id: int, verb: str, hash: str) -> Approval:
-    _lock_run_of(approval_id)
+    # (The approval's own columns are as of the statement's start: a decision that raced
+    # this one and won while it waited for the run's lock is caught by `_resolve`'s
+    # compare-and-set.)
     approval = _FOR_DECISION.first(approval_id)
     if approval is None:
         raise ApprovalError("unavailable", f"No approval {approval_id}.")

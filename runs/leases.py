@@ -46,6 +46,15 @@ def fence(run_id: int, owner: str | None) -> None:
         raise LeaseLost(run_id, owner)
 
 
+def held(run: Run, owner: str | None) -> None:
+    """`fence` for a run row the caller read locked in this transaction (FOR UPDATE OF the
+    run, as `fence` locks it): refuse unless `owner` still holds it."""
+    if owner is None:
+        return
+    if run.owner != owner or run.status in Run.FINISHED:
+        raise LeaseLost(run.pk, owner)
+
+
 # Every fenced write reads this (compiled once: `project.prepared`); the row stays locked
 # until commit on PostgreSQL.
 _HELD: Prepared[int] = Prepared(

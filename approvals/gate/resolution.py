@@ -8,12 +8,13 @@ Denials follow the run policy's `on_reject`, timeouts `on_timeout`: `abort` ends
 from __future__ import annotations
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 
 from approvals import policy as core
 from approvals.models import Approval
 from approvals.selectors import grants_active
 from project.prepared import Prepared
-from runs.leases import fence
+from runs.leases import held
 from runs.models import Run, Step
 from runs.services import activity_record
 
@@ -26,19 +27,17 @@ from .status import run_status_sync
 S = Step.Status
 
 
-# Read on every poll of a waiting run (compiled once: `project.prepared`); never the run's
-# large JSON (a scenario, the agent's state).
+# Read on every poll of a waiting run, in one statement (compiled once: `project.prepared`):
+# the approval with its step, whether a newer attempt at that step exists (a retry opened
+# after it), and its run, locked as the fence locks it (never the run's large JSON).
 _APPROVAL: Prepared[Approval] = Prepared(
     lambda approval_id: (
         Approval.objects.select_related("run", "step").defer(*(f"run__{name}" for name in Run.LARGE_FIELDS))
+        .annotate(superseded=Exists(Approval.objects.filter(step_id=OuterRef("step_id"), pk__gt=OuterRef("pk"))))
+        .select_for_update(of=("run",))
         .filter(pk=approval_id)
     ),
     int,
-)
-# A newer attempt at the same step (a retry opened after this approval).
-_NEWER: Prepared[int] = Prepared(
-    lambda step_id, approval_id: Approval.objects.filter(step_id=step_id, pk__gt=approval_id).values_list("id", flat=True)[:1],
-    int, int,
 )
 
 
@@ -50,12 +49,12 @@ def gate_resolution(*, approval_id: int, retry_supported: bool, owner: str | Non
         approval = _APPROVAL.first(approval_id)
         if approval is None:
             raise Approval.DoesNotExist(f"no approval {approval_id}")
-        fence(approval.run_id, owner)
+        held(approval.run, owner)  # the fence, on the run row the read locked
         if approval.status == Approval.Status.PENDING:
             return None
         step = approval.step
         assert step is not None  # every approval is opened for a step (approval_open)
-        if step.status != S.WAITING or _NEWER.first(step.pk, approval.pk) is not None:
+        if step.status != S.WAITING or approval.superseded:  # type: ignore[attr-defined]  # annotated
             # Already handed out (or superseded by a newer attempt): answer from the record.
             return answer_from_record(step, owner=owner)
         outcome = _resolved(approval, step, retry_supported)

@@ -379,15 +379,15 @@ def test_a_late_decision_records_the_expiry_itself_with_no_worker_running(
 def test_a_decision_through_the_api_is_a_bounded_number_of_statements(
     api: Any, make_approval: Callable[..., Any], django_assert_max_num_queries: Any
 ) -> None:
-    """bench/decision_latency.py's approve: one transaction that locks the run, reads the
-    approval with its run and step, writes the decision and its activity, and sets the
-    run's status (whether the run sleeps is read with the approval; no expiry read before
+    """bench/decision_latency.py's approve: one transaction that reads the approval with its
+    run (locked) and step in one statement, writes the decision and its activity, and sets
+    the run's status (whether the run sleeps is read with the approval; no expiry read before
     it: a deadline found passed rolls the transaction back and records the expiry)."""
     from runs.models import Run
 
     approval = make_approval("git push origin decided")
     Run.objects.filter(pk=approval.run_id).update(status=Run.Status.WAITING)  # as a worker leaves it
-    with django_assert_max_num_queries(10):
+    with django_assert_max_num_queries(9):
         response = api.post(f"/api/v1/approvals/{approval.pk}/approve/", {"hash": approval.hash}, format="json")
     assert response.status_code == HTTPStatus.OK, response.content
     assert response.json()["status"] == "approved"
