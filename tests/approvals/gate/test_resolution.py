@@ -1,0 +1,57 @@
+"""A waiting run's poll of its approval: cheap while pending, fenced, and one hand-out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from approvals.gate import gate_request, gate_resolution
+from approvals.models import Approval, Policy
+from approvals.services import approval_decide, policy_save
+from runs.leases import LeaseLost, run_claim
+from runs.models import Run, Step
+from runs.services import run_create, run_mark_running
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def waiting(reviewer: Any) -> tuple[int, int]:
+    """(run id, approval id): a run owned by worker `w1`, waiting on one approval."""
+    policy_save(policy=Policy(name="ask-all", document={"default": "ask"}))
+    run = run_create(driver="scripted", prompt="poll", scenario={"steps": [{"message": "m"}]}, policy_name="ask-all", user=reviewer)
+    assert run_claim(run_id=run.pk, owner="w1")
+    run_mark_running(run_id=run.pk, owner="w1")
+    outcome = gate_request(run_id=run.pk, tool="bash", input={"command": "date"}, cwd="/tmp", owner="w1")
+    assert outcome.outcome == "wait" and outcome.approval_id is not None
+    return run.pk, outcome.approval_id
+
+
+def test_a_pending_poll_is_one_statement_and_the_hand_out_four(
+    waiting: tuple[int, int], admin_user: Any, django_assert_num_queries: Any
+) -> None:
+    run_id, approval_id = waiting
+    framing = 2  # the transaction's own two (a savepoint and its release, inside the test's)
+    with django_assert_num_queries(1 + framing):
+        assert gate_resolution(approval_id=approval_id, retry_supported=False, owner="w1") is None
+    hash = Approval.objects.get(pk=approval_id).hash
+    approval_decide(approval_id=approval_id, user=admin_user, approve=True, hash=hash)
+    # The approval with its run (locked) and step, the step's move, the run's status (2).
+    with django_assert_num_queries(4 + framing):
+        outcome = gate_resolution(approval_id=approval_id, retry_supported=False, owner="w1")
+    assert outcome is not None and outcome.outcome == "allow"
+    assert Step.objects.get(pk=outcome.step_id).status == Step.Status.EXECUTING
+    assert Run.objects.get(pk=run_id).status == Run.Status.RUNNING
+
+
+def test_the_poll_is_fenced_by_the_lease_on_the_row_it_reads(waiting: tuple[int, int], admin_user: Any) -> None:
+    run_id, approval_id = waiting
+    approval_decide(approval_id=approval_id, user=admin_user, approve=True, hash=Approval.objects.get(pk=approval_id).hash)
+    with pytest.raises(LeaseLost):
+        gate_resolution(approval_id=approval_id, retry_supported=False, owner="w2")
+    Run.objects.filter(pk=run_id).update(status=Run.Status.CANCELLED)
+    with pytest.raises(LeaseLost):  # a finished run is no one's to write to
+        gate_resolution(approval_id=approval_id, retry_supported=False, owner="w1")
+    step = Approval.objects.select_related("step").get(pk=approval_id).step
+    assert step is not None and step.status == Step.Status.WAITING  # nothing was handed out
