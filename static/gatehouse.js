@@ -85,6 +85,25 @@
     detail.serverResponse = incoming.innerHTML;
   });
 
+  // 3c. The timeline stays in the run's order (each row's data-seq): the rows of one change
+  //     are separate messages on the channel layer, and with Redis two of them can arrive in
+  //     either order; a row that arrives early is put back after the one before it.
+  function seqOf(li) { return parseInt(li.dataset.seq, 10) || 0; }
+  function orderTimeline(list) {
+    var rows = $all(list, ":scope > li[data-seq]");
+    var ordered = true;
+    for (var i = 1; i < rows.length && ordered; i++) ordered = seqOf(rows[i - 1]) <= seqOf(rows[i]);
+    if (ordered) return;
+    rows.sort(function (a, b) { return seqOf(a) - seqOf(b); }); // (stable: equal seqs keep their order)
+    rows.forEach(function (li) { list.appendChild(li); });
+  }
+  function timelineSwapped(event) {
+    var target = event.detail && event.detail.target;
+    if (target && target.id === "timeline") orderTimeline(target);
+  }
+  document.addEventListener("htmx:oobAfterSwap", timelineSwapped);
+  document.addEventListener("htmx:afterSwap", timelineSwapped);
+
   // Live indicator: the dot next to a heading says whether pushes are arriving.
   function setLive(state) {
     document.querySelectorAll("[data-live-status]").forEach(function (el) {

@@ -141,3 +141,35 @@ def test_newcomer_tour(server: Server, browser: Any) -> None:
         raise
     finally:
         context.close()
+
+
+def test_timeline_rows_that_arrive_out_of_order_are_put_in_the_runs_order(server: Server, browser: Any) -> None:
+    """Two rows of one change are two messages on the channel layer; with Redis they can
+    arrive in either order. The page places each by its `data-seq`."""
+    from playwright.sync_api import expect
+
+    link = server.start()
+    page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(link)
+    page.goto(link.split("/login-link/")[0] + "/runs/1/")
+    timeline = page.locator("#timeline")
+    expect(timeline.locator("li[data-seq]").first).to_be_attached()
+    last = max(int(s) for s in timeline.locator("li[data-seq]").evaluate_all("rows => rows.map(r => r.dataset.seq)"))
+
+    def push(seq: int) -> None:  # what the socket delivers for one appended activity
+        page.evaluate(
+            """seq => htmx.swap(document.body, `<ol hx-swap-oob="beforeend:#timeline"><li id="activity-test-${seq}"
+                 class="event" data-seq="${seq}">pushed ${seq}</li></ol>`, {swapStyle: "none"})""",
+            seq,
+        )
+
+    push(last + 2)  # the later row first...
+    push(last + 1)  # ...then the one before it
+    push(last + 3)
+    expect(timeline.locator(f"#activity-test-{last + 3}")).to_be_attached()
+    seqs = [int(s) for s in timeline.locator("li[data-seq]").evaluate_all("rows => rows.map(r => r.dataset.seq)")]
+    assert seqs == sorted(seqs), seqs
+    assert seqs[-3:] == [last + 1, last + 2, last + 3]
+    assert not errors, errors
