@@ -126,7 +126,8 @@ def queued_then(
     in one batch) and `("call", fn, kwargs)` entries (a step's result). The timeline costs
     no transaction of its own and a tool call waits for one transaction, not one per line
     the agent printed before it. A failing entry or `call` (other than a lost lease) is
-    undone to its savepoint, the rest is kept; `call`'s error is raised after commit."""
+    undone to its savepoint, the rest is kept; `call`'s error is raised after commit, and a
+    failed entry — which nobody awaits — is logged and said on the run's timeline."""
     failure: Exception | None = None
     result = None
     with transaction.atomic():
@@ -142,8 +143,13 @@ def queued_then(
                     entry[1](owner=owner, **entry[2])
             except LeaseLost:
                 raise
-            except Exception:  # noqa: BLE001 - nobody awaits a queued write: say so in the log
-                logger.exception("run %s: a queued write (%s) failed", run_id, getattr(entry[1], "__name__", entry[1]))
+            except Exception as exc:  # noqa: BLE001 - nobody awaits a queued write: say so in the log and the timeline
+                what = getattr(entry[1], "__name__", str(entry[1]))
+                logger.exception("run %s: a queued write (%s) failed", run_id, what)
+                batch.append(("notice", "notice", {
+                    "warning": "queued_write_failed", "write": what,
+                    "text": f"Gatehouse could not record a write of this run ({what}): {type(exc).__name__}: {str(exc)[:300]}",
+                }))
         activities_record(run_id=run_id, items=batch, owner=owner)
         try:
             with transaction.atomic():

@@ -164,6 +164,20 @@ def test_agent_text_is_escaped(client: Client, alice: Any, make_approval: Callab
         assert "From the agent" in html
 
 
+def test_a_notice_shows_what_it_says_escaped(client: Client, alice: Any, make_approval: Callable[..., Any]) -> None:
+    from runs.services import activity_record
+
+    approval = make_approval("git push origin notices")
+    activity_record(run_id=approval.run_id, kind="notice", event="notice",
+                    payload={"level": "warning", "text": "Codex error: <b>rate limited</b>"})
+    activity_record(run_id=approval.run_id, kind="notice", event="notice",
+                    payload={"warning": "queued_write_failed", "text": "Gatehouse could not record a write"})
+    client.force_login(alice)
+    html = client.get(f"/runs/{approval.run_id}/").content.decode()
+    assert "Notice — Codex error: &lt;b&gt;rate limited&lt;/b&gt;" in html
+    assert "Notice: <code>queued_write_failed</code> — Gatehouse could not record a write" in html
+
+
 def test_pushed_fragments_escape_agent_text(make_approval: Callable[..., Any]) -> None:
     from runs import fragments
 

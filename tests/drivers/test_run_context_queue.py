@@ -105,6 +105,26 @@ def test_a_failing_write_keeps_the_queue_and_is_raised_after_commit(reviewer: An
         ("message", {"text": "kept"})]
 
 
+def test_a_queued_write_that_fails_is_said_on_the_timeline_and_the_rest_is_kept(reviewer: Any) -> None:
+    from runs.services import run_create
+
+    run = run_create(driver="scripted", scenario={"steps": [{"message": "x"}]}, user=reviewer)
+
+    def step_result(*, owner: str | None) -> None:
+        raise RuntimeError("step 7: cannot move to finished from aborted")
+
+    queued_then(run_id=run.pk, owner=None, call=lambda *, owner: None, kwargs={}, queued=[
+        ("activity", "message", "message", {"text": "before"}),
+        ("call", step_result, {}),
+        ("activity", "message", "message", {"text": "after"}),
+    ])
+    rows = list(Activity.objects.filter(run_id=run.pk).exclude(kind="run").order_by("seq").values_list("event", "payload"))
+    assert [event for event, _ in rows] == ["message", "notice", "message"]
+    notice = rows[1][1]
+    assert (notice["warning"], notice["write"]) == ("queued_write_failed", "step_result")
+    assert "RuntimeError: step 7: cannot move to finished from aborted" in notice["text"]
+
+
 async def test_a_worker_dying_with_a_result_still_queued_never_reruns_the_step(api: Any) -> None:
     """The crash between two steps: the command ran, its result was queued, the worker died
     before writing it. The record says `executing` (it may have run), so the next owner asks
