@@ -131,12 +131,14 @@ def _resolve(approval: Approval, *, status: str, user: Any, via: str, **fields: 
 def _after_resolution(approval: Approval, *, event_payload: Mapping[str, Any], asleep: bool | None = None) -> None:
     """The resolution's activity, the run's status, and the doorbells after commit. `asleep`:
     whether the run is hibernated, when the caller read it with the approval."""
-    event = "user-input.resolved" if approval.kind == Approval.Kind.QUESTION else "approval.resolved"
-    activity_record(run_id=approval.run_id, kind=activity_kind(approval.kind), event=event, payload=event_payload)
-    run_status_sync(run_id=approval.run_id)
-    run_wake_on_commit(run_id=approval.run_id, asleep=asleep)
     approval_id, run_id = approval.pk, approval.run_id
+    # The run's doorbells first: after commit the messages go out in the order they were
+    # registered, and the agent waiting on this decision should not wait behind the console's.
     broadcast.send_on_commit(broadcast.run_group(run_id), {"type": "approval.resolved", "approval_id": approval_id})
+    run_wake_on_commit(run_id=run_id, asleep=asleep)
+    event = "user-input.resolved" if approval.kind == Approval.Kind.QUESTION else "approval.resolved"
+    activity_record(run_id=run_id, kind=activity_kind(approval.kind), event=event, payload=event_payload)
+    run_status_sync(run_id=run_id)
     broadcast.fragment_on_commit(
         [broadcast.INBOX_GROUP, broadcast.run_console_group(run_id)], "approval_removed", approval_id=approval_id
     )

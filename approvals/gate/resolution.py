@@ -22,7 +22,6 @@ from .asking import approval_open, capability_of
 from .handout import hand_out
 from .outcome import GateOutcome
 from .paths import path_context
-from .status import run_status_sync
 
 S = Step.Status
 
@@ -57,9 +56,9 @@ def gate_resolution(*, approval_id: int, retry_supported: bool, owner: str | Non
         if step.status != S.WAITING or approval.superseded:  # type: ignore[attr-defined]  # annotated
             # Already handed out (or superseded by a newer attempt): answer from the record.
             return answer_from_record(step, owner=owner)
-        outcome = _resolved(approval, step, retry_supported)
-        run_status_sync(run_id=approval.run_id)
-        return outcome
+        # (The run's status needs no sync here: the resolution synced it, and a new attempt
+        # that `_resolved` may open syncs it in `approval_open`; a hand-out moves no approval.)
+        return _resolved(approval, step, retry_supported)
 
 
 def _resolved(approval: Approval, step: Step, retry_supported: bool) -> GateOutcome:

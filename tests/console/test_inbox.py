@@ -113,7 +113,7 @@ def test_the_inbox_asks_the_same_number_of_queries_for_3_or_30_cards(
     for i in range(3):
         make_approval(f"git push origin few{i}", driver="claude-code" if i == 0 else "scripted")
     client.get("/")  # warm the session and permission caches like any later request
-    with django_assert_max_num_queries(9) as few:
+    with django_assert_max_num_queries(8) as few:
         assert client.get("/").status_code == HTTPStatus.OK
     for i in range(30):
         make_approval(f"git push origin many{i}", driver="claude-code" if i % 3 == 0 else "scripted")
@@ -387,7 +387,7 @@ def test_a_decision_through_the_api_is_a_bounded_number_of_statements(
 
     approval = make_approval("git push origin decided")
     Run.objects.filter(pk=approval.run_id).update(status=Run.Status.WAITING)  # as a worker leaves it
-    with django_assert_max_num_queries(9):
+    with django_assert_max_num_queries(8):
         response = api.post(f"/api/v1/approvals/{approval.pk}/approve/", {"hash": approval.hash}, format="json")
     assert response.status_code == HTTPStatus.OK, response.content
     assert response.json()["status"] == "approved"

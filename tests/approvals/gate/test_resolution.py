@@ -28,7 +28,7 @@ def waiting(reviewer: Any) -> tuple[int, int]:
     return run.pk, outcome.approval_id
 
 
-def test_a_pending_poll_is_one_statement_and_the_hand_out_four(
+def test_a_pending_poll_is_one_statement_and_the_hand_out_two(
     waiting: tuple[int, int], admin_user: Any, django_assert_num_queries: Any
 ) -> None:
     run_id, approval_id = waiting
@@ -37,8 +37,8 @@ def test_a_pending_poll_is_one_statement_and_the_hand_out_four(
         assert gate_resolution(approval_id=approval_id, retry_supported=False, owner="w1") is None
     hash = Approval.objects.get(pk=approval_id).hash
     approval_decide(approval_id=approval_id, user=admin_user, approve=True, hash=hash)
-    # The approval with its run (locked) and step, the step's move, the run's status (2).
-    with django_assert_num_queries(4 + framing):
+    # The approval with its run (locked) and step, and the step's move.
+    with django_assert_num_queries(2 + framing):
         outcome = gate_resolution(approval_id=approval_id, retry_supported=False, owner="w1")
     assert outcome is not None and outcome.outcome == "allow"
     assert Step.objects.get(pk=outcome.step_id).status == Step.Status.EXECUTING
@@ -55,3 +55,25 @@ def test_the_poll_is_fenced_by_the_lease_on_the_row_it_reads(waiting: tuple[int,
         gate_resolution(approval_id=approval_id, retry_supported=False, owner="w1")
     step = Approval.objects.select_related("step").get(pk=approval_id).step
     assert step is not None and step.status == Step.Status.WAITING  # nothing was handed out
+
+
+def test_the_run_waits_while_any_approval_is_pending_and_a_finished_run_is_left_alone(
+    waiting: tuple[int, int], admin_user: Any
+) -> None:
+    from approvals.gate import run_status_sync
+
+    run_id, first = waiting
+    second = gate_request(run_id=run_id, tool="bash", input={"command": "uname"}, cwd="/tmp", owner="w1").approval_id
+    assert second is not None and Run.objects.get(pk=run_id).status == Run.Status.WAITING
+
+    def decide(approval_id: int) -> None:
+        approval_decide(approval_id=approval_id, user=admin_user, approve=True, hash=Approval.objects.get(pk=approval_id).hash)
+
+    decide(first)
+    assert Run.objects.get(pk=run_id).status == Run.Status.WAITING  # the second one is still asked
+    decide(second)
+    assert Run.objects.get(pk=run_id).status == Run.Status.RUNNING
+    Run.objects.filter(pk=run_id).update(status=Run.Status.COMPLETED)
+    gate_request(run_id=run_id, tool="bash", input={"command": "id"}, cwd="/tmp")  # a pending one on a finished run
+    run_status_sync(run_id=run_id)
+    assert Run.objects.get(pk=run_id).status == Run.Status.COMPLETED
