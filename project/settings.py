@@ -123,6 +123,16 @@ else:
 # one per call cost a PostgreSQL connect, or SQLite's WAL pragmas, on every gate.
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("GATEHOUSE_DB_CONN_MAX_AGE", 300)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# On PostgreSQL a pool (psycopg_pool) keeps the connections instead: under ASGI Django runs
+# each request's sync code on a thread of its own, so a kept per-thread connection was a
+# new PostgreSQL connection (a backend process forked) for every API request. Django hands
+# a connection back to the pool when a request or a worker call ends; the pool checks one
+# before lending it. GATEHOUSE_DB_POOL_MAX per process (2 web + 2 workers: 4 times that).
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("GATEHOUSE_DB_POOL", True):
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them (Django refuses both)
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1, "max_size": env_int("GATEHOUSE_DB_POOL_MAX", 10), "timeout": 30.0,
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Channels -------------------------------------------------------------------------
