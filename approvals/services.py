@@ -107,11 +107,11 @@ def _load_for_decision(approval_id: int, verb: str, hash: str) -> Approval:
         allowed = " or ".join(sorted(VERBS_BY_KIND.get(approval.kind, set())))
         raise ApprovalError("kind_mismatch", f"A {approval.get_kind_display().lower()} takes {allowed}, not {verb}.")
     _refuse_unless_pending(approval)
-    if hash and hash != approval.hash:
-        raise ApprovalError("stale", "The request changed since it was shown; reload and decide again.")
     if approval.deadline is not None and approval.deadline <= clock.now():
         # The deadline passed: this transaction rolls back and `_deciding` records the expiry.
         raise ApprovalError("expired", "This request expired before a decision was made.")
+    if hash and hash != approval.hash:
+        raise ApprovalError("stale", "The request changed since it was shown; reload and decide again.")
     return approval
 
 

@@ -359,16 +359,17 @@ def test_the_policy_s_working_directory_after_a_cd_is_shown(client: Client, alic
     assert "in <code>/var/www</code> <strong>(outside the workspace)</strong>" in explain
 
 
-@pytest.mark.parametrize("verb", ["approve", "deny"])
+@pytest.mark.parametrize(("verb", "shown"), [("approve", "current"), ("deny", "current"), ("approve", "older")])
 def test_a_late_decision_records_the_expiry_itself_with_no_worker_running(
-    api: Any, make_approval: Callable[..., Any], clock: Any, verb: str
+    api: Any, make_approval: Callable[..., Any], clock: Any, verb: str, shown: str
 ) -> None:
     from approvals.models import Approval
     from runs.models import Activity
 
     approval = make_approval("git push origin late", run_policy={"approvals": {"timeout_s": 60}})
     clock.advance(61)
-    response = api.post(f"/api/v1/approvals/{approval.pk}/{verb}/", {"hash": approval.hash}, format="json")
+    hash = approval.hash if shown == "current" else "0" * 64  # late with an older page: still "expired"
+    response = api.post(f"/api/v1/approvals/{approval.pk}/{verb}/", {"hash": hash}, format="json")
     assert (response.status_code, response.json()["code"]) == (HTTPStatus.GONE, "expired")
     row = Approval.objects.get(pk=approval.pk)
     assert (row.status, row.decided_via, row.decided_by_id) == ("expired", "timeout", None)
