@@ -163,7 +163,7 @@ def scaled(runs: int, workdir: Path) -> None:
            "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/gatehouse_bench_{os.getpid()}",
            "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0"}
     try:
-        subprocess.run([PY, "scripts/scaled.py", "start", "--port", str(port)], cwd=ROOT, env=env, check=True, capture_output=True)
+        start_scaled(env, port)
         server = Server(env, f"http://127.0.0.1:{port}")
         server.login()
         floor, latency = measure(server, runs, workdir / "scaled")
@@ -173,6 +173,14 @@ def scaled(runs: int, workdir: Path) -> None:
         redis.kill()
         subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-c",
                         f"DROP DATABASE IF EXISTS gatehouse_bench_{os.getpid()}"], capture_output=True)
+
+
+def start_scaled(env: dict[str, str], port: int) -> None:
+    """`scripts/scaled.py start`; when it fails, what it said (and where its logs are)."""
+    done = subprocess.run([PY, "scripts/scaled.py", "start", "--port", str(port)], cwd=ROOT, env=env, capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"scripts/scaled.py start exited {done.returncode}:\n{done.stdout}{done.stderr}")
 
 
 def _up(base: str) -> bool:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from decision_latency import PY, QUICK, ROOT, Server, _up, free_port, wait  # noqa: E402
+from decision_latency import PY, QUICK, ROOT, Server, _up, free_port, start_scaled, wait  # noqa: E402
 
 POLICY = {"tools": {"noop": "allow"}, "default": "ask"}
 
@@ -95,8 +95,7 @@ def main() -> None:
                    "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{db}", "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0"}
             port = free_port()
             try:
-                subprocess.run([PY, "scripts/scaled.py", "start", "--port", str(port)], cwd=ROOT, env=env, check=True,
-                               capture_output=True)
+                start_scaled(env, port)
                 server = Server(env, f"http://127.0.0.1:{port}")
                 server.login()
                 report("scaled (PostgreSQL + Redis)", server, args.requests)
