@@ -28,9 +28,10 @@ from project import broadcast
 from project.api import json_error
 
 # The gateway's database work runs on its own threads (GATEHOUSE_HOOK_DB_THREADS; one on
-# SQLite), each keeping its connection. Django's default for an async view — a new thread
-# per request — opened a connection per call, and on SQLite the calls raced each other for
-# the write lock and slept in its busy handler (bench/hook_gateway.py: 102 -> 124 req/s).
+# SQLite, where each keeps its connection; on PostgreSQL they borrow from the pool). Django's
+# default for an async view — a new thread per request — opened a connection per call, and
+# on SQLite the calls raced each other for the write lock and slept in its busy handler
+# (bench/hook_gateway.py: 102 -> 124 req/s).
 _executor: ThreadPoolExecutor | None = None
 
 
