@@ -362,10 +362,14 @@ def _transition(run_id: int, to: str, *, only_from: tuple[str, ...] | None = Non
         allowed_from = [s for s in allowed_from if s in only_from]
     changed = Run.objects.filter(pk=run_id, status__in=allowed_from).update(status=to, **fields)
     if changed:
-        broadcast.fragment_on_commit(
-            [broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], "run_status", run_id=run_id
-        )
+        run_status_changed(run_id)
     return changed == 1
+
+
+def run_status_changed(run_id: int) -> None:
+    """After commit, the console's run status (its page and the inbox) is pushed again (every
+    writer of a run's status calls it: `_transition`, `approvals.gate.run_status_sync`)."""
+    broadcast.fragment_on_commit([broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], "run_status", run_id=run_id)
 
 
 def run_mark_running(*, run_id: int, resumed: bool = False, owner: str | None = None) -> None:
@@ -381,11 +385,6 @@ def run_mark_running(*, run_id: int, resumed: bool = False, owner: str | None = 
         elif resumed:
             # (A decision made while no worker owned it may already have set it running.)
             activity_record(run_id=run_id, kind="run", event="run.resumed", payload={})
-
-
-def run_mark(*, run_id: int, status: str) -> bool:
-    """running ↔ waiting, by the table; False when the run is elsewhere (finished, queued)."""
-    return _transition(run_id, status, only_from=(Run.Status.RUNNING, Run.Status.WAITING))
 
 
 def run_record_process(*, run_id: int, record: Mapping[str, Any], owner: str | None = None) -> None:

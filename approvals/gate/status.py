@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.db import connection
 
 from approvals.models import Approval
-from project import broadcast
 from runs.models import Run
+from runs.services import run_status_changed
 
 W, R = Run.Status.WAITING, Run.Status.RUNNING
 assert W in Run.ALLOWED_TRANSITIONS[R] and R in Run.ALLOWED_TRANSITIONS[W]  # the moves this makes
@@ -35,4 +35,4 @@ def run_status_sync(*, run_id: int) -> None:
         cursor.execute(_sql(), [*target, run_id, R, W, *target])
         changed = cursor.rowcount
     if changed:
-        broadcast.fragment_on_commit([broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], "run_status", run_id=run_id)
+        run_status_changed(run_id)

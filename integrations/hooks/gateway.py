@@ -158,7 +158,8 @@ def hook_session_for(*, user: Any, agent: str, external_id: str, cwd: str, polic
             found = _new_hook_session(user=user, agent=agent, external_id=external_id, cwd=cwd, policy_name=policy_name)
         except IntegrityError:  # the session's first calls raced; the other one created it
             found = _HOOK_SESSION.first(user.pk, agent, external_id)
-            assert found is not None
+            if found is None:
+                raise
         except RunError as exc:
             raise HookRefused(exc.code, exc.message, exc.status, field=str(exc.fields.get("field", ""))) from None
         except Exception as exc:  # a policy the driver cannot honour, from run_create
