@@ -57,3 +57,15 @@ def events(run_id: int) -> list[str]:
 
 def messages(run_id: int) -> list[str]:
     return [a.payload["text"] for a in Activity.objects.filter(run_id=run_id, event="message").order_by("seq")]
+
+
+async def taken_over(run_id: int, owner: str = "w2") -> Any:
+    """Another worker takes the run over (the lease moves to `owner`, as after the first
+    one died) and opens its run context, resuming from the record; close it when done."""
+    from drivers.runcontext import WorkerRunContext
+
+    await sync_to_async(Run.objects.filter(pk=run_id).update)(owner=owner)
+    row = await sync_to_async(Run.objects.select_related("session").get)(pk=run_id)
+    ctx = WorkerRunContext(row, owner=owner, settings_for_driver={}, on_lease_lost=lambda: None)
+    await ctx.open()
+    return ctx

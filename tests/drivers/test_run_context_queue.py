@@ -16,7 +16,7 @@ from drivers.runcontext import WorkerRunContext
 from runs.leases import run_claim
 from runs.models import Activity, Run, Step
 from runs.services import queued_then, run_mark_running
-from tests.flow import eventually, start_run
+from tests.flow import eventually, start_run, taken_over
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -139,10 +139,7 @@ async def test_a_worker_dying_with_a_result_still_queued_never_reruns_the_step(a
     ctx._flusher.cancel()  # the process dies: nothing queued is written, close() never runs
     assert (await sync_to_async(Step.objects.get)(pk=ran.step_id)).status == "executing"
 
-    await sync_to_async(Run.objects.filter(pk=run["id"]).update)(owner="w2")  # w2 takes over
-    row = await sync_to_async(Run.objects.select_related("session").get)(pk=run["id"])
-    taken = WorkerRunContext(row, owner="w2", settings_for_driver={}, on_lease_lost=lambda: None)
-    await taken.open()
+    taken = await taken_over(run["id"])  # w2 takes over
     try:
         assert taken.resuming
         replay = asyncio.ensure_future(taken.gate(ToolRequest(tool="bash", input={"command": "touch a"}, cwd=run["workspace"])))

@@ -77,3 +77,23 @@ def test_the_run_waits_while_any_approval_is_pending_and_a_finished_run_is_left_
     gate_request(run_id=run_id, tool="bash", input={"command": "id"}, cwd="/tmp")  # a pending one on a finished run
     run_status_sync(run_id=run_id)
     assert Run.objects.get(pk=run_id).status == Run.Status.COMPLETED
+
+
+def test_a_denied_attempt_that_was_asked_again_is_never_handed_out_twice(reviewer: Any, admin_user: Any) -> None:
+    """on_reject=retry: the denial opens attempt 2. Polling the first attempt again (a driver
+    that re-reads it, a resumed worker) answers from the record: no third attempt, no hand-out."""
+    policy_save(policy=Policy(name="ask-retry", document={"default": "ask"}))
+    run = run_create(driver="scripted", prompt="retry", scenario={"steps": [{"message": "m"}]}, policy_name="ask-retry",
+                     run_policy={"approvals": {"on_reject": "retry", "max_retries": 3}}, user=reviewer)
+    assert run_claim(run_id=run.pk, owner="w1")
+    run_mark_running(run_id=run.pk, owner="w1")
+    first = gate_request(run_id=run.pk, tool="bash", input={"command": "date"}, cwd="/tmp", owner="w1").approval_id
+    assert first is not None
+    approval_decide(approval_id=first, user=admin_user, approve=False, reason="no", hash=Approval.objects.get(pk=first).hash)
+    asked = gate_resolution(approval_id=first, retry_supported=True, owner="w1")
+    assert asked is not None and asked.outcome == "wait" and asked.approval_id not in (None, first)
+    again = gate_resolution(approval_id=first, retry_supported=True, owner="w1")
+    assert Approval.objects.filter(run_id=run.pk).count() == 2  # attempt 1 (denied) and 2 (pending)
+    assert again is not None and (again.outcome, again.approval_id) == ("wait", asked.approval_id)  # on attempt 2, never allowed
+    step = Step.objects.get(pk=asked.step_id)
+    assert step.status == Step.Status.WAITING

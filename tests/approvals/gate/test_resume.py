@@ -15,7 +15,7 @@ from asgiref.sync import sync_to_async
 from approvals.models import Approval, Policy
 from drivers.worker import Supervisor
 from runs.models import Activity, Run, Step
-from tests.flow import decide, eventually, finished, messages, pending_approval, start_run
+from tests.flow import decide, eventually, finished, messages, pending_approval, start_run, taken_over
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -276,7 +276,6 @@ async def test_after_the_agent_resumed_its_conversation_a_repeat_of_a_finished_s
     conversation is resumed, only the open step is matched against the record."""
     from approvals.gate import gate_request, step_finish
     from drivers.base import ToolRequest
-    from drivers.runcontext import WorkerRunContext
     from runs.leases import run_claim
     from runs.services import run_mark_running
 
@@ -287,11 +286,7 @@ async def test_after_the_agent_resumed_its_conversation_a_repeat_of_a_finished_s
     await sync_to_async(step_finish)(run_id=run["id"], step_id=first.step_id, output="x\n", exit_code=0, owner="w1")
     waiting = await sync_to_async(gate_request)(run_id=run["id"], tool="bash", input={"command": "touch b"}, cwd=run["workspace"], owner="w1")
     assert waiting.outcome == "wait"
-    await sync_to_async(Run.objects.filter(pk=run["id"]).update)(owner="w2")  # w2 takes over
-
-    row = await sync_to_async(Run.objects.select_related("session").get)(pk=run["id"])
-    ctx = WorkerRunContext(row, owner="w2", settings_for_driver={}, on_lease_lost=lambda: None)
-    await ctx.open()
+    ctx = await taken_over(run["id"])  # w2 takes over
     try:
         assert ctx.resuming
         await ctx.resumed_conversation()
