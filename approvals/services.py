@@ -134,7 +134,8 @@ def _after_resolution(approval: Approval, *, event_payload: Mapping[str, Any], a
     approval_id, run_id = approval.pk, approval.run_id
     # The run's doorbells first: after commit the messages go out in the order they were
     # registered, and the agent waiting on this decision should not wait behind the console's.
-    broadcast.send_on_commit(broadcast.run_group(run_id), {"type": "approval.resolved", "approval_id": approval_id})
+    broadcast.send_on_commit(broadcast.run_group(run_id), {"type": "approval.resolved", "approval_id": approval_id},
+                             urgent=True)
     run_wake_on_commit(run_id=run_id, asleep=asleep)
     event = "user-input.resolved" if approval.kind == Approval.Kind.QUESTION else "approval.resolved"
     activity_record(run_id=run_id, kind=activity_kind(approval.kind), event=event, payload=event_payload)

@@ -7,7 +7,7 @@ approves through the API and reads the clock the command wrote. The floor is the
 server answering `GET /api/v1/runs/{id}/` with the same token. Also: the same for runs
 that were asleep (hibernated) when decided. Prints p50/p99; not a test.
 
-    .venv/bin/python bench/decision_latency.py [--runs 40] [--skip-scaled]
+    .venv/bin/python bench/decision_latency.py [--runs 40] [--skip-scaled] [--skip-embedded]
 """
 
 from __future__ import annotations
@@ -204,11 +204,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--skip-scaled", action="store_true")
+    parser.add_argument("--skip-embedded", action="store_true")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="gatehouse-bench-"))
     try:
-        embedded(args.runs, workdir, hibernate=False)
-        embedded(max(5, args.runs // 4), workdir, hibernate=True)
+        if not args.skip_embedded:
+            embedded(args.runs, workdir, hibernate=False)
+            embedded(max(5, args.runs // 4), workdir, hibernate=True)
         if not args.skip_scaled:
             scaled(args.runs, workdir)
     finally:

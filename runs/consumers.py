@@ -44,6 +44,13 @@ class ConsoleFragmentConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """The console only listens; anything a page sends is ignored."""
 
+    async def console_changes(self, event: dict[str, Any]) -> None:
+        """The changes of one transaction, together (`broadcast.console_on_commit`)."""
+        changes = event.get("changes")
+        for change in changes if isinstance(changes, list) else []:
+            if isinstance(change, dict) and change.get("type") == "console.change":
+                await self.console_change(change)
+
     async def console_change(self, event: dict[str, Any]) -> None:
         """Something the page shows changed: render it (once per process) and push it."""
         html = await fragments.render_once(event)

@@ -86,14 +86,10 @@ def activities_record(
             rows = Activity.objects.bulk_create(fresh)
             for row in rows:  # bulk_create sends no post_save: listeners (the webhook outbox) still hear each one
                 post_save.send(sender=Activity, instance=row, created=True, raw=False, using=row._state.db, update_fields=None)
-        ids = [row.pk for row in rows]
-
-        def push() -> None:
-            for activity_id in ids:
-                broadcast.send_now(broadcast.run_console_group(run_id), broadcast.change_message(
-                    "activity_appended", activity_id=activity_id))
-
-        transaction.on_commit(push)
+        for row in rows:
+            broadcast.console_on_commit(
+                [broadcast.run_console_group(run_id)], broadcast.change_message("activity_appended", activity_id=row.pk)
+            )
     return rows
 
 
@@ -426,7 +422,9 @@ def run_wake_on_commit(*, run_id: int, asleep: bool | None = None) -> None:
     if asleep is None:
         asleep = Run.objects.filter(pk=run_id, hibernated_at__isnull=False).exists()
     if asleep:
-        transaction.on_commit(lambda: broadcast.send_to_channel_now("drivers", {"type": "run.start", "run_id": run_id}))
+        transaction.on_commit(
+            lambda: broadcast.send_to_channel_now("drivers", {"type": "run.start", "run_id": run_id}, urgent=True)
+        )
 
 
 def run_forget_processes(*, run_id: int, owner: str | None = None) -> None:

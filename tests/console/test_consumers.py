@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -96,6 +97,56 @@ async def test_run_socket_pushes_timeline_rows_and_status(make_user: Callable[..
     assert "denied" in resolved
 
     await comm.disconnect()
+
+
+async def listen(group: str) -> tuple[Any, str]:
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(group, channel)
+    return layer, channel
+
+
+async def received(layer: Any, channel: str) -> list[dict[str, Any]]:
+    """Every message waiting on `channel` (the writes are done: none arrive later)."""
+    messages = []
+    while True:
+        try:
+            messages.append(await asyncio.wait_for(layer.receive(channel), timeout=0.3))
+        except TimeoutError:
+            return messages
+
+
+def fragments(message: dict[str, Any]) -> list[str]:
+    changes = message["changes"] if message["type"] == "console.changes" else [message]
+    return [change["fragment"] for change in changes]
+
+
+async def test_a_decision_reaches_each_console_group_as_one_message_with_all_its_changes(
+    make_user: Callable[..., Any], make_approval: Callable[..., Any]
+) -> None:
+    from approvals.gate.status import run_status_sync
+    from approvals.services import approval_decide
+    from project import broadcast
+    from runs.services import run_mark_running
+
+    alice = await sync_to_async(make_user)("alice")
+    approval = await sync_to_async(make_approval)("git push origin main")
+    await sync_to_async(run_mark_running)(run_id=approval.run_id)  # a worker took it ...
+    await sync_to_async(run_status_sync)(run_id=approval.run_id)  # ... and it waits on the approval
+    run_page, run_channel = await listen(broadcast.run_console_group(approval.run_id))
+    inbox, inbox_channel = await listen(broadcast.INBOX_GROUP)
+
+    await sync_to_async(approval_decide)(approval_id=approval.pk, user=alice, approve=True, hash=approval.hash)
+
+    [to_run_page] = await received(run_page, run_channel)
+    [to_inbox] = await received(inbox, inbox_channel)
+    # The timeline row, the run's status and the card leaving, in the order they were made.
+    assert to_run_page["type"] == "console.changes"
+    assert fragments(to_run_page) == ["activity_appended", "run_status", "approval_removed"]
+    assert fragments(to_inbox) == ["run_status", "approval_removed"]
+    assert len({change["token"] for change in to_run_page["changes"]}) == 3  # each rendered once per process
 
 
 async def test_sockets_from_other_runs_hear_nothing(make_user: Callable[..., Any], make_approval: Callable[..., Any]) -> None:

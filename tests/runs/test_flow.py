@@ -101,11 +101,11 @@ async def test_decision_is_found_in_the_database_when_the_doorbell_is_lost(
     original = broadcast.send_now
     dropped: list[str] = []
 
-    def drop_wakeups(group: str, message: dict[str, Any]) -> None:
+    def drop_wakeups(group: str, message: dict[str, Any], **how: Any) -> None:
         if message.get("type") == "approval.resolved":
             dropped.append(group)
             return
-        original(group, message)
+        original(group, message, **how)
 
     monkeypatch.setattr(broadcast, "send_now", drop_wakeups)
     run = await start_run(api, ECHO)
