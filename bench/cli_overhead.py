@@ -11,7 +11,9 @@ in this process (SQLite), a policy that allows everything, so no person is invol
 time is the run's, from creation to finished. Both sides run without the CLI's own
 sandbox (Claude Code has none by default; Codex runs under the run policy `sandbox:
 unrestricted`, as `--dangerously-bypass-approvals-and-sandbox` does), so only the
-permission path differs. Medians of ROUNDS; not a test.
+permission path differs. Codex is the native program on both sides (the driver starts it
+directly, not through npm's Node launcher); `codex exec` through the launcher is printed
+too. Medians of ROUNDS; not a test.
 
     .venv/bin/python bench/cli_overhead.py [--steps 5] [--rounds 3] [--cli claude,codex]
 """
@@ -56,7 +58,8 @@ from runs.models import Run  # noqa: E402
 from runs.services import run_create  # noqa: E402
 
 CLAUDE = ROOT / ".agents" / "node_modules" / "@anthropic-ai" / "claude-code" / "bin" / "claude.exe"
-CODEX = ROOT / ".agents" / "node_modules" / ".bin" / "codex"
+CODEX_LAUNCHER = ROOT / ".agents" / "node_modules" / ".bin" / "codex"  # npm's Node launcher
+CODEX = codex_config.native_binary(str(CODEX_LAUNCHER))  # the program it starts (the driver starts it directly)
 
 
 async def through_gatehouse(driver: str, workspace: Path, policy: str = "allow-all") -> float:
@@ -88,10 +91,10 @@ def claude_alone(model_url: str, workspace: Path) -> float:
     return time.monotonic() - started
 
 
-def codex_alone(base_url: str, workspace: Path) -> float:
+def codex_alone(base_url: str, workspace: Path, binary: str = CODEX) -> float:
     env = _codex_env(base_url, workspace)
     started = time.monotonic()
-    subprocess.run([str(CODEX), "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
+    subprocess.run([binary, "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
                     "Run the steps."], cwd=workspace, env=env, capture_output=True, check=True, timeout=300)
     return time.monotonic() - started
 
@@ -166,21 +169,23 @@ async def main(steps: int, rounds: int, clis: set[str]) -> None:
                 alone.append(await asyncio.to_thread(claude_alone, url, _workspace(f"claude-a{i}")))
             results["Claude Code 2.1.197"] = (gated, alone)
     if "codex" in clis:
-        with fake_model("codex", steps, 3 * rounds) as url:
-            settings.GATEHOUSE_CODEX_BIN = str(CODEX)
+        with fake_model("codex", steps, 4 * rounds) as url:
+            settings.GATEHOUSE_CODEX_BIN = str(CODEX_LAUNCHER)  # the driver starts what it launches
             settings.GATEHOUSE_CODEX_BASE_URL = url
             settings.GATEHOUSE_CODEX_MODEL = "fake-model"
             settings.GATEHOUSE_CODEX_ENV_KEY = "FAKE_CODEX_API_KEY"
             settings.GATEHOUSE_AGENT_ENV_VALUES = {"FAKE_CODEX_API_KEY": "dummy"}
-            gated, alone, unchecked, floor = [], [], [], []
+            gated, alone, unchecked, floor, launched = [], [], [], [], []
             for i in range(rounds):
                 gated.append(await through_gatehouse("codex", _workspace(f"codex-g{i}"), "allow-all-unsandboxed"))
                 alone.append(await asyncio.to_thread(codex_alone, url, _workspace(f"codex-a{i}")))
                 unchecked.append(await asyncio.to_thread(codex_protocol_floor, url, _workspace(f"codex-n{i}"), "never"))
                 floor.append(await asyncio.to_thread(codex_protocol_floor, url, _workspace(f"codex-f{i}")))
+                launched.append(await asyncio.to_thread(codex_alone, url, _workspace(f"codex-l{i}"), str(CODEX_LAUNCHER)))
             results["Codex 0.171.0"] = (gated, alone)
             floors["Codex 0.171.0"] = floor
             floors["Codex 0.171.0, checks off"] = unchecked
+            floors["Codex 0.171.0, launched by npm"] = launched
     print(f"{steps} shell commands and an answer, fake model, medians of {rounds} rounds")
     for name, (gated, alone) in results.items():
         g, a = statistics.median(gated), statistics.median(alone)
@@ -191,6 +196,9 @@ async def main(steps: int, rounds: int, clis: set[str]) -> None:
                   f"Gatehouse adds {100 * (g - n) / n:+5.1f} %; the app-server mode costs {100 * (n - a) / a:+5.1f} % over `exec`")
             print(f"  {'':20s} app-server answered at once by a bare client {f:6.2f} s: Gatehouse adds {100 * (g - f) / f:+5.1f} % to the "
                   f"protocol it drives; the protocol costs {100 * (f - a) / a:+5.1f} % over `exec`")
+            lau = statistics.median(floors[f"{name}, launched by npm"])
+            print(f"  {'':20s} `codex exec` through npm's Node launcher (as typed at a prompt) {lau:6.2f} s: "
+                  f"Gatehouse {100 * (g - lau) / lau:+5.1f} % against it")
 
 
 @contextmanager

@@ -9,6 +9,7 @@ of that out of the operator's `~/.codex` and out of every other run.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -31,19 +32,52 @@ PROVIDER_ID = "gatehouse"
 
 
 def find_binary(settings: Mapping[str, Any]) -> str:
-    """`codex_bin` setting, else `codex` on PATH, else the copy `make agents` installed."""
+    """`codex_bin` setting, else `codex` on PATH, else the copy `make agents` installed;
+    where that is npm's launcher, the native program it would start (`native_binary`)."""
     explicit = settings.get("codex_bin")
     if explicit:
-        return str(explicit)
+        return native_binary(str(explicit))
     on_path = shutil.which("codex")
     if on_path:
-        return on_path
+        return native_binary(on_path)
     agents_dir = settings.get("agents_dir")
     if agents_dir:
         installed = Path(agents_dir) / "node_modules" / ".bin" / "codex"
         if installed.exists():
-            return str(installed)
+            return native_binary(str(installed))
     return "codex"
+
+
+# npm's `@openai/codex` is a Node launcher (bin/codex.js) that finds the native program in
+# the platform's optional package and, on Node before 22.15, spawns it and stays as its
+# parent. Started directly, a run costs one process less (a Node runtime of ~40 MiB kept for
+# the whole run), starts ~60 ms sooner and ends ~15 ms sooner (measured on 0.171.0), and the
+# parent-death signal Gatehouse sets (drivers/processes.py) is Codex's own, not Node's.
+_NATIVE_TARGETS = {"x86_64": ("linux-x64", "x86_64-unknown-linux-musl"),
+                   "aarch64": ("linux-arm64", "aarch64-unknown-linux-musl")}
+
+
+def native_binary(launcher: str) -> str:
+    """The native Codex program behind npm's launcher `launcher`, or `launcher` itself (not
+    npm's launcher, another platform, or no platform package where the launcher looks)."""
+    import platform
+    import sys
+
+    script = Path(launcher).resolve()
+    target = _NATIVE_TARGETS.get(platform.machine())
+    if not sys.platform.startswith("linux") or target is None or script.name != "codex.js":
+        return launcher
+    package = script.parent.parent  # .../@openai/codex
+    if package.name != "codex" or package.parent.name != "@openai":
+        return launcher
+    suffix, triple = target
+    for vendor in (package.parent / f"codex-{suffix}" / "vendor",  # hoisted beside it (npm)
+                   package / "node_modules" / "@openai" / f"codex-{suffix}" / "vendor",  # nested
+                   package / "vendor"):  # bundled (older releases)
+        native = vendor / triple / "bin" / "codex"
+        if native.is_file() and os.access(native, os.X_OK):
+            return str(native)
+    return launcher
 
 
 def _toml_str(value: str) -> str:

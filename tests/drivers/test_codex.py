@@ -126,6 +126,29 @@ def test_descriptor():
     assert any("web_search" in line for line in DESCRIPTOR.cannot_see)
 
 
+def test_npm_s_launcher_is_skipped_for_the_native_program_it_would_start(codex_bin: str):
+    import subprocess
+
+    from drivers.codex import config
+
+    native = config.find_binary({"codex_bin": codex_bin})
+    if Path(codex_bin).resolve().name == "codex.js":  # `make agents`' install: npm's Node launcher
+        assert native != codex_bin and Path(native).name == "codex"
+        assert Path(native).read_bytes()[:4] == b"\x7fELF"  # the program itself, not a script
+    version = [subprocess.run([b, "--version"], capture_output=True, text=True, check=True).stdout for b in (codex_bin, native)]
+    assert version[0] == version[1]  # the same Codex either way
+
+
+def test_a_codex_bin_that_is_not_npm_s_launcher_is_used_as_given(tmp_path: Path):
+    from drivers.codex import config
+
+    wrapper = tmp_path / "codex"
+    wrapper.write_text("#!/bin/sh\nexec codex \"$@\"\n")
+    wrapper.chmod(0o755)
+    assert config.find_binary({"codex_bin": str(wrapper)}) == str(wrapper)
+    assert config.native_binary(str(wrapper)) == str(wrapper)
+
+
 # -- fake CLIs: protocol failures ----------------------------------------------------------------
 
 
