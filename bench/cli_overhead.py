@@ -53,7 +53,7 @@ from django.core.management import call_command  # noqa: E402
 from approvals.models import Policy  # noqa: E402
 from drivers.codex import config as codex_config  # noqa: E402
 from drivers.codex.driver import APPROVAL_POLICY  # noqa: E402
-from drivers.worker import Supervisor  # noqa: E402
+from drivers.worker import DriverWorker, supervisor  # noqa: E402
 from runs.models import Run  # noqa: E402
 from runs.services import run_create  # noqa: E402
 
@@ -63,18 +63,18 @@ CODEX = codex_config.native_binary(str(CODEX_LAUNCHER))  # the program it starts
 
 
 async def through_gatehouse(driver: str, workspace: Path, policy: str = "allow-all") -> float:
-    sup = Supervisor()
-    sup.ensure_background()
+    """One run through the real worker of this process (`drivers` consumer and supervisor,
+    as `serve` runs them): created, started by its doorbell, driven to its end."""
+    sup = supervisor()
     started = time.monotonic()
     run = await sync_to_async(run_create)(driver=driver, prompt="Run the steps.", workspace=str(workspace), policy_name=policy)
-    # The worker is in this process: wait for the run's own task (no polling of the database,
-    # which would compete for the CPU with the run it measures).
+    # Wait for the run's own task (no polling of the database, which would compete for the
+    # CPU with the run it measures).
     async with asyncio.timeout(300):
         while run.pk not in sup.tasks:
             await asyncio.sleep(0.001)
         await sup.tasks[run.pk]
     elapsed = time.monotonic() - started
-    await sup.shutdown()
     row = await sync_to_async(Run.objects.get)(pk=run.pk)
     assert row.status == "completed", (row.status, row.failure_reason, row.failure_detail)
     return elapsed
@@ -157,6 +157,24 @@ async def main(steps: int, rounds: int, clis: set[str]) -> None:
     await sync_to_async(Policy.objects.create)(name="allow-all-unsandboxed", document={"default": "allow"},
                                                run_policy={"sandbox": "unrestricted"})
     settings.GATEHOUSE_HIBERNATE_AFTER_S = 0
+    # The worker `serve` runs: the `drivers` consumer (each run's doorbell starts it) and the
+    # supervisor. (An earlier version had only a supervisor, whose reconcile loop found each
+    # new run: two more queries before every run that the doorbell does not cost.)
+    from channels.layers import get_channel_layer
+
+    from project.asgi import application
+
+    worker = asyncio.create_task(
+        DriverWorker(application=application, channels=["drivers"], channel_layer=get_channel_layer()).arun()
+    )
+    try:
+        await _measure(steps, rounds, clis)
+    finally:
+        worker.cancel()
+        await supervisor().shutdown()
+
+
+async def _measure(steps: int, rounds: int, clis: set[str]) -> None:
     results: dict[str, tuple[list[float], list[float]]] = {}
     floors: dict[str, list[float]] = {}
     if "claude" in clis:
