@@ -311,11 +311,14 @@ class WorkerRunContext:
         while outcome.outcome == "wait":
             approval_id = outcome.approval_id
             waiting_since = loop.time()
+            woken = False  # by the doorbell (a decision was made), not the poll's timer
             while True:
                 self._wake.clear()
                 if self._cancel.is_set():
                     return Decision(outcome="abort", reason="cancelled", decided_by="system", step_id=outcome.step_id)
-                resolved = await self._fenced(gate_resolution, approval_id=approval_id, retry_supported=self.descriptor.retry)
+                resolved = await self._fenced(
+                    gate_resolution, approval_id=approval_id, retry_supported=self.descriptor.retry, woken=woken
+                )
                 if resolved is not None:
                     outcome = resolved
                     break
@@ -330,8 +333,9 @@ class WorkerRunContext:
                     await self._hibernate()
                 try:
                     await asyncio.wait_for(self._wake.wait(), timeout=max(timeout, 0.01))
+                    woken = True
                 except TimeoutError:
-                    pass
+                    woken = False
         return Decision(
             outcome=outcome.outcome,  # type: ignore[arg-type]  # "wait" was settled above
             reason=outcome.reason,

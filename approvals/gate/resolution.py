@@ -7,8 +7,11 @@ Denials follow the run policy's `on_reject`, timeouts `on_timeout`: `abort` ends
 
 from __future__ import annotations
 
-from django.db import transaction
+import functools
+
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
+from django.utils import timezone
 
 from approvals import policy as core
 from approvals.models import Approval
@@ -19,7 +22,8 @@ from runs.models import Run, Step
 from runs.services import activity_record
 
 from .asking import approval_open, capability_of
-from .handout import hand_out
+from .handout import hand_out, handed_out
+from .lifecycle import ALLOWED_MOVES
 from .outcome import GateOutcome
 from .paths import path_context
 
@@ -40,10 +44,21 @@ _APPROVAL: Prepared[Approval] = Prepared(
 )
 
 
-def gate_resolution(*, approval_id: int, retry_supported: bool, owner: str | None = None) -> GateOutcome | None:
-    """The driver's answer for a resolved approval; None while it is still pending."""
+def gate_resolution(
+    *, approval_id: int, retry_supported: bool, owner: str | None = None, woken: bool = False
+) -> GateOutcome | None:
+    """The driver's answer for a resolved approval; None while it is still pending.
+
+    `woken`: the run's doorbell rang (a decision was made). A worker's approved permission
+    is then handed out by one statement (`_allowed_at_once`); anything else — still
+    pending, denied, a question, superseded, the lease gone — takes the path below.
+    """
     from .resume import answer_from_record
 
+    if woken and owner is not None:
+        allowed = _allowed_at_once(approval_id, owner)
+        if allowed is not None:
+            return allowed
     with transaction.atomic():
         approval = _APPROVAL.first(approval_id)
         if approval is None:
@@ -59,6 +74,58 @@ def gate_resolution(*, approval_id: int, retry_supported: bool, owner: str | Non
         # (The run's status needs no sync here: the resolution synced it, and a new attempt
         # that `_resolved` may open syncs it in `approval_open`; a hand-out moves no approval.)
         return _resolved(approval, step, retry_supported)
+
+
+@functools.cache
+def _allowed_at_once_sql(vendor: str) -> str:
+    """One UPDATE that is `gate_resolution` for the common case: an approved permission of
+    a permission step still waiting, with no newer attempt, for the worker that holds the run (the
+    fence: owner, not finished, the run row locked as `fence` locks it on PostgreSQL;
+    SQLite serializes the statement with every other writer). It moves the step
+    waiting → allowed → executing (`step_move`'s path, `hand_out`'s fields) and returns
+    what the driver is told."""
+    q = connection.ops.quote_name
+    run, approval, step = (q(m._meta.db_table) for m in (Run, Approval, Step))
+    finished = ", ".join(["%s"] * len(Run.FINISHED))
+    lock = " FOR UPDATE" if vendor == "postgresql" else ""
+    holder = (f"SELECT 1 FROM {run} r WHERE r.{q('id')} = a.{q('run_id')} AND r.{q('owner')} = %s "
+              f"AND r.{q('status')} NOT IN ({finished}){lock}")
+    return (
+        f"UPDATE {step} SET {q('status')} = %s, {q('decided_by')} = a.{q('decided_via')}, {q('started_at')} = %s "
+        f"FROM {approval} a WHERE a.{q('id')} = %s AND {step}.{q('id')} = a.{q('step_id')} "
+        f"AND a.{q('status')} = %s AND a.{q('kind')} = %s AND {step}.{q('kind')} = %s AND {step}.{q('status')} = %s "
+        f"AND NOT EXISTS (SELECT 1 FROM {approval} n WHERE n.{q('step_id')} = a.{q('step_id')} AND n.{q('id')} > a.{q('id')}) "
+        f"AND EXISTS ({holder}) "
+        # (SQLite's RETURNING names only the updated table: the approval's columns by subquery.)
+        f"RETURNING {step}.{q('id')}, {step}.{q('decided_by')}, "
+        + ", ".join(f"(SELECT {q(c)} FROM {approval} WHERE {q('id')} = %s)" for c in ("reason", "plan_mode", "scope"))
+    )
+
+
+def _allowed_at_once(approval_id: int, owner: str) -> GateOutcome | None:
+    """The hand-out of an approved permission in one statement, or None (not that case:
+    the caller reads the approval and decides, as for every other resolution)."""
+    # (Tested beside the general path: tests/approvals/gate/test_resolution.py. The path
+    # and fields are `handed_out`'s for an allowed permission, checked at import below.)
+    params = [S.EXECUTING, connection.ops.adapt_datetimefield_value(timezone.now()), approval_id,
+              Approval.Status.APPROVED, Approval.Kind.PERMISSION, Approval.Kind.PERMISSION, S.WAITING, owner,
+              *Run.FINISHED]
+    with connection.cursor() as cursor:
+        cursor.execute(_allowed_at_once_sql(connection.vendor), [*params, approval_id, approval_id, approval_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    step_id, via, reason, plan_mode, scope = row
+    return GateOutcome(step_id=step_id, outcome="allow", reason=reason, decided_by=via, approval_id=approval_id,
+                       plan_mode=plan_mode, scope=scope)
+
+
+# `_allowed_at_once` writes what `hand_out` would for an approved permission; if the
+# lifecycle changes, this says so at import rather than letting the two drift apart.
+assert handed_out(Approval.Kind.PERMISSION, outcome="allow", decided_by="person") == (
+    (S.ALLOWED, S.EXECUTING), {"decided_by": "person"}
+), "approvals.gate.resolution._allowed_at_once no longer matches handed_out()"
+assert S.WAITING in {s for s, moves in ALLOWED_MOVES.items() if S.ALLOWED in moves} and S.EXECUTING in ALLOWED_MOVES[S.ALLOWED]
 
 
 def _resolved(approval: Approval, step: Step, retry_supported: bool) -> GateOutcome:

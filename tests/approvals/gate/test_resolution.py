@@ -97,3 +97,135 @@ def test_a_denied_attempt_that_was_asked_again_is_never_handed_out_twice(reviewe
     assert again is not None and (again.outcome, again.approval_id) == ("wait", asked.approval_id)  # on attempt 2, never allowed
     step = Step.objects.get(pk=asked.step_id)
     assert step.status == Step.Status.WAITING
+
+
+# -- the hand-out when the doorbell rang: one statement for an approved permission ------------
+
+
+def _decided(waiting: tuple[int, int], user: Any, *, approve: bool = True) -> int:
+    run_id, approval_id = waiting
+    approval_decide(approval_id=approval_id, user=user, approve=approve, hash=Approval.objects.get(pk=approval_id).hash)
+    return approval_id
+
+
+def test_a_woken_worker_hands_out_an_approved_permission_in_one_statement(
+    waiting: tuple[int, int], admin_user: Any, django_assert_num_queries: Any
+) -> None:
+    approval_id = _decided(waiting, admin_user)
+    with django_assert_num_queries(1):  # no transaction of its own: one UPDATE, fenced
+        outcome = gate_resolution(approval_id=approval_id, retry_supported=False, owner="w1", woken=True)
+    assert outcome is not None and outcome.outcome == "allow" and outcome.approval_id == approval_id
+    step = Step.objects.get(pk=outcome.step_id)
+    assert (step.status, step.decided_by) == (Step.Status.EXECUTING, "api") and step.started_at is not None
+
+
+def test_the_one_statement_hand_out_tells_the_driver_what_the_general_path_tells_it(reviewer: Any, admin_user: Any) -> None:
+    """Two runs waiting on the same request, decided alike (once for the session, with a
+    reason): woken and not woken, the driver hears the same and the steps end alike."""
+    policy_save(policy=Policy(name="ask-all", document={"default": "ask"}))
+    told, steps = [], []
+    for woken in (True, False):
+        run = run_create(driver="scripted", prompt="p", scenario={"steps": [{"message": "m"}]}, policy_name="ask-all", user=reviewer)
+        owner = f"w-{woken}"
+        assert run_claim(run_id=run.pk, owner=owner)
+        run_mark_running(run_id=run.pk, owner=owner)
+        asked = gate_request(run_id=run.pk, tool="bash", input={"command": "make deploy"}, cwd="/tmp", owner=owner)
+        assert asked.approval_id is not None
+        approval = Approval.objects.get(pk=asked.approval_id)
+        approval_decide(approval_id=approval.pk, user=admin_user, approve=True, hash=approval.hash, via="console",
+                        reason="fine", scope="session" if approval.suggested_grant else "once")
+        outcome = gate_resolution(approval_id=approval.pk, retry_supported=False, owner=owner, woken=woken)
+        assert outcome is not None
+        told.append({k: v for k, v in vars(outcome).items() if k not in ("step_id", "approval_id")})
+        step = Step.objects.get(pk=outcome.step_id)
+        steps.append((step.status, step.decided_by, step.told, step.started_at is not None, step.finished_at))
+    assert told[0] == told[1]
+    assert steps[0] == steps[1]
+
+
+def test_a_woken_worker_that_lost_the_lease_or_whose_run_finished_hands_out_nothing(
+    waiting: tuple[int, int], admin_user: Any
+) -> None:
+    run_id, approval_id = waiting
+    _decided(waiting, admin_user)
+    with pytest.raises(LeaseLost):
+        gate_resolution(approval_id=approval_id, retry_supported=False, owner="w2", woken=True)
+    Run.objects.filter(pk=run_id).update(status=Run.Status.CANCELLED)
+    with pytest.raises(LeaseLost):
+        gate_resolution(approval_id=approval_id, retry_supported=False, owner="w1", woken=True)
+    step = Approval.objects.select_related("step").get(pk=approval_id).step
+    assert step is not None and step.status == Step.Status.WAITING
+
+
+def test_a_woken_worker_still_waits_on_a_pending_approval_and_follows_a_denial(
+    waiting: tuple[int, int], admin_user: Any
+) -> None:
+    run_id, approval_id = waiting
+    # The doorbell rang for another approval of the run: this one is still pending.
+    assert gate_resolution(approval_id=approval_id, retry_supported=False, owner="w1", woken=True) is None
+    _decided(waiting, admin_user, approve=False)
+    outcome = gate_resolution(approval_id=approval_id, retry_supported=False, owner="w1", woken=True)
+    assert outcome is not None and (outcome.outcome, outcome.reason) == ("deny", "Denied by the reviewer.")
+    assert Step.objects.get(pk=outcome.step_id).status == Step.Status.DENIED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_one_statement_hand_out_waits_for_a_takeover_in_flight_and_then_hands_out_nothing(
+    waiting: tuple[int, int], admin_user: Any
+) -> None:
+    """PostgreSQL: another worker is taking the run over (its UPDATE of the run row is not
+    committed yet). The woken worker's hand-out waits on that row, as `fence` does, then
+    sees the new owner: nothing is handed out, the old worker stops (LeaseLost)."""
+    import threading
+    import time
+
+    from django.db import connection, connections, transaction
+
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks: PostgreSQL (SQLite serializes every writer)")
+    run_id, approval_id = waiting
+    _decided(waiting, admin_user)
+    locked, commit = threading.Event(), threading.Event()
+    result: dict[str, Any] = {}
+
+    def take_over() -> None:
+        try:
+            with transaction.atomic():
+                Run.objects.filter(pk=run_id).update(owner="w2")
+                locked.set()
+                commit.wait(30)
+        finally:
+            connections.close_all()
+
+    def hand_out() -> None:
+        try:
+            connection.ensure_connection()
+            result["pid"] = connection.connection.info.backend_pid
+            result["outcome"] = gate_resolution(approval_id=approval_id, retry_supported=False, owner="w1", woken=True)
+        except LeaseLost as exc:
+            result["lost"] = exc
+        finally:
+            connections.close_all()
+
+    taker = threading.Thread(target=take_over)
+    taker.start()
+    assert locked.wait(30)
+    worker = threading.Thread(target=hand_out)
+    worker.start()
+    # Until the hand-out's statement is seen waiting on the run row's lock (not a timing:
+    # the test fails here if the statement does not wait on it).
+    deadline = time.monotonic() + 30
+    blocked = False
+    while time.monotonic() < deadline and not blocked:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [result.get("pid", -1)])
+            row = cursor.fetchone()
+        blocked = row is not None and row[0] == "Lock"
+        time.sleep(0.02)
+    commit.set()
+    taker.join(30)
+    worker.join(30)
+    assert blocked, "the hand-out did not wait on the run row locked by the takeover"
+    assert "lost" in result and "outcome" not in result
+    step = Approval.objects.select_related("step").get(pk=approval_id).step
+    assert step is not None and step.status == Step.Status.WAITING
