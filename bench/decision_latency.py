@@ -42,6 +42,20 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def free_port_pair() -> int:
+    """A free PORT whose PORT+1 is free too (the scaled shape's two web processes)."""
+    import socket
+
+    while True:
+        port = free_port()
+        try:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", port + 1))
+            return port
+        except OSError:
+            continue
+
+
 class Server:
     def __init__(self, env: dict[str, str], base: str) -> None:
         self.env, self.base, self.token = env, base, ""
@@ -155,7 +169,7 @@ def embedded(runs: int, workdir: Path, hibernate: bool) -> None:
 
 
 def scaled(runs: int, workdir: Path) -> None:
-    redis_port = free_port()
+    redis_port = free_port_pair()
     redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     port = free_port()

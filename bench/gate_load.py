@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from decision_latency import PY, QUICK, ROOT, Server, _up, free_port, start_scaled, wait  # noqa: E402
+from decision_latency import PY, QUICK, ROOT, Server, _up, free_port, free_port_pair, start_scaled, wait  # noqa: E402
 
 POLICY = {"tools": {"noop": "allow"}, "default": "ask"}
 
@@ -93,7 +93,7 @@ def main() -> None:
             db = f"gatehouse_bench_{os.getpid()}"
             env = {**os.environ, **QUICK, "GATEHOUSE_VAR_DIR": str(workdir / "scaled"),
                    "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{db}", "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0"}
-            port = free_port()
+            port = free_port_pair()
             try:
                 start_scaled(env, port)
                 server = Server(env, f"http://127.0.0.1:{port}")

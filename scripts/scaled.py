@@ -120,10 +120,12 @@ def start(port: int) -> None:
         proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
         (scaled_dir() / f"{name}.pid").write_text(str(proc.pid))
-    for web_port in (port, port + 1):
+    for name, web_port in (("web-1", port), ("web-2", port + 1)):
         if not wait_for_port(web_port):
             stop()
-            sys.exit(f"the web process on port {web_port} did not start; see {scaled_dir()}/web-*.log")
+            log = scaled_dir() / f"{name}.log"
+            tail = log.read_text(errors="replace").splitlines()[-20:] if log.exists() else []
+            sys.exit(f"{name} (port {web_port}) did not start; the end of {log}:\n" + "\n".join(tail))
     link = manage("login_link", "admin", "--base", f"http://127.0.0.1:{port}", env=env).strip()
     print(f"Gatehouse (scaled): http://127.0.0.1:{port}/ and http://127.0.0.1:{port + 1}/")
     print(f"  database {env['DATABASE_URL']}, channel layer {env['REDIS_URL']}")
