@@ -179,8 +179,10 @@ def console_on_commit(groups: list[str], message: dict[str, Any]) -> None:
 
     The changes a transaction makes travel together: a decision changes the approval, the
     run's status and its timeline, which used to be six sends across the layer and is now
-    one per group. The push is the transaction's (its savepoint's) own on-commit hook, so a
-    rolled-back savepoint takes its changes with it, as Django drops its hooks.
+    one per group. A change joins the push registered last, when nothing else was
+    registered after it in the same savepoint; otherwise it starts a push of its own. So
+    the messages keep the order the changes were made in, and a rolled-back savepoint
+    takes its changes with it, as Django drops its hooks.
     """
     connection = transaction.get_connection()
     if not connection.in_atomic_block:
@@ -189,8 +191,11 @@ def console_on_commit(groups: list[str], message: dict[str, Any]) -> None:
         return
     # (An `atomic(savepoint=False)` block counts as None here: it cannot roll back alone.)
     savepoints = {sid for sid in connection.savepoint_ids if sid is not None}
-    push = next((hook for sids, hook, _ in reversed(connection.run_on_commit)
-                 if isinstance(hook, _ConsolePush) and sids - {None} == savepoints), None)
+    push = None
+    if connection.run_on_commit:
+        sids, hook, _ = connection.run_on_commit[-1]
+        if isinstance(hook, _ConsolePush) and sids - {None} == savepoints:
+            push = hook
     if push is None:
         push = _ConsolePush()
         transaction.on_commit(push)

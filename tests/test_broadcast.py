@@ -92,3 +92,17 @@ async def test_an_urgent_doorbell_does_not_hold_the_thread_when_the_layer_never_
     await asyncio.wait_for(sync_to_async(broadcast.send_now)("run-1", {"type": "approval.resolved"}, urgent=True), 30)
     assert not broadcast.layer_degraded()  # not failed, only late: nothing to report yet
     never.set()
+
+
+async def test_console_messages_keep_the_order_their_changes_were_made_in() -> None:
+    layer, channel = await listen("console.test")
+
+    def write() -> None:
+        with transaction.atomic():
+            broadcast.fragment_on_commit(["console.test"], "first", n=1)
+            with transaction.atomic():  # a savepoint that is kept
+                broadcast.fragment_on_commit(["console.test"], "second", n=2)
+            broadcast.fragment_on_commit(["console.test"], "third", n=3)
+
+    await sync_to_async(write)()
+    assert [f for message in await received(layer, channel) for f in fragments(message)] == ["first", "second", "third"]
