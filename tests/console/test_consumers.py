@@ -137,6 +137,9 @@ async def test_a_decision_reaches_each_console_group_as_one_message_with_all_its
     await sync_to_async(run_status_sync)(run_id=approval.run_id)  # ... and it waits on the approval
     run_page, run_channel = await listen(broadcast.run_console_group(approval.run_id))
     inbox, inbox_channel = await listen(broadcast.INBOX_GROUP)
+    # (What the set-up sent may still be on its way on Redis: drained first.)
+    await received(run_page, run_channel)
+    await received(inbox, inbox_channel)
 
     await sync_to_async(approval_decide)(approval_id=approval.pk, user=alice, approve=True, hash=approval.hash)
 
