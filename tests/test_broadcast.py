@@ -13,31 +13,9 @@ from channels.layers import get_channel_layer
 from django.db import transaction
 
 from project import broadcast
+from tests.layer import fragments, listen, received
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
-
-
-async def listen(*groups: str) -> tuple[Any, str]:
-    layer = get_channel_layer()
-    channel = await layer.new_channel()
-    for group in groups:
-        await layer.group_add(group, channel)
-    return layer, channel
-
-
-async def received(layer: Any, channel: str) -> list[dict[str, Any]]:
-    """Every message waiting on `channel` now (none arrive later: the writes are done)."""
-    messages = []
-    while True:
-        try:
-            messages.append(await asyncio.wait_for(layer.receive(channel), timeout=0.3))
-        except TimeoutError:
-            return messages
-
-
-def fragments(message: dict[str, Any]) -> list[str]:
-    changes = message["changes"] if message["type"] == "console.changes" else [message]
-    return [change["fragment"] for change in changes]
 
 
 async def test_changes_of_a_rolled_back_savepoint_are_never_sent() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +13,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.test import Client
 
 from project.routing import websocket_urlpatterns
+from tests.layer import fragments, listen, received
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -97,30 +97,6 @@ async def test_run_socket_pushes_timeline_rows_and_status(make_user: Callable[..
     assert "denied" in resolved
 
     await comm.disconnect()
-
-
-async def listen(group: str) -> tuple[Any, str]:
-    from channels.layers import get_channel_layer
-
-    layer = get_channel_layer()
-    channel = await layer.new_channel()
-    await layer.group_add(group, channel)
-    return layer, channel
-
-
-async def received(layer: Any, channel: str) -> list[dict[str, Any]]:
-    """Every message waiting on `channel` (the writes are done: none arrive later)."""
-    messages = []
-    while True:
-        try:
-            messages.append(await asyncio.wait_for(layer.receive(channel), timeout=0.3))
-        except TimeoutError:
-            return messages
-
-
-def fragments(message: dict[str, Any]) -> list[str]:
-    changes = message["changes"] if message["type"] == "console.changes" else [message]
-    return [change["fragment"] for change in changes]
 
 
 async def test_a_decision_reaches_each_console_group_as_one_message_with_all_its_changes(
