@@ -22,8 +22,7 @@ from runs.models import Run, Step
 from runs.services import activity_record
 
 from .asking import approval_open, capability_of
-from .handout import hand_out, handed_out
-from .lifecycle import ALLOWED_MOVES
+from .handout import hand_out
 from .outcome import GateOutcome
 from .paths import path_context
 
@@ -105,8 +104,8 @@ def _allowed_at_once_sql(vendor: str) -> str:
 def _allowed_at_once(approval_id: int, owner: str) -> GateOutcome | None:
     """The hand-out of an approved permission in one statement, or None (not that case:
     the caller reads the approval and decides, as for every other resolution)."""
-    # (Tested beside the general path: tests/approvals/gate/test_resolution.py. The path
-    # and fields are `handed_out`'s for an allowed permission, checked at import below.)
+    # (Tested beside the general path, and against `handed_out` and the lifecycle table:
+    # tests/approvals/gate/test_resolution.py.)
     params = [S.EXECUTING, connection.ops.adapt_datetimefield_value(timezone.now()), approval_id,
               Approval.Status.APPROVED, Approval.Kind.PERMISSION, Approval.Kind.PERMISSION, S.WAITING, owner,
               *Run.FINISHED]
@@ -118,14 +117,6 @@ def _allowed_at_once(approval_id: int, owner: str) -> GateOutcome | None:
     step_id, via, reason, plan_mode, scope = row
     return GateOutcome(step_id=step_id, outcome="allow", reason=reason, decided_by=via, approval_id=approval_id,
                        plan_mode=plan_mode, scope=scope)
-
-
-# `_allowed_at_once` writes what `hand_out` would for an approved permission; if the
-# lifecycle changes, this says so at import rather than letting the two drift apart.
-assert handed_out(Approval.Kind.PERMISSION, outcome="allow", decided_by="person") == (
-    (S.ALLOWED, S.EXECUTING), {"decided_by": "person"}
-), "approvals.gate.resolution._allowed_at_once no longer matches handed_out()"
-assert S.WAITING in {s for s, moves in ALLOWED_MOVES.items() if S.ALLOWED in moves} and S.EXECUTING in ALLOWED_MOVES[S.ALLOWED]
 
 
 def _resolved(approval: Approval, step: Step, retry_supported: bool) -> GateOutcome:

@@ -229,3 +229,63 @@ def test_the_one_statement_hand_out_waits_for_a_takeover_in_flight_and_then_hand
     assert "lost" in result and "outcome" not in result
     step = Approval.objects.select_related("step").get(pk=approval_id).step
     assert step is not None and step.status == Step.Status.WAITING
+
+
+def test_the_one_statement_hand_out_is_the_lifecycle_s_move_for_an_allowed_permission() -> None:
+    """`_allowed_at_once` spells in SQL what `hand_out` does for an approved permission:
+    waiting → allowed → executing, recording who decided. If either changes, this fails."""
+    from approvals.gate.handout import handed_out
+    from approvals.gate.lifecycle import ALLOWED_MOVES
+
+    S = Step.Status
+    assert handed_out(Approval.Kind.PERMISSION, outcome="allow", decided_by="person") == (
+        (S.ALLOWED, S.EXECUTING), {"decided_by": "person"}
+    )
+    assert S.ALLOWED in ALLOWED_MOVES[S.WAITING] and S.EXECUTING in ALLOWED_MOVES[S.ALLOWED]
+
+
+def test_a_woken_worker_never_hands_the_same_step_out_twice(waiting: tuple[int, int], admin_user: Any) -> None:
+    """The doorbell rings again after the hand-out (another decision, a duplicate message):
+    the step is executing, not waiting, so the statement moves nothing and the general path
+    treats the step as one that may have run — a person is asked, it is not allowed again."""
+    approval_id = _decided(waiting, admin_user)
+    first = gate_resolution(approval_id=approval_id, retry_supported=False, owner="w1", woken=True)
+    assert first is not None and first.outcome == "allow"
+    again = gate_resolution(approval_id=approval_id, retry_supported=False, owner="w1", woken=True)
+    assert again is not None and again.outcome == "wait" and again.approval_id != approval_id
+    assert Approval.objects.get(pk=again.approval_id).kind == Approval.Kind.INTERRUPTED_SIDE_EFFECT
+
+
+def test_a_woken_worker_never_hands_out_an_approved_attempt_a_newer_one_replaced(
+    waiting: tuple[int, int], admin_user: Any
+) -> None:
+    """An approved attempt with a newer attempt at the same step (asked again) is not
+    handed out by the statement: the newer attempt decides."""
+    from approvals.gate.asking import approval_open
+
+    run_id, approval_id = waiting
+    _decided(waiting, admin_user)
+    older = Approval.objects.select_related("run", "step").get(pk=approval_id)
+    assert older.step is not None
+    newer = approval_open(run=older.run, step=older.step, kind=older.kind, subtype=older.subtype, request=older.request,
+                          presentation=older.presentation, attempt=older.attempt + 1)
+    outcome = gate_resolution(approval_id=approval_id, retry_supported=False, owner="w1", woken=True)
+    assert outcome is not None and outcome.outcome == "wait" and outcome.approval_id == newer.pk
+    assert Step.objects.get(pk=older.step.pk).status == Step.Status.WAITING
+
+
+def test_a_woken_worker_hands_an_approved_plan_out_as_the_general_path_does(reviewer: Any, admin_user: Any) -> None:
+    """A plan review is approved, not "allowed to run": the statement leaves it to the
+    general path, which answers the step (never `executing`) with the chosen mode."""
+    policy_save(policy=Policy(name="ask-all", document={"default": "ask"}))
+    run = run_create(driver="scripted", prompt="p", scenario={"steps": [{"message": "m"}]}, policy_name="ask-all", user=reviewer)
+    assert run_claim(run_id=run.pk, owner="w1")
+    run_mark_running(run_id=run.pk, owner="w1")
+    asked = gate_request(run_id=run.pk, tool="ExitPlanMode", input={"plan": "# Plan"}, cwd="/tmp", kind="plan_review",
+                         subtype="plan", owner="w1")
+    assert asked.outcome == "wait" and asked.approval_id is not None
+    approval = Approval.objects.get(pk=asked.approval_id)
+    approval_decide(approval_id=approval.pk, user=admin_user, approve=True, hash=approval.hash, mode="accept-edits")
+    outcome = gate_resolution(approval_id=approval.pk, retry_supported=False, owner="w1", woken=True)
+    assert outcome is not None and (outcome.outcome, outcome.plan_mode) == ("allow", "accept-edits")
+    assert Step.objects.get(pk=outcome.step_id).status == Step.Status.ANSWERED
