@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import shutil
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -60,9 +62,6 @@ _NATIVE_TARGETS = {"x86_64": ("linux-x64", "x86_64-unknown-linux-musl"),
 def native_binary(launcher: str) -> str:
     """The native Codex program behind npm's launcher `launcher`, or `launcher` itself (not
     npm's launcher, another platform, or no platform package where the launcher looks)."""
-    import platform
-    import sys
-
     script = Path(launcher).resolve()
     target = _NATIVE_TARGETS.get(platform.machine())
     if not sys.platform.startswith("linux") or target is None or script.name != "codex.js":
