@@ -206,8 +206,9 @@ def pending_page(
     )
 
 
-def pending_count(*, filters: PendingFilter | None = None) -> int:
-    return approvals_pending(filters=filters).count()
+def pending_ids(*, filters: PendingFilter | None = None) -> set[int]:
+    """The ids of the approvals waiting that match (a live inbox counts by id, not by +1/-1)."""
+    return set(approvals_pending(filters=filters).order_by().values_list("pk", flat=True))
 
 
 def subagents_asking(approvals: Iterable[Approval]) -> dict[int, str]:

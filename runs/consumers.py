@@ -13,7 +13,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from approvals.selectors import PendingFilter, pending_count
+from approvals.selectors import PendingFilter, pending_ids
 from project import broadcast
 from runs import fragments
 
@@ -58,6 +58,9 @@ class ConsoleFragmentConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=html)
 
 
+GONE_KEPT = 4096  # decided approvals an inbox socket remembers, against a late "added"
+
+
 class InboxConsumer(ConsoleFragmentConsumer):
     """The inbox, the runs list and the session page: approvals arriving and leaving, runs
     and their status — filtered like the page that opened it.
@@ -89,12 +92,11 @@ class InboxConsumer(ConsoleFragmentConsumer):
         form = InboxFilterForm(query, user=self.scope.get("user"))
         self.filters = form.pending_filter() if form.is_valid() else None
         self.cards_live = query.get("page") != "later"
-        self.outside = set()
-        self.count = 0
+        self.outside, self.waiting, self.gone = set[int](), set[int](), set[int]()
         await super().connect()
         if self.joined and self.view == "inbox" and self.filters is not None:
-            self.count = await database_sync_to_async(pending_count)(filters=self.filters)
-            await self.send(text_data=fragments.pending_count_oob(self.count))
+            self.waiting |= await database_sync_to_async(pending_ids)(filters=self.filters)
+            await self.send(text_data=fragments.pending_count_oob(len(self.waiting)))
 
     async def console_change(self, event: dict[str, Any]) -> None:
         rendered = await fragments.rendered_once(event)
@@ -114,27 +116,38 @@ class InboxConsumer(ConsoleFragmentConsumer):
             return  # the runs list shows no cards; a page with a bad filter shows none
         matches = self.filters.matches(facets["approval"])
         if "added" in facets:
+            added = facets["added"]
+            if added in self.gone:
+                return  # decided already: its removal came first
             if matches and self.cards_live:
-                await self._send_counted(str(rendered), +1)
+                await self._send_counted(str(rendered), added=added)
             elif matches:
-                await self._send_counted("", +1, outside=facets["added"])
+                await self._send_counted("", added=added, outside=added)
             elif self.view == "inbox":
-                await self._send_counted("", 0, outside=facets["added"])
+                await self._send_counted("", outside=added)
         else:
             removed = facets["removed"]
+            self.gone.add(removed)
+            if len(self.gone) > GONE_KEPT:  # a page open for days: keep the newest ids
+                self.gone = set(sorted(self.gone)[-GONE_KEPT // 2 :])
             if removed in self.outside:
                 self.outside.discard(removed)
-                await self.send(text_data=str(rendered) + fragments.outside_count_oob(len(self.outside)))
+                html = str(rendered) + fragments.outside_count_oob(len(self.outside))
+                await self._send_counted(html, removed=removed)
             else:
-                await self._send_counted(str(rendered), -1 if matches else 0)
+                await self._send_counted(str(rendered), removed=removed)
 
-    async def _send_counted(self, html: str, delta: int, *, outside: int | None = None) -> None:
-        if outside is not None:
+    async def _send_counted(self, html: str, *, added: int | None = None, removed: int | None = None, outside: int | None = None) -> None:
+        if outside is not None and outside not in self.outside:
             self.outside.add(outside)
             html += fragments.outside_count_oob(len(self.outside))
-        if self.view == "inbox" and delta:
-            self.count = max(0, self.count + delta)
-            html += fragments.pending_count_oob(self.count)
+        before = len(self.waiting)
+        if added is not None:
+            self.waiting.add(added)
+        if removed is not None:
+            self.waiting.discard(removed)
+        if self.view == "inbox" and len(self.waiting) != before:
+            html += fragments.pending_count_oob(len(self.waiting))
         if html:
             await self.send(text_data=html)
 

@@ -78,3 +78,46 @@ async def test_a_session_page_hears_only_its_session(make_user: Callable[..., An
     frame = await receive_until(comm, f'id="run-row-{follow_up.pk}"')
     assert f"run-row-{other.run_id}" not in frame and f"approval-{other.pk}" not in frame
     await comm.disconnect()
+
+
+async def test_an_addition_heard_late_or_twice_is_counted_once(make_user: Callable[..., Any], make_approval: Callable[..., Any]) -> None:
+    """On Redis, the "added" of an approval made just before the page's socket joined can
+    arrive after the count at connect already has it; a change may also be heard twice."""
+    from channels.layers import get_channel_layer
+
+    from project import broadcast
+
+    alice = await sync_to_async(make_user)("alice")
+    before = await sync_to_async(make_approval)("git push origin before")
+    comm = communicator("/ws/inbox/", alice)
+    assert (await comm.connect())[0]
+    assert count_in(await receive_until(comm, 'id="pending-count"'), "pending-count") == 1
+    layer = get_channel_layer()
+    for _ in range(2):  # the late message, then the same change again
+        await layer.group_send(broadcast.INBOX_GROUP, broadcast.change_message("approval_added", approval_id=before.pk))
+    new = await sync_to_async(make_approval)("git push origin new")
+    frame = await receive_until(comm, f'id="approval-{new.pk}"')
+    assert count_in(frame, "pending-count") == 2  # before + new, not 4
+    await comm.disconnect()
+
+
+async def test_a_removal_heard_before_its_addition_stays_removed(make_user: Callable[..., Any], make_approval: Callable[..., Any]) -> None:
+    """Two processes send an approval's addition and its decision: on Redis the decision's
+    message may come first, and the addition (rendered by then in this process) after it."""
+    from channels.layers import get_channel_layer
+
+    from project import broadcast
+
+    alice = await sync_to_async(make_user)("alice")
+    overtaken = await sync_to_async(make_approval)("git push origin overtaken")
+    comm = communicator("/ws/inbox/", alice)
+    assert (await comm.connect())[0]
+    assert count_in(await receive_until(comm, 'id="pending-count"'), "pending-count") == 1
+    layer = get_channel_layer()
+    await layer.group_send(broadcast.INBOX_GROUP, broadcast.change_message("approval_removed", approval_id=overtaken.pk))
+    assert count_in(await receive_until(comm, 'hx-swap-oob="delete"'), "pending-count") == 0
+    await layer.group_send(broadcast.INBOX_GROUP, broadcast.change_message("approval_added", approval_id=overtaken.pk))
+    late = await sync_to_async(make_approval)("git push origin late")
+    frame = await receive_until(comm, f'id="approval-{late.pk}"')
+    assert count_in(frame, "pending-count") == 1  # only the new one
+    await comm.disconnect()
