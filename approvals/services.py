@@ -23,7 +23,7 @@ from approvals.gate.lifecycle import OPEN, step_move
 from approvals.gate.status import run_status_sync
 from approvals.models import Approval, Grant
 from approvals.policy_versions import policy_save  # the policies' writes live there; re-exported
-from project import broadcast, clock
+from project import broadcast, clock, pg_doorbell
 from project.prepared import Prepared
 from runs.models import Run, Step
 from runs.services import activity_record, run_wake_on_commit
@@ -134,8 +134,10 @@ def _after_resolution(approval: Approval, *, event_payload: Mapping[str, Any], a
     approval_id, run_id = approval.pk, approval.run_id
     # The run's doorbells first: after commit the messages go out in the order they were
     # registered, and the agent waiting on this decision should not wait behind the console's.
+    # On PostgreSQL the database has rung already, at commit (project/pg_doorbell.py): the
+    # layer's doorbell is the second way in there, not waited for.
     broadcast.send_on_commit(broadcast.run_group(run_id), {"type": "approval.resolved", "approval_id": approval_id},
-                             urgent=True)
+                             urgent=not pg_doorbell.enabled())
     run_wake_on_commit(run_id=run_id, asleep=asleep)
     event = "user-input.resolved" if approval.kind == Approval.Kind.QUESTION else "approval.resolved"
     activity_record(run_id=run_id, kind=activity_kind(approval.kind), event=event, payload=event_payload)

@@ -148,6 +148,10 @@ class WorkerRunContext:
                 self._cancel.set()
             self._wake.set()
 
+    def ring(self) -> None:
+        """A decision for this run was committed (project/pg_doorbell.py): read the row now."""
+        self._wake.set()
+
     def request_cancel(self) -> None:
         self._cancel.set()
         self._wake.set()

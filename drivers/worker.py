@@ -22,6 +22,7 @@ from django.conf import settings
 from drivers import processes, registry
 from drivers.base import DriverError, RunAborted, RunResult
 from drivers.runcontext import WorkerRunContext
+from project import pg_doorbell
 
 logger = logging.getLogger(__name__)
 
@@ -144,10 +145,32 @@ class Supervisor:
             await self.start_run(run_id)
 
     async def _maintain(self) -> None:
-        """Reconcile free runs and renew this worker's leases, forever."""
+        """Reconcile free runs and renew this worker's leases, forever; on PostgreSQL, listen
+        for decisions too (project/pg_doorbell.py), as long as this loop runs."""
+        interval = min(settings.GATEHOUSE_RECONCILE_S, settings.GATEHOUSE_LEASE_HEARTBEAT_S)
+        doorbell = None
+        if pg_doorbell.enabled():  # decisions ring here straight from PostgreSQL
+            doorbell = asyncio.create_task(pg_doorbell.listen(self.ring, ring_all=self.ring_all), name="pg-doorbell")
+        try:
+            await self._maintain_forever(interval)
+        finally:
+            if doorbell is not None:
+                doorbell.cancel()
+                await asyncio.gather(doorbell, return_exceptions=True)
+
+    def ring(self, run_id: int) -> None:
+        """A decision for `run_id` was committed: wake its run if it waits here."""
+        context = self.contexts.get(run_id)
+        if context is not None:
+            context.ring()
+
+    def ring_all(self) -> None:
+        for context in list(self.contexts.values()):
+            context.ring()
+
+    async def _maintain_forever(self, interval: float) -> None:
         from runs.leases import runs_heartbeat
 
-        interval = min(settings.GATEHOUSE_RECONCILE_S, settings.GATEHOUSE_LEASE_HEARTBEAT_S)
         while True:
             try:
                 await self._daily_cleanup()

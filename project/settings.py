@@ -228,6 +228,9 @@ GATEHOUSE_WORKSPACE_ROOTS = [Path(p).resolve() for p in env_list("GATEHOUSE_WORK
 GATEHOUSE_RUNTIME_DIR = Path(env_str("GATEHOUSE_RUNTIME_DIR", str(VAR_DIR / "runtime"))).resolve()
 # How often a waiting run re-reads its approval row when no doorbell rings (seconds).
 GATEHOUSE_WAIT_POLL_S = env_float("GATEHOUSE_WAIT_POLL_S", 1.0)
+# On PostgreSQL a decision also rings its run's worker from the database itself (a trigger's
+# NOTIFY at commit; project/pg_doorbell.py), ahead of the channel layer's doorbell.
+GATEHOUSE_PG_DOORBELL = env_bool("GATEHOUSE_PG_DOORBELL", True)
 # A worker renews its lease on each run this often; a lease older than the TTL is free.
 GATEHOUSE_LEASE_HEARTBEAT_S = env_float("GATEHOUSE_LEASE_HEARTBEAT_S", 5.0)
 GATEHOUSE_LEASE_TTL_S = env_float("GATEHOUSE_LEASE_TTL_S", 30.0)
