@@ -51,8 +51,11 @@ class WorkerRunContext:
         settings_for_driver: Mapping[str, Any],
         on_lease_lost: Callable[[], None],
         on_hibernate: Callable[[], None] | None = None,
+        hand_out: Callable[[], Any] | None = None,
     ) -> None:
         self.run_id: int = run.pk
+        # The worker's own hand-out connection, if it has one now (project/pg_doorbell.py).
+        self._hand_out = hand_out or (lambda: None)
         self.prompt: str = run.prompt
         self.workspace = Path(run.workspace)
         # Agent homes belong to the session: a follow-up run continues the same conversation.
@@ -307,6 +310,20 @@ class WorkerRunContext:
 
     # --- waiting ----------------------------------------------------------------------------
 
+    async def _at_once(self, approval_id: int) -> tuple[bool, GateOutcome | None]:
+        """Woken by a decision: its approved permission handed out on the worker's own
+        asynchronous connection, in this loop (no thread, no pooled connection), when the
+        worker has one and nothing of this run's is queued to write first. Returns whether
+        the statement was tried, and the outcome (None: the general path decides)."""
+        hand_out = self._hand_out()
+        if hand_out is None:
+            return False, None
+        async with self._writing:
+            if self._pending:
+                return False, None  # the queue goes first, in one transaction: the general path
+            outcome: GateOutcome | None = await hand_out.allowed_at_once(approval_id, self.owner)
+            return outcome is not None or hand_out.connected, outcome
+
     async def _settle(self, outcome: GateOutcome) -> Decision:
         from approvals.gate import gate_resolution
         from approvals.services import approval_expire
@@ -320,9 +337,12 @@ class WorkerRunContext:
                 self._wake.clear()
                 if self._cancel.is_set():
                     return Decision(outcome="abort", reason="cancelled", decided_by="system", step_id=outcome.step_id)
-                resolved = await self._fenced(
-                    gate_resolution, approval_id=approval_id, retry_supported=self.descriptor.retry, woken=woken
-                )
+                tried, resolved = await self._at_once(approval_id) if woken and approval_id is not None else (False, None)
+                if resolved is None:
+                    resolved = await self._fenced(
+                        gate_resolution, approval_id=approval_id, retry_supported=self.descriptor.retry,
+                        woken=woken and not tried,  # (the one statement, once)
+                    )
                 if resolved is not None:
                     outcome = resolved
                     break

@@ -86,6 +86,8 @@ class Supervisor:
         self._hibernating: set[int] = set()
         self._cleaned_at: float | None = None
         self._background: asyncio.Task[None] | None = None
+        # On PostgreSQL, while the maintenance loop runs: woken runs hand out on it.
+        self.hand_out: pg_doorbell.HandOut | None = None
 
     def ensure_background(self) -> None:
         if self._background is None or self._background.done():
@@ -151,12 +153,16 @@ class Supervisor:
         doorbell = None
         if pg_doorbell.enabled():  # decisions ring here straight from PostgreSQL
             doorbell = asyncio.create_task(pg_doorbell.listen(self.ring, ring_all=self.ring_all), name="pg-doorbell")
+            self.hand_out = pg_doorbell.HandOut()
         try:
             await self._maintain_forever(interval)
         finally:
             if doorbell is not None:
                 doorbell.cancel()
                 await asyncio.gather(doorbell, return_exceptions=True)
+            hand_out, self.hand_out = self.hand_out, None
+            if hand_out is not None:
+                await hand_out.close()
 
     def ring(self, run_id: int) -> None:
         """A decision for `run_id` was committed: wake its run if it waits here."""
@@ -236,6 +242,7 @@ class Supervisor:
                 run, owner=self.owner, settings_for_driver=driver_settings(run.driver),
                 on_lease_lost=lambda: self.stop_run(run_id),
                 on_hibernate=lambda: self.hibernate(run_id),
+                hand_out=lambda: self.hand_out,
             )
             self.contexts[run_id] = context
             await context.open()

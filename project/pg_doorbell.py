@@ -15,11 +15,18 @@ it). The channel layer's doorbell is still sent — it is the only one on SQLite
 second way in when this connection is down — just no longer waited for. A notification
 missed while the connection was down is covered by the run's own poll of its row and by
 ringing every waiting run once when the connection comes back.
+
+`HandOut` is the rest of that hop: the run the doorbell woke hands its approved permission
+out on a second connection of the worker's own, asynchronous, in the worker's event loop —
+the same fenced statement as `approvals.gate.resolution._allowed_at_once`, prepared on the
+server — instead of a thread hop to Django's database thread and a connection borrowed from
+the pool. Anything else (no such row, the connection down) falls back to that path.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -76,3 +83,54 @@ async def listen(ring: Callable[[int], None], *, ring_all: Callable[[], None], b
             logger.debug("PostgreSQL doorbell unreachable; retrying in %.1f s", backoff, exc_info=True)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, backoff_max_s)
+
+
+class HandOut:
+    """The woken run's one-statement hand-out on a connection of this worker's own (see the
+    module docstring). One statement at a time; `close()` when the worker stops."""
+
+    def __init__(self) -> None:
+        self._conn: Any = None
+        self._lock = asyncio.Lock()
+
+    async def allowed_at_once(self, approval_id: int, owner: str) -> Any:
+        """The GateOutcome of handing the approved permission out, or None: not that case,
+        or this connection could not run it (the caller takes the general path, which
+        decides every case and raises LeaseLost for a lost lease)."""
+        import psycopg
+
+        from approvals.gate.resolution import allowed_at_once_outcome, allowed_at_once_statement
+
+        sql, params = allowed_at_once_statement(approval_id, owner)
+        async with self._lock:
+            try:
+                if self._conn is None or self._conn.closed:
+                    self._conn = await psycopg.AsyncConnection.connect(**_connect_kwargs(), autocommit=True)
+                cursor = await self._conn.execute(sql, params, prepare=True)
+                row = await cursor.fetchone()
+            except asyncio.CancelledError:
+                # Mid-statement: the connection's state is unknown; close it without waiting.
+                conn, self._conn = self._conn, None
+                if conn is not None:
+                    conn.pgconn.finish()
+                raise
+            except psycopg.Error:
+                logger.debug("hand-out on the doorbell's connection failed; taking the general path", exc_info=True)
+                await self._drop()
+                return None
+        return allowed_at_once_outcome(approval_id, row)
+
+    @property
+    def connected(self) -> bool:
+        """Whether the last statement ran (a failed one drops the connection)."""
+        return self._conn is not None and not self._conn.closed
+
+    async def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                await conn.close()
+
+    async def close(self) -> None:
+        async with self._lock:
+            await self._drop()

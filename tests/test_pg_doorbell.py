@@ -13,6 +13,7 @@ from django.conf import settings as django_settings
 from django.db import transaction
 
 from project import pg_doorbell
+from tests.approvals.gate.test_resolution import waiting  # noqa: F401  (a run of `w1` waiting on one approval)
 from tests.console.conftest import make_approval  # noqa: F401  (the console's fixture)
 from tests.flow import decide, finished, pending_approval, start_run
 
@@ -98,6 +99,7 @@ async def test_a_waiting_run_hears_its_decision_from_the_database_alone(
     assert (await decide(api, approval, "approve")).status_code == 200
     done = await finished(run["id"], timeout=20)
     assert done.status == "completed"
+    assert worker.hand_out is not None and worker.hand_out.connected  # handed out on the worker's own connection
 
 
 async def test_the_listener_comes_back_after_its_connection_is_cut_and_rings_every_run_once() -> None:
@@ -154,3 +156,79 @@ async def _until_listening() -> None:
 async def _until(check: Any) -> None:
     while not check():
         await asyncio.sleep(0.02)
+
+
+# -- the woken run's hand-out on the worker's own connection (pg_doorbell.HandOut) ------------
+
+
+def _decide(approval_id: int, user: Any, *, approve: bool = True, via: str = "api") -> None:
+    from approvals.models import Approval
+    from approvals.services import approval_decide
+
+    approval_decide(approval_id=approval_id, user=user, approve=approve, hash=Approval.objects.get(pk=approval_id).hash, via=via)
+
+
+def _step_of(approval_id: int) -> Any:
+    from approvals.models import Approval
+
+    return Approval.objects.select_related("step").get(pk=approval_id).step
+
+
+async def test_the_hand_out_on_the_workers_connection_tells_what_the_one_statement_tells(
+    waiting: tuple[int, int], admin_user: Any  # noqa: F811
+) -> None:
+    from approvals.gate.resolution import _allowed_at_once
+
+    _, approval_id = waiting
+    await sync_to_async(_decide)(approval_id, admin_user, via="console")
+    hand_out = pg_doorbell.HandOut()
+    try:
+        outcome = await hand_out.allowed_at_once(approval_id, "w1")
+    finally:
+        await hand_out.close()
+    assert outcome is not None and (outcome.outcome, outcome.decided_by, outcome.approval_id) == ("allow", "console", approval_id)
+    step = await sync_to_async(_step_of)(approval_id)
+    assert (step.pk, step.status, step.decided_by) == (outcome.step_id, "executing", "console") and step.started_at
+    # Handed out once: the same statement through Django now finds nothing to do.
+    assert await sync_to_async(_allowed_at_once)(approval_id, "w1") is None
+
+
+async def test_the_workers_hand_out_is_fenced_and_leaves_every_other_case_to_the_general_path(
+    waiting: tuple[int, int], admin_user: Any  # noqa: F811
+) -> None:
+    run_id, approval_id = waiting
+    hand_out = pg_doorbell.HandOut()
+    try:
+        assert await hand_out.allowed_at_once(approval_id, "w1") is None  # still pending
+        await sync_to_async(_decide)(approval_id, admin_user)
+        assert await hand_out.allowed_at_once(approval_id, "w2") is None  # not the owner
+        assert hand_out.connected  # (tried: the general path need not try the statement again)
+        assert (await sync_to_async(_step_of)(approval_id)).status == "waiting"
+        assert await hand_out.allowed_at_once(approval_id, "w1") is not None
+    finally:
+        await hand_out.close()
+
+
+async def test_a_cut_hand_out_connection_falls_back_and_the_next_one_reconnects(
+    waiting: tuple[int, int], admin_user: Any  # noqa: F811
+) -> None:
+    _, approval_id = waiting
+    hand_out = pg_doorbell.HandOut()
+    try:
+        assert await hand_out.allowed_at_once(approval_id, "w1") is None  # pending; connected now
+        pid = hand_out._conn.info.backend_pid
+        await sync_to_async(_terminate)(pid)
+        await sync_to_async(_decide)(approval_id, admin_user)
+        assert await hand_out.allowed_at_once(approval_id, "w1") is None  # failed: the general path decides
+        assert not hand_out.connected
+        assert (await sync_to_async(_step_of)(approval_id)).status == "waiting"  # nothing half done
+        assert await hand_out.allowed_at_once(approval_id, "w1") is not None  # a new connection
+    finally:
+        await hand_out.close()
+
+
+def _terminate(pid: int) -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(%s)", [pid])

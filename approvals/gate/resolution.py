@@ -8,6 +8,8 @@ Denials follow the run policy's `on_reject`, timeouts `on_timeout`: `abort` ends
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
@@ -101,22 +103,34 @@ def _allowed_at_once_sql(vendor: str) -> str:
     )
 
 
-def _allowed_at_once(approval_id: int, owner: str) -> GateOutcome | None:
-    """The hand-out of an approved permission in one statement, or None (not that case:
-    the caller reads the approval and decides, as for every other resolution)."""
-    # (Tested beside the general path, and against `handed_out` and the lifecycle table:
-    # tests/approvals/gate/test_resolution.py.)
+def allowed_at_once_statement(approval_id: int, owner: str) -> tuple[str, list[Any]]:
+    """`_allowed_at_once`'s SQL and parameters, for the connection's vendor (the worker's
+    asynchronous connection runs the same statement: project/pg_doorbell.py)."""
     params = [S.EXECUTING, connection.ops.adapt_datetimefield_value(timezone.now()), approval_id,
               Approval.Status.APPROVED, Approval.Kind.PERMISSION, Approval.Kind.PERMISSION, S.WAITING, owner,
               *Run.FINISHED]
-    with connection.cursor() as cursor:
-        cursor.execute(_allowed_at_once_sql(connection.vendor), [*params, approval_id, approval_id, approval_id])
-        row = cursor.fetchone()
+    return _allowed_at_once_sql(connection.vendor), [*params, approval_id, approval_id, approval_id]
+
+
+def allowed_at_once_outcome(approval_id: int, row: Sequence[Any] | None) -> GateOutcome | None:
+    """What the driver is told from the statement's row (None: no row, not that case)."""
     if row is None:
         return None
     step_id, via, reason, plan_mode, scope = row
     return GateOutcome(step_id=step_id, outcome="allow", reason=reason, decided_by=via, approval_id=approval_id,
                        plan_mode=plan_mode, scope=scope)
+
+
+def _allowed_at_once(approval_id: int, owner: str) -> GateOutcome | None:
+    """The hand-out of an approved permission in one statement, or None (not that case:
+    the caller reads the approval and decides, as for every other resolution)."""
+    # (Tested beside the general path, and against `handed_out` and the lifecycle table:
+    # tests/approvals/gate/test_resolution.py.)
+    sql, params = allowed_at_once_statement(approval_id, owner)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return allowed_at_once_outcome(approval_id, row)
 
 
 def _resolved(approval: Approval, step: Step, retry_supported: bool) -> GateOutcome:
