@@ -33,7 +33,9 @@ CONTINUE_PROMPT = (
     "a command that was waiting for approval can be run again."
 )
 
-# Notifications that carry nothing for the timeline.
+# Notifications that carry nothing for the timeline. The driver opts out of them at
+# `initialize` (`optOutNotificationMethods`): a real model's streamed deltas are most of
+# what the app-server writes, and each was serialized there and parsed here for nothing.
 _QUIET = frozenset(
     {
         "thread/status/changed",
@@ -171,7 +173,7 @@ class _Session:
             {
                 "clientInfo": {"name": "gatehouse", "title": "Gatehouse", "version": "0.1.0"},
                 # Plan mode (collaborationMode) is experimental API in 0.171.0.
-                "capabilities": {"experimentalApi": self.plan_mode},
+                "capabilities": {"experimentalApi": self.plan_mode, "optOutNotificationMethods": sorted(_QUIET)},
             },
         )
         await self._notify("initialized")

@@ -293,6 +293,29 @@ async def test_allowed_command_runs_and_output_reaches_step(tmp_path, codex_bin,
 
 
 @pytest.mark.agents
+async def test_codex_is_asked_not_to_send_what_the_driver_ignores(tmp_path, codex_bin, model_server, monkeypatch):
+    """`optOutNotificationMethods` at initialize: the streamed deltas, status changes and
+    rate limits the driver has no use for never cross the pipe; what it uses still does."""
+    from drivers.codex import driver as codex_driver
+
+    heard: list[str] = []
+    real = codex_driver._Session._on_notification
+
+    async def listening(self, method, params):
+        heard.append(method)
+        await real(self, method, params)
+
+    monkeypatch.setattr(codex_driver._Session, "_on_notification", listening)
+    model_server.add_turns([exec_command("echo quiet", call_id="call_quiet")], [message("a streamed answer, in parts")])
+    ctx = make_ctx(tmp_path, allow(), codex_bin=codex_bin, model_server=model_server)
+    result = await run(ctx)
+
+    assert result.status == "completed" and result.text == "a streamed answer, in parts"
+    assert {"turn/started", "item/started", "item/completed", "turn/completed", "thread/tokenUsage/updated"} <= set(heard)
+    assert not set(heard) & codex_driver._QUIET, sorted(set(heard) & codex_driver._QUIET)
+
+
+@pytest.mark.agents
 async def test_read_only_command_is_asked_too(tmp_path, codex_bin, model_server):
     model_server.add_turns([exec_command("ls")], [message("listed")])
     ctx = make_ctx(tmp_path, allow(), codex_bin=codex_bin, model_server=model_server)
