@@ -41,7 +41,7 @@ CHANNEL = "gatehouse_doorbell"  # the trigger's (approvals/migrations/0006_resol
 
 def enabled() -> bool:
     """Whether decisions ring through PostgreSQL here (GATEHOUSE_PG_DOORBELL, on by default)."""
-    return connections["default"].vendor == "postgresql" and bool(getattr(settings, "GATEHOUSE_PG_DOORBELL", True))
+    return connections["default"].vendor == "postgresql" and settings.GATEHOUSE_PG_DOORBELL
 
 
 def _connect_kwargs() -> dict[str, Any]:

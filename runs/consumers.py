@@ -130,12 +130,11 @@ class InboxConsumer(ConsoleFragmentConsumer):
             self.gone.add(removed)
             if len(self.gone) > GONE_KEPT:  # a page open for days: keep the newest ids
                 self.gone = set(sorted(self.gone)[-GONE_KEPT // 2 :])
+            html = str(rendered)
             if removed in self.outside:
                 self.outside.discard(removed)
-                html = str(rendered) + fragments.outside_count_oob(len(self.outside))
-                await self._send_counted(html, removed=removed)
-            else:
-                await self._send_counted(str(rendered), removed=removed)
+                html += fragments.outside_count_oob(len(self.outside))
+            await self._send_counted(html, removed=removed)
 
     async def _send_counted(self, html: str, *, added: int | None = None, removed: int | None = None, outside: int | None = None) -> None:
         if outside is not None and outside not in self.outside:

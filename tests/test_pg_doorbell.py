@@ -141,11 +141,8 @@ def _listeners() -> list[int]:
 
 
 def _cut_listeners() -> None:
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        for pid in _listeners():
-            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+    for pid in _listeners():
+        _terminate(pid)
 
 
 async def _until_listening() -> None:
