@@ -13,9 +13,15 @@ sandbox (Claude Code has none by default; Codex runs under the run policy `sandb
 unrestricted`, as `--dangerously-bypass-approvals-and-sandbox` does), so only the
 permission path differs. Codex is the native program on both sides (the driver starts it
 directly, not through npm's Node launcher); `codex exec` through the launcher is printed
-too. Medians of ROUNDS; not a test.
+too. OpenCode (`opencode-ai`) through the `opencode` driver (`opencode serve`) and the
+`acp` driver (`opencode acp`), against `opencode run` with every permission `allow` in the
+same Gatehouse-made configuration, and against `opencode acp` driven by a bare ACP client
+(its permissions allowed, nothing recorded); claude-code-acp through the `acp` driver
+against the same adapter driven by a bare ACP client in its `bypassPermissions` mode
+(without the fs and terminal capabilities it runs its own tools). Medians of ROUNDS; not a
+test.
 
-    .venv/bin/python bench/cli_overhead.py [--steps 5] [--rounds 3] [--cli claude,codex]
+    .venv/bin/python bench/cli_overhead.py [--steps 5] [--rounds 3] [--cli claude,codex,opencode,claude-code-acp]
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -51,8 +58,11 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
 from approvals.models import Policy  # noqa: E402
+from drivers.acp import agents as acp_agents  # noqa: E402
 from drivers.codex import config as codex_config  # noqa: E402
 from drivers.codex.driver import APPROVAL_POLICY  # noqa: E402
+from drivers.opencode import config as opencode_config  # noqa: E402
+from drivers.processes import group_members  # noqa: E402
 from drivers.worker import DriverWorker, supervisor  # noqa: E402
 from runs.models import Run  # noqa: E402
 from runs.services import run_create  # noqa: E402
@@ -60,14 +70,17 @@ from runs.services import run_create  # noqa: E402
 CLAUDE = ROOT / ".agents" / "node_modules" / "@anthropic-ai" / "claude-code" / "bin" / "claude.exe"
 CODEX_LAUNCHER = ROOT / ".agents" / "node_modules" / ".bin" / "codex"  # npm's Node launcher
 CODEX = codex_config.native_binary(str(CODEX_LAUNCHER))  # the program it starts (the driver starts it directly)
+OPENCODE = ROOT / ".agents" / "node_modules" / "opencode-linux-x64" / "bin" / "opencode"
+CLAUDE_CODE_ACP = ROOT / ".agents" / "node_modules" / "@zed-industries" / "claude-code-acp" / "dist" / "index.js"
 
 
-async def through_gatehouse(driver: str, workspace: Path, policy: str = "allow-all") -> float:
+async def through_gatehouse(driver: str, workspace: Path, policy: str = "allow-all", options: dict[str, Any] | None = None) -> float:
     """One run through the real worker of this process (`drivers` consumer and supervisor,
     as `serve` runs them): created, started by its doorbell, driven to its end."""
     sup = supervisor()
     started = time.monotonic()
-    run = await sync_to_async(run_create)(driver=driver, prompt="Run the steps.", workspace=str(workspace), policy_name=policy)
+    run = await sync_to_async(run_create)(driver=driver, prompt="Run the steps.", workspace=str(workspace), policy_name=policy,
+                                                options=options or {})
     # Wait for the run's own task (no polling of the database, which would compete for the
     # CPU with the run it measures).
     async with asyncio.timeout(300):
@@ -149,6 +162,99 @@ def codex_protocol_floor(base_url: str, workspace: Path, approval_policy: str = 
     return time.monotonic() - started
 
 
+def _opencode_settings(base_url: str) -> dict[str, Any]:
+    """The driver settings of an OpenCode run against the fake model (as the worker makes them)."""
+    return {"agents_dir": str(ROOT / ".agents"), "opencode_bin": str(OPENCODE), "opencode_base_url": base_url,
+            "opencode_model": "fake-model", "opencode_env_key": "FAKE_OPENAI_KEY", "env_values": {"FAKE_OPENAI_KEY": "dummy"},
+            "env_names": []}
+
+
+def _opencode_env_allowing_all(base_url: str) -> dict[str, str]:
+    """The environment the drivers give OpenCode (isolation flags, own HOME and XDG
+    directories, Gatehouse's configuration), with every permission `allow`: OpenCode's own
+    checks off, so it asks no one."""
+    env = opencode_config.environment(_opencode_settings(base_url), Path(tempfile.mkdtemp(dir=VAR)))
+    config = json.loads(env["OPENCODE_CONFIG_CONTENT"])
+    config["permission"] = {"*": "allow"}
+    env["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
+    return env
+
+
+def opencode_alone(base_url: str, workspace: Path) -> float:
+    env = _opencode_env_allowing_all(base_url)
+    started = time.monotonic()
+    subprocess.run([str(OPENCODE), "run", "Run the steps."], cwd=workspace, env=env, capture_output=True, check=True, timeout=300)
+    return time.monotonic() - started
+
+
+def acp_alone(argv: list[str], env: dict[str, str], workspace: Path, mode: str = "", meta: dict[str, Any] | None = None,
+              terminate: bool = False) -> float:
+    """An ACP agent driven by a bare client that offers no fs or terminal capability (the
+    agent runs its own tools), allows any permission it is asked for at once and records
+    nothing; `mode` is set with session/set_mode before the prompt. Its own process group,
+    as under the driver."""
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, cwd=workspace, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, bufsize=1, start_new_session=True)
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+
+    def until(request_id: int) -> dict[str, Any]:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            message = json.loads(line)
+            if message.get("method") == "session/request_permission":
+                options = message["params"]["options"]
+                chosen = next((o for o in options if o.get("kind") == "allow_once"), options[0])
+                send({"id": message["id"], "result": {"outcome": {"outcome": "selected", "optionId": chosen["optionId"]}}})
+            elif "id" in message and "method" in message:
+                send({"id": message["id"], "error": {"code": -32601, "message": "not offered"}})
+            elif message.get("id") == request_id and "method" not in message:
+                if "error" in message:
+                    raise RuntimeError(f"ACP agent refused: {message['error']}")
+                return message["result"]
+        raise RuntimeError("ACP agent exited")
+
+    send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {
+        "fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}}})
+    until(1)
+    send({"id": 2, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": [], **({"_meta": meta} if meta else {})}})
+    session = until(2)["sessionId"]
+    if mode:
+        send({"id": 3, "method": "session/set_mode", "params": {"sessionId": session, "modeId": mode}})
+        until(3)
+    send({"id": 4, "method": "session/prompt", "params": {"sessionId": session, "prompt": [{"type": "text", "text": "Run the steps."}]}})
+    stop = until(4)["stopReason"]
+    assert stop == "end_turn", stop
+    # Stopped as the driver stops it: stdin closed; an agent that stays after EOF
+    # (drivers/acp/agents.py, STAYS_AFTER_EOF) is sent SIGTERM with it; then its group exits.
+    proc.stdin.close()
+    if terminate:
+        os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=30)
+    while group_members(proc.pid):
+        time.sleep(0.005)
+    return time.monotonic() - started
+
+
+def opencode_acp_alone(base_url: str, workspace: Path) -> float:
+    return acp_alone([str(OPENCODE), "acp"], _opencode_env_allowing_all(base_url), workspace)
+
+
+def claude_code_acp_alone(model_url: str, workspace: Path) -> float:
+    """claude-code-acp as the `acp` driver starts it (its environment, settingSources []),
+    in its own bypassPermissions mode."""
+    cfg = {"agents_dir": str(ROOT / ".agents"), "env_names": [],
+           "env_values": {"ANTHROPIC_BASE_URL": model_url, "ANTHROPIC_API_KEY": "dummy"}}
+    spec = acp_agents.agent_for({"agent": "claude-code-acp"}, cfg)
+    env = acp_agents.environment(spec, cfg, Path(tempfile.mkdtemp(dir=VAR)), {})
+    env["IS_SANDBOX"] = "1"  # bypassPermissions is offered to root only with it
+    return acp_alone(list(spec.argv), env, workspace, "bypassPermissions", acp_agents.session_meta(spec, workspace),
+                     terminate=spec.profile in acp_agents.STAYS_AFTER_EOF)
+
+
 async def main(steps: int, rounds: int, clis: set[str]) -> None:
     await sync_to_async(call_command)("migrate", verbosity=0)
     # Both sides run without the CLI's own sandbox (Codex's workspace-write sandbox costs
@@ -177,6 +283,7 @@ async def main(steps: int, rounds: int, clis: set[str]) -> None:
 async def _measure(steps: int, rounds: int, clis: set[str]) -> None:
     results: dict[str, tuple[list[float], list[float]]] = {}
     floors: dict[str, list[float]] = {}
+    others: dict[str, tuple[str, list[float]]] = {}  # another baseline for a result: its name, times
     if "claude" in clis:
         with fake_model("claude", steps, 2 * rounds) as url:
             settings.GATEHOUSE_CLAUDE_BIN = str(CLAUDE)
@@ -204,6 +311,32 @@ async def _measure(steps: int, rounds: int, clis: set[str]) -> None:
             floors["Codex 0.171.0"] = floor
             floors["Codex 0.171.0, checks off"] = unchecked
             floors["Codex 0.171.0, launched by npm"] = launched
+    if "opencode" in clis:
+        with fake_model("chat", steps, 4 * rounds) as url:
+            settings.GATEHOUSE_OPENCODE_BIN = str(OPENCODE)
+            settings.GATEHOUSE_OPENCODE_BASE_URL = url
+            settings.GATEHOUSE_OPENCODE_MODEL = "fake-model"
+            settings.GATEHOUSE_OPENCODE_ENV_KEY = "FAKE_OPENAI_KEY"
+            settings.GATEHOUSE_AGENT_ENV_VALUES = {"FAKE_OPENAI_KEY": "dummy"}
+            served, acp, alone, acp_bare = [], [], [], []
+            for i in range(rounds):
+                served.append(await through_gatehouse("opencode", _workspace(f"opencode-g{i}")))
+                acp.append(await through_gatehouse("acp", _workspace(f"opencode-acp-g{i}"), options={"agent": "opencode"}))
+                alone.append(await asyncio.to_thread(opencode_alone, url, _workspace(f"opencode-a{i}")))
+                acp_bare.append(await asyncio.to_thread(opencode_acp_alone, url, _workspace(f"opencode-acp-a{i}")))
+            results["OpenCode 1.18.33, `opencode` driver"] = (served, alone)
+            results["OpenCode 1.18.33, `acp` driver"] = (acp, alone)
+            others["OpenCode 1.18.33, `acp` driver"] = ("`opencode acp`, a bare ACP client", acp_bare)
+    if "claude-code-acp" in clis:
+        # The adapter's Bash is `mcp__acp__Bash` when the client offers a terminal (the
+        # driver does), its own `Bash` when it does not (the bare client): two fakes.
+        with fake_model("claude-acp", steps, rounds) as gated_url, fake_model("claude", steps, rounds) as alone_url:
+            settings.GATEHOUSE_AGENT_ENV_VALUES = {"ANTHROPIC_BASE_URL": gated_url, "ANTHROPIC_API_KEY": "dummy"}
+            gated, alone = [], []
+            for i in range(rounds):
+                gated.append(await through_gatehouse("acp", _workspace(f"cc-acp-g{i}"), options={"agent": "claude-code-acp"}))
+                alone.append(await asyncio.to_thread(claude_code_acp_alone, alone_url, _workspace(f"cc-acp-a{i}")))
+            results["claude-code-acp 0.16.2, `acp` driver"] = (gated, alone)
     print(f"{steps} shell commands and an answer, fake model, medians of {rounds} rounds")
     for name, (gated, alone) in results.items():
         g, a = statistics.median(gated), statistics.median(alone)
@@ -217,6 +350,10 @@ async def _measure(steps: int, rounds: int, clis: set[str]) -> None:
             lau = statistics.median(floors[f"{name}, launched by npm"])
             print(f"  {'':20s} `codex exec` through npm's Node launcher (as typed at a prompt) {lau:6.2f} s: "
                   f"Gatehouse {100 * (g - lau) / lau:+5.1f} % against it")
+        if name in others:
+            label, times = others[name]
+            o = statistics.median(times)
+            print(f"  {'':20s} {label} {o:6.2f} s: Gatehouse {100 * (g - o) / o:+5.1f} % against it")
 
 
 @contextmanager
@@ -243,6 +380,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--cli", default="claude,codex", help="which CLIs to measure (comma-separated)")
+    parser.add_argument("--cli", default="claude,codex,opencode,claude-code-acp", help="which CLIs to measure (comma-separated)")
     args = parser.parse_args()
     asyncio.run(main(args.steps, args.rounds, set(args.cli.split(","))))

@@ -84,7 +84,7 @@ async def spawn(argv: Sequence[str], **kwargs: Any) -> asyncio.subprocess.Proces
     return proc
 
 
-def _group_members(pgid: int) -> list[int]:
+def group_members(pgid: int) -> list[int]:
     """Live processes whose process group is `pgid` (field 5 of /proc/<pid>/stat)."""
     members = []
     for entry in Path("/proc").iterdir():
@@ -112,7 +112,7 @@ def _left_behind(record: Mapping[str, Any]) -> bool:
     start = _start_time(pid)
     if start is not None:
         return start == record.get("start")
-    return bool(_group_members(pid))
+    return bool(group_members(pid))
 
 
 def stop_leftovers(records: Sequence[Mapping[str, Any]], *, grace_s: float = 3.0) -> list[int]:
@@ -126,7 +126,7 @@ def stop_leftovers(records: Sequence[Mapping[str, Any]], *, grace_s: float = 3.0
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and any(_group_members(pgid) for pgid in groups):
+    while time.monotonic() < deadline and any(group_members(pgid) for pgid in groups):
         time.sleep(0.05)
     for pgid in groups:
         with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -39,6 +39,8 @@ __all__ = ["JsonLinesProcess", "ProtocolError", "ProcessExitedError", "ProcessSt
 
 DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
 DEFAULT_STDERR_TAIL_BYTES = 64 * 1024
+# After SIGTERM to an agent's group, how long the rest of the group gets to exit by itself.
+GROUP_GRACE_S = 1.0
 
 
 class ProtocolError(Exception):
@@ -121,8 +123,10 @@ class JsonLinesProcess:
         proc = self._proc
         if proc is None:
             return None
+        terminated = False
         if terminate_first and proc.returncode is None and not self._closed:
             self._signal_group(proc, signal.SIGTERM)
+            terminated = True
             await self._wait(proc, timeout / 2)
         if not self._closed:
             self._closed = True
@@ -132,9 +136,15 @@ class JsonLinesProcess:
         if proc.returncode is None:
             if not await self._wait(proc, timeout / 2):
                 self._signal_group(proc, signal.SIGTERM)
+                terminated = True
                 if not await self._wait(proc, timeout / 2):
                     self._signal_group(proc, signal.SIGKILL)
                     await proc.wait()
+        if terminated:
+            # The group had SIGTERM: let the rest of it finish its own shutdown (an agent's
+            # child, such as claude-code-acp's Claude Code, flushes its transcript on
+            # SIGTERM) before what is left is killed.
+            await self._wait_for_group(proc.pid, GROUP_GRACE_S)
         # Leftovers in the agent's process group (a backgrounded shell command) go too.
         self._signal_group(proc, signal.SIGKILL)
         if self._stderr_task is not None:
@@ -220,6 +230,17 @@ class JsonLinesProcess:
             return True
         except TimeoutError:
             return False
+
+    @staticmethod
+    async def _wait_for_group(pgid: int, timeout: float) -> bool:
+        """Whether every process of group `pgid` exited within `timeout` (a /proc scan,
+        off the event loop, every 10 ms)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while await asyncio.to_thread(processes.group_members, pgid):
+            if asyncio.get_running_loop().time() >= deadline:
+                return False
+            await asyncio.sleep(0.01)
+        return True
 
     @staticmethod
     def _signal_group(proc: asyncio.subprocess.Process, sig: int) -> None:

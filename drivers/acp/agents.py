@@ -124,6 +124,12 @@ def agent_for(options: Mapping[str, Any], settings: Mapping[str, Any]) -> AgentS
     return agents[name]
 
 
+# Profiles whose agent does not exit when its stdin closes, so the driver stops it with
+# SIGTERM at once instead of waiting for an exit that never comes. claude-code-acp 0.16.2
+# (observed): its process stays after EOF, held by the bundled Claude Code it started;
+# SIGTERM to the group stops both in milliseconds, Claude Code flushing its transcript.
+STAYS_AFTER_EOF = frozenset({"claude-code-acp"})
+
 # Whose configuration found in a workspace each profile's agent is kept from (the notice).
 SCANNED = {"claude-code-acp": ("claude-code", "mcp", "git"), "opencode": ("git",), "generic": ("git",)}
 # A generic agent cannot be told to ignore these: a workspace holding them is refused.

@@ -71,6 +71,7 @@ class AcpRun:
         self.conn: Any = None
         self.session_id = ""
         self.agent_name = ""
+        self._stays_after_eof = False  # stopped with SIGTERM first (agents.STAYS_AFTER_EOF)
         self.prompt_text = ""
         self.abort: tuple[str, str] | None = None
         self._abort_event = asyncio.Event()
@@ -117,6 +118,7 @@ class AcpRun:
         except OptionsError as exc:
             raise _Failed("invalid_options", str(exc)) from None
         self.agent_name = spec.name
+        self._stays_after_eof = spec.profile in agents.STAYS_AFTER_EOF
         scan = await asyncio.to_thread(workspace_config.scan, self.workspace)
         env = agents.environment(spec, self.settings, Path(self.ctx.runtime_dir), scan.git_env())
         program = spec.argv[0] if Path(spec.argv[0]).is_absolute() else shutil.which(spec.argv[0], path=env.get("PATH"))
@@ -319,7 +321,7 @@ class AcpRun:
             self._cancel_waiter.cancel()
             with contextlib.suppress(BaseException):
                 await self._cancel_waiter
-        await self.proc.close(timeout=5.0)
+        await self.proc.close(timeout=5.0, terminate_first=self._stays_after_eof)
 
     # -- helpers -----------------------------------------------------------------------------------
 

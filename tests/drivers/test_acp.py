@@ -251,6 +251,8 @@ async def test_a_new_run_of_the_session_continues_the_conversation(tmp_path: Pat
     assert result.status == "completed", follow_up.activities
     assert follow_up.agent_state == first.agent_state and not follow_up.conversation_resumed
     assert agent.was_told("Remember the word heron.") and agent.was_told("Which word?")
+    # The first run's last words were kept by the agent (its transcript flushed as it stopped).
+    assert agent.was_told("First turn done.")
     assert not agent.was_told("Gatehouse restarted")
 
 
