@@ -10,8 +10,9 @@ CLAUDE_CODE_VERSION := 2.1.197
 CODEX_VERSION := 0.171.0
 OPENCODE_VERSION := 1.18.33
 CLAUDE_CODE_ACP_VERSION := 0.16.2
+GEMINI_CLI_VERSION := 0.61.0
 AGENTS := .agents
-AGENTS_MARKER := $(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)-$(OPENCODE_VERSION)-$(CLAUDE_CODE_ACP_VERSION)
+AGENTS_MARKER := $(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)-$(OPENCODE_VERSION)-$(CLAUDE_CODE_ACP_VERSION)-$(GEMINI_CLI_VERSION)
 # axe-core, pinned, for the console's accessibility checks in the browser tests (the console
 # itself has no front-end build: htmx and its ws extension come from django-htmx).
 AXE_CORE_VERSION := 4.14.1
@@ -43,7 +44,8 @@ $(AGENTS_MARKER):
 	mkdir -p $(AGENTS)
 	cd $(AGENTS) && npm install --no-audit --no-fund --loglevel=error \
 		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION) \
-		opencode-ai@$(OPENCODE_VERSION) @zed-industries/claude-code-acp@$(CLAUDE_CODE_ACP_VERSION)
+		opencode-ai@$(OPENCODE_VERSION) @zed-industries/claude-code-acp@$(CLAUDE_CODE_ACP_VERSION) \
+		@google/gemini-cli@$(GEMINI_CLI_VERSION)
 	touch $@
 
 agents: $(AGENTS_MARKER)

@@ -164,6 +164,13 @@ class AcpClient:
             self.refusals.append(text)
             reject = mapping.select_option(offered, Decision(outcome="deny"))
             return _selected(reject) if reject else RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        blind = mapping.unreadable(request)
+        if blind:
+            text = f"Gatehouse refused: {blind}, so neither the policy nor a person could judge it."
+            await self.notice("warning", text, tool_call_id=request.native_id, title=mapping.clip(str(call.get("title") or ""), 500))
+            self.refusals.append(text)
+            reject = mapping.select_option(offered, Decision(outcome="deny"))
+            return _selected(reject) if reject else RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         decision = await self._gate(request)
         if decision is None or self.ctx.cancelled():
             # After session/cancel every pending permission is answered `cancelled`.

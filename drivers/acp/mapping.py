@@ -213,6 +213,19 @@ def build_request(call: Mapping[str, Any], workspace: Path, *, plan_options: boo
     return ToolRequest(tool, dict(raw), cwd, "permission", "tool", presentation, call_id)
 
 
+def unreadable(request: ToolRequest) -> str:
+    """Why the gate cannot judge `request`, or "": a command request that does not say
+    which command, a file request that does not say which file. Such a request is refused
+    without asking anyone: a deny rule cannot match a command it is not shown, nor a
+    reviewer judge it. (Gemini CLI 0.61.0 asks about a shell command with the command in
+    the tool call's title only, no `rawInput`.)"""
+    if request.tool == "bash" and not str(request.input.get("command") or "").strip():
+        return "the agent asked to run a command without saying which command (no rawInput.command)"
+    if request.subtype in ("file-change", "file-read") and not str(request.input.get("file_path") or "").strip():
+        return "the agent asked to use a file without saying which file"
+    return ""
+
+
 def select_option(options: Sequence[Mapping[str, Any]], decision: Decision) -> str | None:
     """The optionId to answer with: the agent's own `allow_once` for an allow, its
     `reject_once` for anything else; None when it offered no such option (the caller

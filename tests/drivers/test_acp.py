@@ -1,5 +1,6 @@
-"""The ACP driver against the real agents (claude-code-acp 0.16.2, opencode acp 1.18.33),
-offline: fake model servers on 127.0.0.1, the gate faked by FakeRunContext's decider.
+"""The ACP driver against the real agents (claude-code-acp 0.16.2, opencode acp 1.18.33;
+Gemini CLI in test_acp_gemini.py), offline: fake model servers on 127.0.0.1, the gate
+faked by FakeRunContext's decider.
 End-to-end runs through the API and the worker are in test_acp_e2e.py."""
 
 from __future__ import annotations

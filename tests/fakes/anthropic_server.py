@@ -29,10 +29,9 @@ import itertools
 import json
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.http import ScriptedModelServer
+from tests.fakes.http import JSONHandler, ScriptedModelServer
 
 Block = dict[str, Any]
 Turn = Sequence[Block] | Callable[[dict[str, Any]], Sequence[Block]]
@@ -197,12 +196,11 @@ class FakeAnthropicServer(ScriptedModelServer):
         }
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JSONHandler):
     fake: FakeAnthropicServer
-    protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
-        pass
+    def extra_headers(self) -> dict[str, str]:
+        return {"request-id": f"req_fake_{uuid.uuid4().hex[:12]}"}
 
     def do_HEAD(self) -> None:
         self.fake._record({"method": "HEAD", "path": self.path, "headers": dict(self.headers)})
@@ -212,23 +210,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.fake._record({"method": "GET", "path": self.path, "headers": dict(self.headers)})
-        self._send_json(200, {"data": [], "has_more": False})
+        self.send_json(200, {"data": [], "has_more": False})
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            body = {"_unparsed": raw.decode("utf-8", errors="replace")}
+        body = self.read_json()
         path = self.path.split("?", 1)[0]
         if path.endswith("/count_tokens"):
             self.fake._record({"method": "POST", "path": self.path, "headers": dict(self.headers), "body": body})
-            self._send_json(200, {"input_tokens": 10})
+            self.send_json(200, {"input_tokens": 10})
             return
         if not path.endswith("/v1/messages"):
             self.fake._record({"method": "POST", "path": self.path, "headers": dict(self.headers), "body": body})
-            self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": f"no route {path}"}})
+            self.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": f"no route {path}"}})
             return
         main = bool(body.get("tools"))
         blocks = self.fake._next_blocks(body, main)
@@ -238,25 +231,9 @@ class _Handler(BaseHTTPRequestHandler):
             payload = b"".join(
                 f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in self.fake.message_events(blocks, model)
             )
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("request-id", f"req_fake_{uuid.uuid4().hex[:12]}")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-            self.wfile.flush()
+            self.send_sse(payload)
         else:
-            self._send_json(200, self.fake.message_json(blocks, model))
-
-    def _send_json(self, status: int, obj: Any) -> None:
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("request-id", f"req_fake_{uuid.uuid4().hex[:12]}")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+            self.send_json(200, self.fake.message_json(blocks, model))
 
 
 FakeAnthropicServer.handler_class = _Handler

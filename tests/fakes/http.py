@@ -4,6 +4,7 @@ the script of turns and the record of every request."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -110,3 +111,42 @@ class ScriptedModelServer(BackgroundHTTPServer):
             return [text(self.default_text)]
         items = turn(body) if callable(turn) else turn
         return [text(i) if isinstance(i, str) else dict(i) for i in items]
+
+
+class JSONHandler(BaseHTTPRequestHandler):
+    """A quiet HTTP/1.1 handler that reads JSON bodies and answers JSON."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    def read_json(self) -> Any:
+        """The request's body as JSON (`{"_unparsed": text}` when it is not)."""
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            return json.loads(raw or b"{}")
+        except ValueError:
+            return {"_unparsed": raw.decode("utf-8", errors="replace")}
+
+    def extra_headers(self) -> dict[str, str]:
+        """Headers of every answer (a subclass's: an API's request id)."""
+        return {}
+
+    def send_json(self, status: int, obj: Any) -> None:
+        self._send(status, "application/json", json.dumps(obj).encode())
+
+    def send_sse(self, payload: bytes) -> None:
+        """A whole server-sent-events stream, at once (`200`, `text/event-stream`)."""
+        self._send(200, "text/event-stream", payload, {"Cache-Control": "no-cache"})
+        self.wfile.flush()
+
+    def _send(self, status: int, content_type: str, data: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        for name, value in {**(headers or {}), **self.extra_headers()}.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)

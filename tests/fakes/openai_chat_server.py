@@ -30,10 +30,9 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.http import ScriptedModelServer
+from tests.fakes.http import JSONHandler, ScriptedModelServer
 
 Item = dict[str, Any]
 Turn = Sequence[Item] | Callable[[dict[str, Any]], Sequence[Item]]
@@ -139,31 +138,22 @@ class FakeChatServer(ScriptedModelServer):
         }
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JSONHandler):
     fake: FakeChatServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
-        pass
 
     def do_GET(self) -> None:
         self.fake._record({"method": "GET", "path": self.path})
         if self.path.split("?", 1)[0].endswith("/models"):
-            self._send_json(200, {"object": "list", "data": [{"id": self.fake.model, "object": "model", "owned_by": "fake"}]})
+            self.send_json(200, {"object": "list", "data": [{"id": self.fake.model, "object": "model", "owned_by": "fake"}]})
         else:
-            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+            self.send_json(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            body = {"_unparsed": raw.decode("utf-8", errors="replace")}
+        body = self.read_json()
         path = self.path.split("?", 1)[0]
         if not path.endswith("/chat/completions"):
             self.fake._record({"method": "POST", "path": self.path, "body": body})
-            self._send_json(404, {"error": {"message": f"no route {path}"}})
+            self.send_json(404, {"error": {"message": f"no route {path}"}})
             return
         main = bool(body.get("tools"))
         items = self.fake._next_items(body, main)
@@ -171,24 +161,9 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(body.get("model") or self.fake.model)
         if body.get("stream"):
             payload = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in self.fake.chunks(items, model))
-            payload += b"data: [DONE]\n\n"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-            self.wfile.flush()
+            self.send_sse(payload + b"data: [DONE]\n\n")
         else:
-            self._send_json(200, self.fake.completion(items, model))
-
-    def _send_json(self, status: int, obj: Any) -> None:
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+            self.send_json(200, self.fake.completion(items, model))
 
 
 FakeChatServer.handler_class = _Handler
