@@ -160,17 +160,11 @@ class AcpClient:
             # Files are the workspace's only (an agent may touch them itself, after the
             # permission, not through fs/*): refused without asking anyone.
             text = f"Gatehouse refused: {outside[0]} is outside the run's workspace; files are served inside the workspace only."
-            await self.notice("warning", text, tool_call_id=request.native_id)
-            self.refusals.append(text)
-            reject = mapping.select_option(offered, Decision(outcome="deny"))
-            return _selected(reject) if reject else RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+            return await self._refuse_unasked(text, request, offered)
         blind = mapping.unreadable(request)
         if blind:
             text = f"Gatehouse refused: {blind}, so neither the policy nor a person could judge it."
-            await self.notice("warning", text, tool_call_id=request.native_id, title=mapping.clip(str(call.get("title") or ""), 500))
-            self.refusals.append(text)
-            reject = mapping.select_option(offered, Decision(outcome="deny"))
-            return _selected(reject) if reject else RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+            return await self._refuse_unasked(text, request, offered, title=mapping.clip(str(call.get("title") or ""), 500))
         decision = await self._gate(request)
         if decision is None or self.ctx.cancelled():
             # After session/cancel every pending permission is answered `cancelled`.
@@ -193,6 +187,14 @@ class AcpClient:
         if reject is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return _selected(reject)
+
+    async def _refuse_unasked(self, text: str, request: ToolRequest, offered: list[dict[str, Any]], **extra: Any) -> RequestPermissionResponse:
+        """Refuse a permission request before anyone is asked: a notice, the reason kept for
+        the agent's next prompt, and the agent's own reject option (else `cancelled`)."""
+        await self.notice("warning", text, tool_call_id=request.native_id, **extra)
+        self.refusals.append(text)
+        reject = mapping.select_option(offered, Decision(outcome="deny"))
+        return _selected(reject) if reject else RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
 
     def _covering(self, request: ToolRequest, call: Mapping[str, Any], decision: Decision) -> _Allowed:
         allowed = _Allowed(request=request, step_id=decision.step_id)
