@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,19 @@ def _read_text(path: str) -> str | None:
 def unified_diff(path: str, old: str, new: str) -> str:
     lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}")
     return clip("".join(line if line.endswith("\n") else line + "\n" for line in lines))
+
+
+def _command_of(raw: Mapping[str, Any]) -> str:
+    """The command a tool call's raw input names: a string as given, an argv list as the
+    shell line that runs exactly it; anything else is no command (never its repr, which
+    the gate would judge as some other command)."""
+    for key in ("command", "cmd"):
+        value = raw.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, list) and value and all(isinstance(a, str) for a in value):
+            return shlex.join(value)
+    return ""
 
 
 def _path_of(call: Mapping[str, Any], raw: Mapping[str, Any]) -> str:
@@ -173,9 +187,7 @@ def build_request(call: Mapping[str, Any], workspace: Path, *, plan_options: boo
         plan = clip(str(raw.get("plan") or description or ""))
         return ToolRequest("ExitPlanMode", {"plan": plan}, cwd, "plan_review", "plan", {**presentation, "title": "Review the agent's plan", "plan": plan}, call_id)
     if kind == "execute" or (isinstance(raw.get("command"), str) and kind in ("other", "think")):
-        command = str(raw.get("command") or "")
-        if not command and isinstance(raw.get("cmd"), str):
-            command = str(raw["cmd"])
+        command = _command_of(raw)
         presentation.update(command=clip(command), title=str(raw.get("description") or "") or "Run a shell command")
         return ToolRequest("bash", {"command": command}, cwd, "permission", "command", presentation, call_id)
     if kind in ("edit", "delete", "move"):

@@ -17,6 +17,9 @@ from drivers.acp import mapping
         ({"toolCallId": "t1", "kind": "execute", "title": "ls", "rawInput": {"command": "   "}}, True),
         ({"toolCallId": "t1", "kind": "execute", "title": "ls", "rawInput": {"command": "ls -la"}}, False),
         ({"toolCallId": "t1", "kind": "execute", "rawInput": {"cmd": "ls"}}, False),
+        # Not a command, whatever its repr would spell.
+        ({"toolCallId": "t1", "kind": "execute", "title": "ls", "rawInput": {"command": {"argv": ["rm", "-rf", "/"]}}}, True),
+        ({"toolCallId": "t1", "kind": "execute", "title": "ls", "rawInput": {"command": ["rm", 1]}}, True),
         ({"toolCallId": "t2", "kind": "edit", "title": "Write somewhere"}, True),
         ({"toolCallId": "t2", "kind": "edit", "rawInput": {"file_path": "notes.txt", "content": "x"}}, False),
         ({"toolCallId": "t3", "kind": "read", "title": "Read something"}, True),
@@ -27,3 +30,10 @@ from drivers.acp import mapping
 def test_a_request_that_does_not_say_what_it_would_do_is_unreadable(tmp_path: Path, call: dict, blind: bool) -> None:
     request = mapping.build_request(call, tmp_path)
     assert bool(mapping.unreadable(request)) is blind, request
+
+
+def test_an_argv_command_is_judged_as_the_shell_line_that_runs_exactly_it(tmp_path: Path) -> None:
+    # Its Python repr, "['bash', '-lc', 'rm -rf ~']", would hide `rm` from every deny rule.
+    call = {"toolCallId": "t1", "kind": "execute", "rawInput": {"command": ["bash", "-lc", "rm -rf ~"]}}
+    request = mapping.build_request(call, tmp_path)
+    assert request.input == {"command": "bash -lc 'rm -rf ~'"}

@@ -65,22 +65,13 @@ class FakeGeminiServer(ScriptedModelServer):
         return f"http://{self.host}:{self.port}"
 
     def tool_results(self) -> list[dict[str, Any]]:
-        """What the agent sent back for its function calls, in order, once each: [{name, text}]."""
-        seen: list[dict[str, Any]] = []
-        count: dict[str, int] = {}
-        for body in self.main_bodies():
-            found: dict[str, int] = {}
-            for content in body.get("contents") or []:
-                for part in content.get("parts") or [] if isinstance(content, dict) else []:
-                    response = part.get("functionResponse") if isinstance(part, dict) else None
-                    if not isinstance(response, dict):
-                        continue
-                    name = str(response.get("name") or "")
-                    found[name] = found.get(name, 0) + 1
-                    if found[name] > count.get(name, 0):
-                        count[name] = found[name]
-                        seen.append({"name": name, "text": _response_text(response.get("response"))})
-        return seen
+        """What the agent sent back for its function calls, in order: [{name, text}]. Gemini
+        CLI sends the whole conversation each time, so the last main request holds them all."""
+        bodies = self.main_bodies()
+        parts = [part for content in (bodies[-1].get("contents") or [] if bodies else [])
+                 for part in content.get("parts") or []]  # fmt: skip
+        return [{"name": str(p["functionResponse"].get("name") or ""), "text": _response_text(p["functionResponse"].get("response"))}
+                for p in parts if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)]  # fmt: skip
 
     def _next_parts(self, body: dict[str, Any], main: bool) -> list[Part]:
         return self._next_reply(body, main, text)
