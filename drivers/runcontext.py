@@ -14,6 +14,7 @@ A resuming run's requests are matched against the record first (the resume contr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -95,6 +96,7 @@ class WorkerRunContext:
         # a time of this run.
         self._pending: list[tuple[Any, ...]] = []
         self._flusher: asyncio.Task[None] | None = None
+        self._flush_now = asyncio.Event()  # set: the flusher writes at once, not after QUEUE_FLUSH_S
         self._writing = asyncio.Lock()
 
     # --- doorbell ---------------------------------------------------------------------------
@@ -191,10 +193,15 @@ class WorkerRunContext:
 
     async def _flush_soon(self) -> None:
         try:
-            # Long enough that the agent's next request (gated at once) usually takes the
-            # queue along in its own transaction; short enough that the console shows it live.
-            await asyncio.sleep(QUEUE_FLUSH_S)
-            await self.flush()
+            # Until nothing is queued: what was queued while a write was on its way waits
+            # for the next round, not for the run's end.
+            while self._pending and not self.lease_lost:
+                # Long enough that the agent's next request (gated at once) usually takes the
+                # queue along in its own transaction; short enough that the console shows it live.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._flush_now.wait(), QUEUE_FLUSH_S)
+                self._flush_now.clear()
+                await self.flush()
         except Exception:  # the timeline must never kill the run
             logger.exception("run %s: writing emitted activities failed", self.run_id)
 
@@ -220,8 +227,12 @@ class WorkerRunContext:
             self._replay_activities = []
         self._queue(("activity", kind, event, dict(payload)))
 
-    def _queue(self, entry: tuple[Any, ...]) -> None:
+    def _queue(self, entry: tuple[Any, ...], *, at_once: bool = False) -> None:
+        """Queue a write; `at_once`: the flusher writes the queue now, in the background,
+        instead of waiting for the next write to take it along."""
         self._pending.append(entry)
+        if at_once:
+            self._flush_now.set()
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.ensure_future(self._flush_soon())
 
@@ -240,10 +251,15 @@ class WorkerRunContext:
         await self._fenced(run_save_agent_state, run_id=self.run_id, state=dict(state))
 
     async def process_started(self, record: Mapping[str, Any]) -> None:
-        """An agent process of this run started (drivers/processes.py records it here)."""
+        """An agent process of this run started (drivers/processes.py records it here).
+
+        Written at once, but in the background: the driver talks to the process meanwhile
+        (Codex's `initialize` went out 2–5 ms sooner than after an awaited write). Until the
+        record lands, a worker that dies takes the process with it (its parent-death
+        signal); one that lost its lease finds out on this write and stops the run."""
         from runs.services import run_record_process
 
-        await self._fenced(run_record_process, run_id=self.run_id, record=dict(record))
+        self._queue(("call", run_record_process, {"run_id": self.run_id, "record": dict(record)}), at_once=True)
 
     async def resumed_conversation(self) -> None:
         # The agent remembers its own history: only what was still open can come again, and

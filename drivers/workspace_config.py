@@ -213,7 +213,10 @@ def scan(workspace: Path) -> Scan:
     for directory in _directories(workspace):
         prefix = os.path.relpath(directory, workspace)
         findings += [_relocate(f, prefix) for f in _scan_directory(directory)]
-    git_findings, overrides = _scan_git(workspace)
+    git_findings: list[Finding] = []
+    overrides: dict[str, str] = {}
+    if _may_be_in_a_repository(workspace):
+        git_findings, overrides = _scan_git(workspace)
     return Scan(findings=tuple(findings + git_findings), git_overrides=overrides)
 
 
@@ -229,6 +232,14 @@ def _directories(workspace: Path) -> list[Path]:
     # Not inside a repository: Codex's project is the workspace itself (a parent's .codex/
     # was not loaded, observed); only the workspace is named.
     return [workspace]
+
+
+def _may_be_in_a_repository(workspace: Path) -> bool:
+    """Whether git could find a repository here: a `.git` entry (directory, gitfile, even a
+    broken symlink) in the workspace or a parent. Without one git finds none either (a bare
+    repository is refused: `safe.bareRepository=explicit` is set for the scan and the agent),
+    and the scan runs no git (it cost 1.5–3 ms of every run's start)."""
+    return any(os.path.lexists(directory / ".git") for directory in (workspace, *workspace.parents))
 
 
 def _relocate(finding: Finding, prefix: str) -> Finding:

@@ -199,8 +199,6 @@ class _Session:
             )
         self.thread_id = str(thread["id"])
         self.model = str(result.get("model") or self.settings.get("model") or "")
-        if self.thread_id != (self.ctx.agent_state or {}).get("thread_id"):
-            await self.ctx.save_agent_state({**(self.ctx.agent_state or {}), "thread_id": self.thread_id})
 
     async def _resume_thread(self, sandbox: str) -> Any:
         """Continue this run's Codex thread (kept in its CODEX_HOME) after a restart, with
@@ -242,7 +240,14 @@ class _Session:
                 "settings": {"model": self.model, "reasoning_effort": None, "developer_instructions": None},
             }
         self._turn_requested = True
-        result = await self._call("turn/start", params)
+        fut = await self._send_request("turn/start", params)
+        if self.thread_id != (self.ctx.agent_state or {}).get("thread_id"):
+            # Saved while Codex starts the turn (not before asking it to): the thread is
+            # on record before the turn's first request is gated, which waits for this write.
+            await self.ctx.save_agent_state({**(self.ctx.agent_state or {}), "thread_id": self.thread_id})
+        while not fut.done():
+            await self._dispatch(await self._next())
+        result = fut.result()
         turn = result.get("turn") if isinstance(result, Mapping) else None
         if isinstance(turn, Mapping) and turn.get("id") and not self.turn_id:
             self.turn_id = str(turn["id"])

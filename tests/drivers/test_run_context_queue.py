@@ -69,6 +69,55 @@ async def test_what_nothing_else_takes_along_is_written_soon(api: Any) -> None:
         await ctx.close()
 
 
+class HeldWrites:
+    """`runcontext._db` whose writes wait until released: a write can be caught on its way."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+
+    def __call__(self, fn: Any) -> Any:
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            self.started.set()
+            await self.release.wait()
+            return await sync_to_async(fn)(*args, **kwargs)
+
+        return call
+
+
+async def test_what_is_queued_while_a_write_is_on_its_way_is_written_soon_after(api: Any, monkeypatch: Any) -> None:
+    ctx, run, _ = await owned_context(api)
+    held = HeldWrites()
+    monkeypatch.setattr(runcontext, "_db", held)
+    try:
+        await ctx.emit("message", {"text": "one"})
+        await asyncio.wait_for(held.started.wait(), timeout=runcontext.QUEUE_FLUSH_S + 5)  # the flusher's write
+        await ctx.emit("message", {"text": "two"})  # queued behind it
+        held.release.set()
+        # Written by the flusher, not left for the next gate or the run's end.
+        await eventually(lambda: timeline(run["id"]) == [("message", "one"), ("message", "two")], timeout=10)
+    finally:
+        await ctx.close()
+
+
+async def test_an_agent_process_is_recorded_without_the_driver_waiting_for_the_write(api: Any, monkeypatch: Any) -> None:
+    ctx, run, _ = await owned_context(api)
+    held = HeldWrites()
+    monkeypatch.setattr(runcontext, "_db", held)
+    monkeypatch.setattr(runcontext, "QUEUE_FLUSH_S", 3600.0)  # what waits for the queue's delay is not written here
+    try:
+        record = {"host": "h", "pid": 4242, "start": "1"}
+        await asyncio.wait_for(ctx.process_started(record), timeout=5)  # returns with the write held
+        # ...which is under way at once, not after the queue's delay.
+        await asyncio.wait_for(held.started.wait(), timeout=10)
+        assert await sync_to_async(lambda: Run.objects.get(pk=run["id"]).agent_processes)() == []
+        held.release.set()
+        await eventually(lambda: Run.objects.get(pk=run["id"]).agent_processes == [record], timeout=10)
+    finally:
+        held.release.set()
+        await ctx.close()
+
+
 async def test_close_writes_what_is_still_queued(api: Any) -> None:
     ctx, run, _ = await owned_context(api)
     await ctx.emit("message", {"text": "last words"})

@@ -49,6 +49,31 @@ def test_an_empty_workspace_outside_any_repository_has_nothing(tmp_path: Path) -
     assert scan.git_env()["GIT_CONFIG_COUNT"] == str(len(workspace_config.GIT_ALWAYS))
 
 
+def test_git_is_run_only_where_it_could_find_a_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ran: list[tuple[Path, tuple[str, ...]]] = []
+    real_git = workspace_config._git
+    monkeypatch.setattr(workspace_config, "_git", lambda where, *args: ran.append((where, args)) or real_git(where, *args))
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    workspace_config.scan(outside)
+    assert ran == []  # no .git here or above: git would find nothing
+
+    # A broken `.git` symlink in a parent, a gitfile, a real repository: git is asked each time.
+    linked = tmp_path / "linked" / "sub"
+    linked.mkdir(parents=True)
+    (tmp_path / "linked" / ".git").symlink_to(tmp_path / "nowhere")
+    gitfile = tmp_path / "gitfile"
+    gitfile.mkdir()
+    (gitfile / ".git").write_text("gitdir: /nowhere\n")
+    ws = hostile.build(tmp_path / "hostile")
+    for where in (linked, gitfile, ws.workspace):
+        ran.clear()
+        scan = workspace_config.scan(where)
+        assert ran and ran[0][1][:1] == ("rev-parse",), where
+    # ...and what it finds is still switched off.
+    assert "GIT_CONFIG_KEY_3" in scan.git_env()
+
+
 def test_unreadable_and_linked_settings_are_reported_not_followed(tmp_path: Path) -> None:
     outside = tmp_path / "outside.json"
     outside.write_text('{"hooks": {}}')
