@@ -41,8 +41,10 @@ DESCRIPTOR = Descriptor(
         "own HOME, XDG and config directories per session",
         "files and terminals served inside the workspace only",
         "claude-code-acp: settingSources [] (no workspace hooks, permission rules, MCP servers), CLAUDE.md as plain context, "
-        "no start-up git status",
+        "no start-up git status, no Grep or Glob (they read without asking)",
         "opencode: configuration only from Gatehouse; a workspace with OpenCode configuration is refused",
+        "gemini: Gatehouse's settings take away its tools that act without asking (searches, listings, sub-agents, "
+        "skills, web search)",
         "other agents: a workspace with .gemini/, .mcp.json or OpenCode configuration is refused",
         "the repository's git programs switched off",
     ),

@@ -8,11 +8,20 @@ split like a shell would, or a list), or to `{"command": ..., "profile": ..., "e
   through ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY, as for the Claude Code driver; HOME and
   CLAUDE_CONFIG_DIR are the run's; `session/new` passes `settingSources: []` in
   `_meta.claudeCode.options`, so the bundled Claude Code loads no settings file at all
-  (no workspace hooks, permission rules, MCP servers or modes), and the workspace's
-  CLAUDE.md as plain text in `_meta.systemPrompt.append` (regular files inside the
-  workspace only, read by Gatehouse, as for the Claude Code driver).
+  (no workspace hooks, permission rules, MCP servers or modes) and `disallowedTools`
+  Grep and Glob (`CLAUDE_UNASKED_TOOLS`), and the workspace's CLAUDE.md as plain text in
+  `_meta.systemPrompt.append` (regular files inside the workspace only, read by
+  Gatehouse, as for the Claude Code driver).
 - `opencode`: `opencode acp`, configured only through OPENCODE_CONFIG_CONTENT with project
   config disabled (see drivers/opencode/config.py).
+
+Gemini CLI is not built in (`make agents` installs it; README shows its entry). Its profile,
+`gemini`, is inferred from a `gemini … --acp` command line: the run's HOME holds a
+`.gemini/settings.json` written by Gatehouse at every start that takes away the tools
+that act without asking (`GEMINI_UNASKED_TOOLS`). Its search and listing tools
+(`grep_search`, `glob`, `list_directory`), sub-agents and skills run without asking, in
+its own process: a `grep_search` printed a `.env` line to the model while every request
+was denied (observed, 0.61.0).
 
 A profile says how to prepare an agent: `claude-code-acp`, `opencode`, or `generic`
 (only the allow-listed environment plus the variables listed under `env`). It is
@@ -21,6 +30,7 @@ inferred from the command when not given.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -35,7 +45,7 @@ from drivers.opencode import config as opencode_config
 
 from .env import agent_environment
 
-PROFILES = ("claude-code-acp", "opencode", "generic")
+PROFILES = ("claude-code-acp", "opencode", "gemini", "generic")
 OPTIONS = frozenset({"agent"})
 DEFAULT_AGENT = "claude-code-acp"
 
@@ -77,6 +87,9 @@ def _infer_profile(argv: tuple[str, ...]) -> str:
         return "claude-code-acp"
     if words and words[0] == "opencode" and "acp" in argv[1:]:
         return "opencode"
+    gemini = any(w in ("gemini", "gemini.js") or "gemini-cli" in a for w, a in zip(words, argv[:3], strict=False))
+    if gemini and any(a in ("--acp", "--experimental-acp") for a in argv[1:]):
+        return "gemini"
     return "generic"
 
 
@@ -131,7 +144,7 @@ def agent_for(options: Mapping[str, Any], settings: Mapping[str, Any]) -> AgentS
 STAYS_AFTER_EOF = frozenset({"claude-code-acp"})
 
 # Whose configuration found in a workspace each profile's agent is kept from (the notice).
-SCANNED = {"claude-code-acp": ("claude-code", "mcp", "git"), "opencode": ("git",), "generic": ("git",)}
+SCANNED = {"claude-code-acp": ("claude-code", "mcp", "git"), "opencode": ("git",), "gemini": ("git",), "generic": ("git",)}
 # A generic agent cannot be told to ignore these: a workspace holding them is refused.
 GENERIC_REFUSED = ("gemini", "mcp", "opencode")
 INSTRUCTION_FILES = ("CLAUDE.md", ".claude/CLAUDE.md")
@@ -143,6 +156,9 @@ def environment(spec: AgentSpec, settings: Mapping[str, Any], runtime_dir: Path,
     if spec.profile == "opencode":
         return opencode_config.environment(settings, runtime_dir, git_env)
     home = Path(runtime_dir) / "home"
+    if spec.profile == "gemini":
+        write_gemini_settings(home)
+        return agent_environment(settings, home=home, provider_names=spec.env_names, extra=dict(git_env))
     if spec.profile == "claude-code-acp":
         extra = {**git_env, **CLAUDE_ISOLATION_ENV, "CLAUDE_CONFIG_DIR": str(home / ".claude")}
         if os.geteuid() == 0:
@@ -154,11 +170,46 @@ def environment(spec: AgentSpec, settings: Mapping[str, Any], runtime_dir: Path,
     return agent_environment(settings, home=home, provider_names=spec.env_names, extra=dict(git_env))
 
 
+# Claude Code's tools that need no permission and do not go through the client (its Read
+# is replaced by the adapter's fs/read_text_file tool; TodoWrite touches no file).
+CLAUDE_UNASKED_TOOLS = ("Grep", "Glob")
+
+
+# Gemini CLI tools that run without asking, in its own process: searches and listings,
+# sub-agents, skills, web search, background shells. The run's settings deny them by name
+# (`tools.exclude`; not offered to the model at all). Not an allow-list: in 0.61.0 a tool
+# named in `tools.core` is *allowed* by Gemini's policy engine — its shell then ran
+# without asking (observed). tests/drivers/test_acp_gemini.py names every tool the model
+# is offered, so a release that adds one fails there until it is looked at.
+GEMINI_UNASKED_TOOLS = ("grep_search", "search_file_content", "glob", "list_directory", "read_many_files", "invoke_agent",
+                        "activate_skill", "google_web_search", "list_background_processes", "read_background_output")
+
+
+def write_gemini_settings(home: Path) -> None:
+    """The run's `~/.gemini/settings.json`, written afresh at every start (the agent's own
+    writes outside the workspace are refused, but a resumed run gets Gatehouse's file
+    whatever happened to it)."""
+    directory = home / ".gemini"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "settings.json"
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.is_symlink():
+        path.unlink()
+    settings = {"tools": {"exclude": list(GEMINI_UNASKED_TOOLS)}}
+    path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+
+
 def session_meta(spec: AgentSpec, workspace: Path) -> dict[str, Any]:
     """`_meta` for session/new and session/load."""
     if spec.profile != "claude-code-acp":
         return {}
-    meta: dict[str, Any] = {"claudeCode": {"options": {"settingSources": []}}}
+    # Claude Code runs its search tools without asking anyone (read-only tools need no
+    # permission in its default mode), in its own process: a Grep printed a `.env` line
+    # to the model that a `reads` rule denies, and nobody was asked (observed, 0.16.2).
+    # Without them the model searches with commands (terminal/*) or reads files
+    # (fs/read_text_file), which are gated.
+    meta: dict[str, Any] = {"claudeCode": {"options": {"settingSources": [], "disallowedTools": list(CLAUDE_UNASKED_TOOLS)}}}
     instructions = workspace_config.project_instructions(workspace, INSTRUCTION_FILES)
     if instructions:
         parts = ["# Project instructions from the workspace",
@@ -176,7 +227,7 @@ def check_workspace(workspace: Path, options: Mapping[str, Any], settings: Mappi
         found = opencode_config.blocking_config_files(workspace)
         if found:
             raise WorkspaceConfigError(opencode_config.refusal(found), files=found)
-    elif spec.profile == "generic":
+    elif spec.profile in ("gemini", "generic"):
         # Nothing is known about what such an agent loads from its workspace: fail closed.
         paths = [f.path for f in workspace_config.scan(workspace).relevant(GENERIC_REFUSED)]
         if paths:

@@ -1,7 +1,7 @@
 """The real ACP agents and OpenCode under test, each with its scripted fake model server.
 
 Gemini CLI is not built in: it runs as README's `GATEHOUSE_ACP_AGENTS` example configures
-it (`gemini --acp` under the generic profile, with the variables it names), against the
+it (`gemini --acp`, whose profile `gemini` is inferred, with the variables it names), against the
 fake Gemini API of tests/fakes/gemini_server.py.
 
 One vocabulary for every scenario: `command(cmd)`, `write(path, content)`, `say(text)`

@@ -86,6 +86,39 @@ async def test_claude_code_acp_writes_through_the_client_covered_by_the_approval
 
 
 @pytest.mark.agents
+async def test_claude_code_acp_has_no_search_tool_that_runs_unasked(tmp_path: Path) -> None:
+    """Claude Code's Grep and Glob need no permission and read in its own process: a Grep
+    printed a `.env` line to the model while every request was denied. Without them the
+    model searches with commands or the client's reads, which are gated; a sub-agent
+    (Task) has neither either."""
+    from tests.fakes import anthropic_server as anthropic
+
+    def deny(request: ToolRequest) -> Decision:
+        return Decision(outcome="deny", reason="reads of .env are denied", decided_by="policy")
+
+    with agent_under_test("acp", "claude-code-acp") as agent:
+        ctx = make_ctx(tmp_path, agent, deny)
+        (ctx.workspace / ".env").write_text("SECRET=hunter2\n")
+        where = str(ctx.workspace.resolve())
+        agent.script(
+            [anthropic.tool_use("Grep", {"pattern": "SECRET", "path": where, "output_mode": "content"})],
+            [anthropic.tool_use("Glob", {"pattern": "**/.env*", "path": where})],
+            [anthropic.tool_use("Task", {"description": "search", "prompt": "Find the secret.", "subagent_type": "general-purpose"})],
+            [anthropic.tool_use("Grep", {"pattern": "SECRET", "path": where, "output_mode": "content"})],  # the sub-agent's
+            agent.say("Nothing found."),
+            agent.say("Done."),
+        )
+        result = await run_driver(ctx)
+        offered = {tool.get("name") for body in agent.server.message_requests for tool in body.get("tools") or []}
+
+    assert result.status == "completed", ctx.activities
+    assert "mcp__acp__Read" in offered and not offered & {"Grep", "Glob"}, offered
+    results = agent.tool_results()
+    assert not any("hunter2" in text or ".env" in text.replace("**/.env*", "") for text in results), results
+    assert sum("No such tool available" in text for text in results) == 3, results
+
+
+@pytest.mark.agents
 async def test_write_outside_the_workspace_is_refused_without_asking(tmp_path: Path, agent: Agent) -> None:
     outside = tmp_path.resolve() / "outside.txt"
     agent.script(agent.write(str(outside), "escaped\n"), agent.say("Could not."), agent.say("Done."))

@@ -1,6 +1,7 @@
 """Gemini CLI (`@google/gemini-cli` 0.61.0, `gemini --acp`) through the ACP driver, as
-README's GATEHOUSE_ACP_AGENTS example configures it (the generic profile), offline: the
-fake Gemini API of tests/fakes/gemini_server.py, the gate faked by FakeRunContext."""
+README's GATEHOUSE_ACP_AGENTS example configures it (its profile, `gemini`, inferred from
+the command line), offline: the fake Gemini API of tests/fakes/gemini_server.py, the gate
+faked by FakeRunContext."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from typing import Any
 
 import pytest
 
+from drivers.acp import agents
 from drivers.base import Decision, ToolRequest
 from tests.drivers.acp_agents import Agent, agent_under_test
 from tests.drivers.test_acp import allow, kinds, make_ctx, run_driver
+from tests.fakes import gemini_server as gemini
 
 pytestmark = pytest.mark.agents
 
@@ -35,6 +38,38 @@ async def test_a_shell_request_that_does_not_say_its_command_is_refused_without_
     [notice] = [p for p in kinds(ctx, "notice") if "without saying which command" in p.get("text", "")]
     assert notice["title"] == "touch ran.txt"
     assert agent.was_told("without saying which command")
+
+
+async def test_no_tool_that_reads_without_asking_is_offered(tmp_path: Path, agent: Agent) -> None:
+    """Gemini's search and listing tools run unasked in its own process: `grep_search`
+    printed a `.env` line to the model while every request was denied. The run's settings
+    leave it only tools that ask or go through the client."""
+    def deny(request: ToolRequest) -> Decision:
+        return Decision(outcome="deny", decided_by="policy", reason="reads of .env are denied")
+
+    ctx = make_ctx(tmp_path, agent, deny)
+    (ctx.workspace / ".env").write_text("SECRET=hunter2\n")
+    where = str(ctx.workspace.resolve())
+    agent.script(
+        [gemini.function_call("grep_search", {"pattern": "SECRET", "dir_path": where})],
+        [gemini.function_call("glob", {"pattern": "**/*", "dir_path": where})],
+        [gemini.function_call("list_directory", {"dir_path": where})],
+        [gemini.function_call("invoke_agent", {"agent_name": "codebase_investigator", "prompt": "Find the secret."})],
+        agent.say("Nothing found."),
+    )
+    result = await run_driver(ctx)
+
+    assert result.status == "completed", ctx.activities
+    offered = {d.get("name") for body in agent.server.main_bodies() for t in body.get("tools") or []
+               for d in t.get("functionDeclarations") or []}  # fmt: skip
+    # Every tool offered asks before it acts or goes through the client (a release that
+    # offers another fails here until someone looks at what it does).
+    assert offered and not offered & set(agents.GEMINI_UNASKED_TOOLS), offered
+    assert offered <= {"read_file", "write_file", "replace", "run_shell_command", "web_fetch", "write_todos",
+                       "update_topic", "enter_plan_mode", "exit_plan_mode"}, offered
+    results = agent.tool_results()
+    assert len(results) == 4 and all("not found in registry" in text for text in results), results
+    assert not any("hunter2" in text or ".env" in text for text in results)
 
 
 def reads_only(request: ToolRequest) -> Decision:

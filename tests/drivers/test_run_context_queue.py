@@ -37,25 +37,54 @@ def timeline(run_id: int) -> list[tuple[str, Any]]:
     return [(a.event, a.payload.get("text") or a.payload.get("step")) for a in rows]
 
 
-async def test_emitted_lines_and_a_result_go_in_the_next_gate_transaction_in_order(api: Any, monkeypatch: Any) -> None:
+async def test_emitted_lines_go_in_the_next_gate_transaction_in_order(api: Any, monkeypatch: Any) -> None:
     ctx, run, _ = await owned_context(api)
     try:
-        first = await ctx.gate(ToolRequest(tool="bash", input={"command": "ls"}, cwd=run["workspace"]))
+        await ctx.gate(ToolRequest(tool="bash", input={"command": "ls"}, cwd=run["workspace"]))
         await ctx.emit("message", {"text": "one"})
-        await ctx.step_finished(first.step_id, output="a.txt\n", exit_code=0)
         await ctx.emit("message", {"text": "two"})
         assert await sync_to_async(timeline)(run["id"]) == [("tool.requested", 1)]  # nothing written yet
 
         trips: list[str] = []
         monkeypatch.setattr(runcontext, "_db", lambda fn: trips.append(fn.__name__) or sync_to_async(fn))
         await ctx.gate(ToolRequest(tool="bash", input={"command": "ls -a"}, cwd=run["workspace"]))
-        # one trip, one transaction: the queue (two activities, the step's result), then the request
+        # one trip, one transaction: the queue (two activities), then the request
         assert trips == ["queued_then"]
         assert await sync_to_async(timeline)(run["id"]) == [
-            ("tool.requested", 1), ("message", "one"), ("tool.finished", 1), ("message", "two"), ("tool.requested", 2),
+            ("tool.requested", 1), ("message", "one"), ("message", "two"), ("tool.requested", 2),
         ]
+    finally:
+        await ctx.close()
+
+
+async def test_a_steps_result_is_written_at_once_after_what_was_emitted_before_it(api: Any, monkeypatch: Any) -> None:
+    ctx, run, _ = await owned_context(api)
+    monkeypatch.setattr(runcontext, "QUEUE_FLUSH_S", 3600.0)  # only what is written at once is written here
+    try:
+        first = await ctx.gate(ToolRequest(tool="bash", input={"command": "ls"}, cwd=run["workspace"]))
+        await ctx.emit("message", {"text": "one"})
+        await ctx.step_finished(first.step_id, output="a.txt\n", exit_code=0)
+        # Not left for the agent's next request: written in the background, in order.
+        await eventually(lambda: timeline(run["id"]) == [("tool.requested", 1), ("message", "one"), ("tool.finished", 1)],
+                         timeout=10)
         step = await sync_to_async(Step.objects.get)(pk=first.step_id)
         assert (step.status, step.output, step.exit_code) == ("finished", "a.txt\n", 0)
+    finally:
+        await ctx.close()
+
+
+async def test_a_result_followed_at_once_by_a_request_goes_in_its_transaction(api: Any, monkeypatch: Any) -> None:
+    """A driver whose next request follows its result at once (the scripted one): one
+    transaction for both, as the gate takes the queue before the flusher runs."""
+    ctx, run, _ = await owned_context(api)
+    try:
+        first = await ctx.gate(ToolRequest(tool="bash", input={"command": "ls"}, cwd=run["workspace"]))
+        trips: list[str] = []
+        monkeypatch.setattr(runcontext, "_db", lambda fn: trips.append(fn.__name__) or sync_to_async(fn))
+        await ctx.step_finished(first.step_id, output="", exit_code=0)
+        await ctx.gate(ToolRequest(tool="bash", input={"command": "ls -a"}, cwd=run["workspace"]))
+        assert trips == ["queued_then"]
+        assert await sync_to_async(timeline)(run["id"]) == [("tool.requested", 1), ("tool.finished", 1), ("tool.requested", 2)]
     finally:
         await ctx.close()
 
