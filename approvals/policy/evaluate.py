@@ -68,7 +68,7 @@ def _decide(policy: CompiledPolicy, req: Mapping, paths: PathContext | None) -> 
     if tool in EDIT_TOOLS:
         return decide_edit(policy, make_resolver(), tool, edit_path(req), cwd), None
     cls = classify_tool(tool)
-    path = read_tool_path(req["input"]) if tool in READ_TOOLS else None
+    path = read_tool_path(req["input"], tool) if tool in READ_TOOLS else None
     if path is not None:
         return decide_read(policy, make_resolver(), tool, path, cwd, cls), None
     decision, rule, reason = fallback(policy, None, cls, f"`{tool}`")

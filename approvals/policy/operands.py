@@ -258,6 +258,8 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
     if program in _GREPS:
         recursive = program in _RECURSIVE_ALWAYS or bool(inv.options & {"-r", "-R"})
         out = [FileUse("read", w, at, recursive) for w, at in _script_first(inv, words, ("-e", "-f"))]
+        if recursive and not out:
+            out = [FileUse("read", ".", (), True)]  # `rg KEY`, `grep -r KEY`: the working directory
         return out + _value_uses(inv, ("-f",), "read")
     if program == "sed":
         files = _script_first(inv, words, ("-e", "-f"))

@@ -57,6 +57,50 @@ def _hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: str) 
     return decision, f"{ruleset.name}.{decision}[{index}]", rule_reason(ruleset, decision, index, what)
 
 
+# A recursive read checks at most this many entries of the workspace against the `reads`
+# deny and ask rules; a larger tree is asked about.
+TREE_SCAN_LIMIT = 20_000
+
+
+def _tree_hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: str) -> tuple[str, str, str] | None:
+    """A recursive read (`grep -r KEY .`, `rg KEY`, the Grep tool) reads every file under
+    its path: the most restrictive `reads` deny or ask rule that a file of the workspace
+    under it matches, so a deny on `.env*` is not sidestepped by searching the directory
+    that holds it. Only the workspace is walked (a tree that contains it, `..`, is walked
+    there); a tree too large to check is asked about."""
+    if ruleset is None or loc.real is None or not any(ruleset.rules.get(d) for d in ("deny", "ask")):
+        return None
+    entries, cut = resolver.workspace_entries_under(loc.real, TREE_SCAN_LIMIT)
+    worst: tuple[str, str, str] | None = None
+    for relative in entries:
+        hit = ruleset.match_path((), (relative,))
+        if hit is None or hit[0] == "allow":
+            continue
+        decision, index = hit
+        if worst is None or worse(decision, worst[0]):
+            reason = f"{what} reads `{relative}`: " + rule_reason(ruleset, decision, index, f"reading `{relative}`")
+            worst = (decision, f"{ruleset.name}.{decision}[{index}]", reason)
+            if decision == "deny":
+                break
+    if worst is None and cut:
+        worst = ("ask", f"{ruleset.name}.tree", f"{what} reads more than {TREE_SCAN_LIMIT:,} files of the workspace, "
+                 "too many to check against the reads rules: search a narrower path.")
+    return worst
+
+
+def _read_hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: str, tree: bool
+              ) -> tuple[str, str, str] | None:
+    """The `reads` rule for a read of `loc`: its own match, or (a recursive read) a more
+    restrictive one for what it reaches."""
+    own = _hit(ruleset, loc, resolver, what)
+    if not tree or (own is not None and own[0] == "deny"):
+        return own
+    below = _tree_hit(ruleset, loc, resolver, what)
+    if below is not None and (own is None or worse(below[0], own[0])):
+        return below
+    return own
+
+
 def _floors(policy: CompiledPolicy, loc: Location, access: str, cls: str | None, decided: tuple[str, str, str]
             ) -> tuple[str, str, str, list[str]]:
     decision, rule, reason = decided
@@ -97,11 +141,12 @@ def _floors(policy: CompiledPolicy, loc: Location, access: str, cls: str | None,
 
 
 def decide_use(policy: CompiledPolicy, resolver: Resolver, loc: Location, access: str, *,
-               redirect: bool = False) -> tuple[PathUse, list[str]]:
-    """The PathUse of one file a command touches (and the floors it raised)."""
+               redirect: bool = False, tree: bool = False) -> tuple[PathUse, list[str]]:
+    """The PathUse of one file a command touches (and the floors it raised); `tree`: the
+    command reads everything under it."""
     if access == "read":
-        what = f"reading `{loc.written}`"
-        decided = _hit(policy.reads, loc, resolver, what) or ("allow", "", "")
+        what = f"reading `{loc.written}`" + (" recursively" if tree else "")
+        decided = _read_hit(policy.reads, loc, resolver, what, tree) or ("allow", "", "")
         decision, rule, reason, floors = _floors(policy, loc, access, READ_ONLY, decided)
         use = PathUse(loc.written, access, loc.real, loc.relative, READ_ONLY, decision, rule or None, reason,
                       loc.protected, bool(loc.protected or loc.secret or loc.unknown))
@@ -132,19 +177,22 @@ READ_PATH_KEYS = ("file_path", "path", "notebook_path")
 TREE_READ_TOOLS = frozenset({"Grep", "grep"})
 
 
-def read_tool_path(tool_input: Mapping) -> str | None:
+def read_tool_path(tool_input: Mapping, tool: str = "") -> str | None:
     for key in READ_PATH_KEYS:
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip() and "\x00" not in value:
             return value
+    if tool in TREE_READ_TOOLS:
+        return "."  # a search without a path searches the working directory
     return None
 
 
 def decide_read(policy: CompiledPolicy, resolver: Resolver, tool: str, path: str, cwd: str,
                 cls: str | None) -> Verdict:
-    loc = resolver.locate(path, [cwd], access="read", tree=tool in TREE_READ_TOOLS)
+    tree = tool in TREE_READ_TOOLS
+    loc = resolver.locate(path, [cwd], access="read", tree=tree)
     what = f"{tool} of `{path}`"
-    decided = _hit(policy.reads, loc, resolver, what) or fallback(policy, policy.reads, cls, what)
+    decided = _read_hit(policy.reads, loc, resolver, what, tree) or fallback(policy, policy.reads, cls, what)
     decision, rule, reason, floors = _floors(policy, loc, "read", cls, decided)
     use = PathUse(path, "read", loc.real, loc.relative, cls, decision, rule, reason, loc.protected,
                   bool(loc.protected or loc.secret or loc.unknown))

@@ -274,6 +274,29 @@ class Resolver:
     def real_path(self, path: str) -> str:
         return self._real(path)
 
+    def workspace_entries_under(self, real: str, limit: int) -> tuple[list[str], bool]:
+        """The workspace-relative paths of the files and directories a recursive read of
+        `real` reaches inside the workspace (all of it when `real` contains the workspace),
+        without following links; and whether the walk stopped at `limit` entries. Nothing
+        when `real` is outside the workspace or the context reads no file system."""
+        if not self.ctx.filesystem:
+            return [], False
+        ws = self.real_workspace
+        if _under(real, ws):
+            top = real
+        elif _under(ws, real):
+            top = ws  # `grep -r KEY ..`: the workspace is part of the tree
+        else:
+            return [], False
+        found: list[str] = []
+        prefix = len(ws.rstrip("/")) + 1
+        for directory, dirs, files in os.walk(top):
+            for name in (*dirs, *files):
+                found.append(posixpath.join(directory, name)[prefix:])
+                if len(found) >= limit:
+                    return found, True
+        return found, False
+
     def inside(self, real: str) -> bool:
         return _under(real, self.real_workspace)
 
