@@ -1,4 +1,6 @@
-"""Benchmark: evaluating a one-line command against a 30-rule policy vs tree-sitter alone.
+"""Benchmark: evaluating a one-line command against a 30-rule policy vs tree-sitter alone;
+and a recursive search (`grep -r KEY .`) under a policy with a `reads` deny rule, whose
+tree is walked, in workspaces of 1,000 and 20,000 entries (the walk's limit).
 
 Run: .venv/bin/python bench/policy_eval.py  (prints figures; the target is evaluate median
 <= 3x the parse median, both measured in this run).
@@ -9,14 +11,16 @@ from __future__ import annotations
 import os
 import statistics
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import tree_sitter_bash  # noqa: E402
 from tree_sitter import Language, Parser  # noqa: E402
 
-from approvals.policy import compile_policy, evaluate  # noqa: E402
+from approvals.policy import DEFAULT_POLICY, PathContext, compile_policy, evaluate  # noqa: E402
 
 POLICY = {
     "commands": {
@@ -70,7 +74,38 @@ def main() -> int:
     print(f"evaluate median:          {eval_us:8.2f} us")
     print(f"ratio evaluate/parse:     {ratio:8.2f}x (target <= 3x: {'met' if ratio <= 3 else 'MISSED'})")
     print(f"compile_policy (cached):  {cached_us:8.2f} us")
+    tree_walks()
     return 0
+
+
+def tree_walks() -> None:
+    """`grep -r KEY .` under `reads: deny .env*` (the tree is walked) and under no reads rule."""
+    walked = compile_policy({"reads": {"deny": [".env*"]}, **DEFAULT_POLICY})
+    plain = compile_policy(DEFAULT_POLICY)
+    for entries in (1_000, 20_000):
+        with tempfile.TemporaryDirectory() as root:
+            ws = Path(root)
+            per_dir = 100
+            for d in range(entries // (per_dir + 1)):
+                directory = ws / f"d{d}"
+                directory.mkdir()
+                for f in range(per_dir):
+                    (directory / f"f{f}.py").write_text("")
+            paths = PathContext(workspace=str(ws))
+            request = {"tool": "bash", "input": {"command": "grep -r KEY ."}, "cwd": str(ws)}
+            verdict = evaluate(walked, request, paths=paths)
+            samples = []
+            for _ in range(15):
+                start = time.perf_counter()
+                evaluate(walked, request, paths=paths)
+                samples.append((time.perf_counter() - start) * 1000)
+            base = []
+            for _ in range(15):
+                start = time.perf_counter()
+                evaluate(plain, request, paths=paths)
+                base.append((time.perf_counter() - start) * 1000)
+            print(f"grep -r KEY . in {entries:,} entries, reads deny .env*: {statistics.median(samples):7.2f} ms "
+                  f"({verdict.decision}); without reads rules: {statistics.median(base):5.2f} ms")
 
 
 if __name__ == "__main__":
