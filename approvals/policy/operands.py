@@ -256,7 +256,8 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
         tree = bool(inv.options & {"-R"})
         return [FileUse("write", w, at, tree) for w, at in _operands(inv, words, skip)]
     if program in _GREPS:
-        recursive = program in _RECURSIVE_ALWAYS or bool(inv.options & {"-r", "-R"})
+        recursive = (program in _RECURSIVE_ALWAYS or bool(inv.options & {"-r", "-R"})
+                     or any(v == "recurse" for v in inv.values.get("-d", ())))  # grep -d recurse, --directories=recurse
         out = [FileUse("read", w, at, recursive) for w, at in _script_first(inv, words, ("-e", "-f"))]
         if recursive and not out:
             out = [FileUse("read", ".", (), True)]  # `rg KEY`, `grep -r KEY`: the working directory

@@ -143,7 +143,7 @@ def _floors(policy: CompiledPolicy, loc: Location, access: str, cls: str | None,
 def decide_use(policy: CompiledPolicy, resolver: Resolver, loc: Location, access: str, *,
                redirect: bool = False, tree: bool = False) -> tuple[PathUse, list[str]]:
     """The PathUse of one file a command touches (and the floors it raised); `tree`: the
-    command reads everything under it."""
+    command acts on everything under it (a read then answers for what it reaches)."""
     if access == "read":
         what = f"reading `{loc.written}`" + (" recursively" if tree else "")
         decided = _read_hit(policy.reads, loc, resolver, what, tree) or ("allow", "", "")

@@ -132,7 +132,7 @@ def _paths(walk: _Walk, cmd: SimpleCommand, inv) -> tuple[list[PathUse], list[st
         access = "read" if fu.access == "read" else "write"
         loc = resolver.locate(fu.word, walk.cwds, dynamic=dynamic, glob=glob, access=access, tree=fu.tree,
                               follow=fu.follow)
-        use, more = decide_use(policy, resolver, loc, fu.access, tree=fu.tree and fu.access == "read")
+        use, more = decide_use(policy, resolver, loc, fu.access, tree=fu.tree)
         uses.append(use)
         floors += more
     return uses, floors, network

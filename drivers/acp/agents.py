@@ -87,7 +87,7 @@ def _infer_profile(argv: tuple[str, ...]) -> str:
         return "claude-code-acp"
     if words and words[0] == "opencode" and "acp" in argv[1:]:
         return "opencode"
-    gemini = any(w in ("gemini", "gemini.js") or "gemini-cli" in a for w, a in zip(words, argv[:3], strict=False))
+    gemini = any(Path(a).name in ("gemini", "gemini.js") or "gemini-cli" in a for a in argv[:3])
     if gemini and any(a in ("--acp", "--experimental-acp") for a in argv[1:]):
         return "gemini"
     return "generic"
@@ -190,6 +190,8 @@ def write_gemini_settings(home: Path) -> None:
     writes outside the workspace are refused, but a resumed run gets Gatehouse's file
     whatever happened to it)."""
     directory = home / ".gemini"
+    if directory.is_symlink():
+        directory.unlink()  # a link would send the file elsewhere
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "settings.json"
     if path.is_dir() and not path.is_symlink():

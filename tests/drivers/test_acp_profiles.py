@@ -52,3 +52,14 @@ def test_gemini_runs_with_settings_that_take_away_its_unasked_tools(tmp_path: Pa
     # No allow-list: in Gemini CLI 0.61.0 a tool named in tools.core is allowed without asking.
     assert "core" not in settings["tools"] and "allowed" not in settings["tools"]
     assert env["GEMINI_API_KEY"] == "k"
+
+
+def test_a_linked_gemini_directory_is_replaced_not_written_through(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gemini").symlink_to(elsewhere)
+    agents.write_gemini_settings(home)
+    assert not (home / ".gemini").is_symlink() and (home / ".gemini" / "settings.json").is_file()
+    assert list(elsewhere.iterdir()) == []

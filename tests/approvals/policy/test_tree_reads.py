@@ -53,6 +53,24 @@ def test_a_reads_deny_holds_for_recursive_searches_of_the_tree_that_holds_the_fi
     ], paths=context(workspace), cwd=str(workspace))
 
 
+def test_respelled_wrapped_and_relocated_searches_are_held_to_the_same_rule(workspace: Path) -> None:
+    """Trying to get around it: other spellings of recursion, wrappers and nested shells, a
+    `cd` out and back, a link to the workspace, other programs that read a whole tree."""
+    (workspace / "loop").symlink_to(workspace)
+    policy = {"reads": {"deny": [".env*"]}, **DEFAULT_POLICY}
+    assert_cases(policy, [(("bash", bash(command), "deny", "reads.deny[0]")) for command in (
+        "grep --recursive KEY .", "grep -d recurse KEY .", "grep --directories=recurse KEY .", "egrep -r KEY .",
+        "grep -rIl KEY", "env grep -r KEY .", "sudo grep -r KEY .", "bash -c 'grep -r KEY .'",
+        "cd .. && grep -r KEY ws", "cd src && grep -r KEY ..", "grep -r KEY ./src/..", "grep -r KEY loop",
+        "grep -r KEY $PWD", "ag KEY", "ack KEY", "ugrep -r KEY .", "tar cf - . | cat", "cp -r . /tmp/copy",
+        "zip -r /tmp/copy.zip .", "rsync -a . /tmp/copy",
+    )] + [
+        ("Grep", {"pattern": "KEY", "path": "../ws"}, "deny", "reads.deny[0]"),
+        ("Grep", {"pattern": "KEY", "path": "loop"}, "deny", "reads.deny[0]"),
+        ("Grep", {"pattern": "KEY", "glob": "*.py"}, "deny", "reads.deny[0]"),  # its filters are not trusted
+    ], paths=context(workspace), cwd=str(workspace))
+
+
 def test_the_reason_names_the_file_the_search_would_read(workspace: Path) -> None:
     compiled = compile_policy({"reads": {"deny": [".env*"]}, **DEFAULT_POLICY})
     verdict = evaluate(compiled, {"tool": "bash", "input": bash("grep -r KEY ."), "cwd": str(workspace)},
