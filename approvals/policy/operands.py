@@ -3,7 +3,8 @@
 Reads: `cat`, `less`, `head`, `tail` and the other filters, `grep`/`rg` operands after the
 pattern (and `-f` files), `sed`/`awk`/`jq` operands after the script, `source`/`.`, `cp`,
 `scp` and `rsync` sources, `tar c` members, `diff`, `curl -T`/`-d @file`/`-F x=@file`,
-`wget --post-file`, `git diff --no-index`, `< file` redirections. Writes: `tee`, `touch`,
+`wget --post-file`, git's (`git_operands.py`: `git show HEAD:.env`, `git log -p -- .env`,
+`git grep KEY`, `git add -f .env`…), `< file` redirections. Writes: `tee`, `touch`,
 `mkdir`, `rm`, `rmdir`, `shred`, `truncate`, `chmod`/`chown`/`chgrp` targets, `cp`/`mv`/
 `install` destinations (and `mv` sources), `ln` link names, `sed -i` files, `dd of=`,
 `sort -o`, `tar x` into its `-C` directory, `unzip -d`, `curl -o`, `wget -O`/`-P`, `git
@@ -14,19 +15,10 @@ is a link: a target outside the workspace makes the command `outside-workspace`.
 from __future__ import annotations
 
 import posixpath
-from typing import NamedTuple
 
-from .classes import READ_ONLY, classify_invocation
+from .fileuse import FileUse
+from .git_operands import git_file_uses
 from .options import WILD, Invocation
-
-
-class FileUse(NamedTuple):
-    access: str  # "read", "write" or "link" (the target a new link points to)
-    word: str  # the path as written (joined to a base directory where the command has one)
-    at: tuple[int, ...]  # indices of the command's words it comes from (their run-time status applies)
-    tree: bool = False  # the whole tree under the path (rm -r, grep -r, cp -r, mv, links)
-    follow: bool = True  # acts on a symlink's target (False: rm, mv, a link's own name)
-
 
 _READ_ALL = frozenset({
     "cat", "tac", "less", "more", "most", "head", "tail", "nl", "od", "xxd", "hexdump", "hd", "strings", "base64",
@@ -44,6 +36,12 @@ _FIRST_IS_NOT_A_FILE = frozenset({"chmod", "chown", "chgrp"})
 _NO_FOLLOW = frozenset({"rm", "unlink", "rmdir", "srm", "shred", "wipe"})
 _GREPS = frozenset({"grep", "rg", "ag", "ack", "pt", "ugrep"})
 _RECURSIVE_ALWAYS = frozenset({"rg", "ag", "ack", "pt"})
+# The options with which a recursive search follows the links it meets in the tree (each
+# program's own spelling; grep and rg are catalogued, so their long forms are folded in).
+_GREP_FOLLOWS = {"grep": {"-R"}, "ugrep": {"-R", "--dereference-recursive"}, "rg": {"-L"},
+                 "ag": {"-f", "--follow"}, "ack": {"--follow"}, "pt": {"--follow"}}
+# find's actions that write their listing to a file (`-fprintf FILE FORMAT`).
+_FIND_WRITES = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
 
 
 def _op(inv: Invocation, k: int) -> tuple[str, tuple[int, ...]]:
@@ -90,6 +88,7 @@ def _operands(inv: Invocation, words, skip: int = 0) -> list[tuple[str, tuple[in
 def _copy(inv: Invocation, words, program: str) -> list[FileUse]:
     ops = _operands(inv, words)
     recursive = bool(inv.options & {"-r", "-R", "-a"}) or program == "mv"
+    deref = recursive and program == "cp" and "-L" in inv.options  # cp -rL copies what links point to
     target = inv.value("-t")
     link = program == "cp" and bool(inv.options & {"-s", "-l"})
     if target is not None:
@@ -97,10 +96,10 @@ def _copy(inv: Invocation, words, program: str) -> list[FileUse]:
     elif len(ops) >= 2:
         sources, dest = ops[:-1], ops[-1]
     else:
-        return [FileUse("read", w, at, recursive) for w, at in ops]
+        return [FileUse("read", w, at, recursive, deref=deref) for w, at in ops]
     out = []
     for word, at in sources:
-        out.append(FileUse("link" if link else "read", word, at, recursive or link))
+        out.append(FileUse("link" if link else "read", word, at, recursive or link, deref=deref and not link))
         if program == "mv":
             out.append(FileUse("write", word, at, True, False))
         out.append(FileUse("write", posixpath.join(dest[0], posixpath.basename(word.rstrip("/")) or word),
@@ -149,8 +148,9 @@ def _tar(inv: Invocation, words) -> list[FileUse]:
     members = [(posixpath.join(base, w) if base and not w.startswith(("/", "~")) else w, at + tuple(base_at))
                for w, at in _operands(inv, words)]
     if inv.options & {"-c", "-r", "-u", "-A"}:
+        deref = "-h" in inv.options  # tar -h archives what links point to
         return [FileUse("write", u.word, u.at) for u in archive] + \
-            [FileUse("read", w, at, True) for w, at in members] + _value_uses(inv, ("-T",), "read")
+            [FileUse("read", w, at, True, deref=deref) for w, at in members] + _value_uses(inv, ("-T",), "read")
     if "-x" in inv.options:
         out = archive + [FileUse("write", base or ".", tuple(base_at), True)]
         if "-P" in inv.options:
@@ -159,47 +159,10 @@ def _tar(inv: Invocation, words) -> list[FileUse]:
     return archive
 
 
-def may_name_files_git(inv: Invocation) -> bool:
-    """Whether a git command may name files it reads or writes (most do not)."""
-    return bool(inv.values) or inv.subcommand in ("config", "clone", "init", "worktree") or "--no-index" in inv.options
-
-
-_GIT_WHERE = ("-C", "--git-dir", "--work-tree")
-
-
-def _git(inv: Invocation, words) -> list[FileUse]:
-    sub = inv.subcommand
-    if not may_name_files_git(inv):
-        return []
-    out: list[FileUse] = []
-    if any(o in inv.values for o in _GIT_WHERE) and classify_invocation(inv) not in (READ_ONLY, None):
-        # `git -C /elsewhere commit` changes that repository, not the workspace's
-        out = _value_uses(inv, _GIT_WHERE, "write", tree=True)
-    return out + _git_files(inv, words, sub)
-
-
-def _git_files(inv: Invocation, words, sub: str | None) -> list[FileUse]:
-    if sub == "diff" and "--no-index" in inv.options:
-        return [FileUse("read", w, at) for w, at in _operands(inv, words)]
-    if sub == "config":
-        setting = not (inv.options & {"--get", "--get-all", "--get-regexp", "-l", "--list", "--get-urlmatch"}) \
-            and len(inv.operands) >= 2 or inv.options & {"--unset", "--unset-all", "--add", "--replace-all", "-e"}
-        if setting and "--global" in inv.options:
-            return [FileUse("write", "~/.gitconfig", ())]
-        if setting and "--system" in inv.options:
-            return [FileUse("write", "/etc/gitconfig", ())]
-        if setting and "-f" in inv.options:
-            return _value_uses(inv, ("-f",), "write")
-        return []
-    if sub in ("archive", "format-patch", "log", "show", "diff"):
-        return _value_uses(inv, ("-o", "--output", "--output-directory"), "write")
-    if sub == "clone" and len(inv.operands) >= 2:
-        word, at = _op(inv, inv.operands_from + 1)
-        return [FileUse("write", word, at, True)]
-    if sub in ("init", "worktree") and inv.operands:
-        ops = _operands(inv, words, 1 if sub == "worktree" else 0)
-        return [FileUse("write", w, at, True) for w, at in ops[:1]]
-    return []
+def _find(words) -> list[FileUse]:
+    """The files find's `-fprint FILE`-like actions write its listing to (what it runs
+    with `-exec` is read as a command of its own, see wrappers)."""
+    return [FileUse("write", words[i + 1], (i + 1,)) for i in range(1, len(words) - 1) if words[i] in _FIND_WRITES]
 
 
 def _network(inv: Invocation, words) -> list[FileUse]:
@@ -226,10 +189,12 @@ def _network(inv: Invocation, words) -> list[FileUse]:
     if program in ("scp", "rsync"):
         local = [(w, at) for w, at in _operands(inv, words) if not _remote_spec(w)]
         ops = _operands(inv, words)
+        # scp -r follows every link it meets; rsync with -L, --copy-unsafe-links or -k
+        deref = program == "scp" or bool(inv.options & {"-L", "--copy-unsafe-links", "-k", "--copy-dirlinks"})
         if len(ops) < 2:
-            return [FileUse("read", w, at, True) for w, at in local]
+            return [FileUse("read", w, at, True, deref=deref) for w, at in local]
         dest = ops[-1]
-        out = [FileUse("read", w, at, True) for w, at in local if (w, at) != dest]
+        out = [FileUse("read", w, at, True, deref=deref) for w, at in local if (w, at) != dest]
         if not _remote_spec(dest[0]):
             out.append(FileUse("write", dest[0], dest[1], True))
         return out
@@ -241,12 +206,20 @@ def _remote_spec(word: str) -> bool:
     return ":" in head or word.startswith("rsync://")
 
 
+# Every program `file_uses` reads file operands of: a command of any other program names no
+# file, so its path checks are skipped (the one list; script_eval asks it).
+NAMES_FILES = _READ_ALL | _WRITE_ALL | _FIRST_IS_NOT_A_FILE | _GREPS | frozenset({
+    "sed", "awk", "jq", "source", ".", "cp", "mv", "install", "ln", "dd", "sort", "uniq", "tar", "unzip", "zip",
+    "find", "git", "npm", "sqlite3", "duckdb", "crontab", "curl", "wget", "http", "scp", "rsync"})
+
+
 def file_uses(inv: Invocation, words) -> list[FileUse]:
     """The files a command (read by meaning) reads, writes or links to."""
     program = inv.program
     if program in _READ_ALL:
-        recursive = program in ("diff",) and bool(inv.options & {"-r"})
-        return [FileUse("read", w, at, recursive) for w, at in _operands(inv, words)]
+        recursive = program in ("diff",) and bool(inv.options & {"-r", "--recursive"})
+        deref = recursive and "--no-dereference" not in inv.options  # diff -r compares what links point to
+        return [FileUse("read", w, at, recursive, deref=deref) for w, at in _operands(inv, words)]
     if program in _WRITE_ALL:
         tree = bool(inv.options & {"-r", "-R"}) and program in ("rm", "chattr", "setfacl", "shred")
         follow = program not in _NO_FOLLOW
@@ -258,9 +231,12 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
     if program in _GREPS:
         recursive = (program in _RECURSIVE_ALWAYS or bool(inv.options & {"-r", "-R"})
                      or any(v == "recurse" for v in inv.values.get("-d", ())))  # grep -d recurse, --directories=recurse
-        out = [FileUse("read", w, at, recursive) for w, at in _script_first(inv, words, ("-e", "-f"))]
+        deref = recursive and bool(inv.options & _GREP_FOLLOWS.get(program, set()))
+        # grep, rg and ugrep take the pattern from -e or -f; ag's -f is --follow
+        pattern_options = ("-e", "-f") if program in ("grep", "rg", "ugrep") else ()
+        out = [FileUse("read", w, at, recursive, deref=deref) for w, at in _script_first(inv, words, pattern_options)]
         if recursive and not out:
-            out = [FileUse("read", ".", (), True)]  # `rg KEY`, `grep -r KEY`: the working directory
+            out = [FileUse("read", ".", (), True, deref=deref)]  # `rg KEY`, `grep -r KEY`: the working directory
         return out + _value_uses(inv, ("-f",), "read")
     if program == "sed":
         files = _script_first(inv, words, ("-e", "-f"))
@@ -301,9 +277,13 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
     if program == "zip":
         ops = _operands(inv, words)
         recursive = "-r" in inv.options
-        return [FileUse("write", w, at) for w, at in ops[:1]] + [FileUse("read", w, at, recursive) for w, at in ops[1:]]
+        deref = recursive and "-y" not in inv.options  # zip stores what links point to unless -y
+        return [FileUse("write", w, at) for w, at in ops[:1]] + \
+            [FileUse("read", w, at, recursive, deref=deref) for w, at in ops[1:]]
+    if program == "find":
+        return _find(words)
     if program == "git":
-        return _git(inv, words)
+        return git_file_uses(inv, words)
     if program == "npm" and inv.subcommand in ("install", "ci", "uninstall", "update", "link", "prune", "dedupe"):
         return _value_uses(inv, ("--prefix",), "write", tree=True)  # `npm --prefix /elsewhere install`
     if program in ("sqlite3", "duckdb"):

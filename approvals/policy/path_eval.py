@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 from .classes import LOCAL, OUTSIDE, PROTECTED, READ_ONLY
 from .decisions import class_floor, fallback, rule_reason, worse
-from .paths import Location, Resolver, _under
+from .paths import LinkedTree, Location, Resolver, _under
 from .rules import CompiledPolicy, RuleSet
 from .verdicts import PathUse, Verdict
 
@@ -62,15 +62,20 @@ def _hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: str) 
 TREE_SCAN_LIMIT = 20_000
 
 
-def _tree_hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: str) -> tuple[str, str, str] | None:
+def _tree_hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: str,
+              linked: LinkedTree | None = None) -> tuple[str, str, str] | None:
     """A recursive read (`grep -r KEY .`, `rg KEY`, the Grep tool) reads every file under
     its path: the most restrictive `reads` deny or ask rule that a file of the workspace
     under it matches, so a deny on `.env*` is not sidestepped by searching the directory
     that holds it. Only the workspace is walked (a tree that contains it, `..`, is walked
-    there); a tree too large to check is asked about."""
+    there), or what a read that follows links reaches there (`linked`); a tree too large
+    to check is asked about."""
     if ruleset is None or loc.real is None or not any(ruleset.rules.get(d) for d in ("deny", "ask")):
         return None
-    entries, cut = resolver.workspace_entries_under(loc.real, TREE_SCAN_LIMIT)
+    if linked is not None:
+        entries, cut = list(linked.inside), linked.cut
+    else:
+        entries, cut = resolver.workspace_entries_under(loc.real, TREE_SCAN_LIMIT)
     worst: tuple[str, str, str] | None = None
     for relative in entries:
         hit = ruleset.match_path((), (relative,))
@@ -88,17 +93,38 @@ def _tree_hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: 
     return worst
 
 
-def _read_hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: str, tree: bool
-              ) -> tuple[str, str, str] | None:
+def _read_hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: str, tree: bool,
+              linked: LinkedTree | None = None) -> tuple[str, str, str] | None:
     """The `reads` rule for a read of `loc`: its own match, or (a recursive read) a more
     restrictive one for what it reaches."""
     own = _hit(ruleset, loc, resolver, what)
     if not tree or (own is not None and own[0] == "deny"):
         return own
-    below = _tree_hit(ruleset, loc, resolver, what)
+    below = _tree_hit(ruleset, loc, resolver, what, linked)
     if below is not None and (own is None or worse(below[0], own[0])):
         return below
     return own
+
+
+def _links_out(policy: CompiledPolicy, resolver: Resolver, linked: LinkedTree, what: str,
+               decided: tuple[str, str, str], floors: list[str]) -> tuple[str, str, str]:
+    """A read that follows links reads every tree a link leads to: each target outside
+    the workspace is decided as a recursive read of its own (its reads rules, a protected
+    or secret-looking path, a tree holding one), and a tree too large to follow is asked
+    about, since a link to a home could lie anywhere in it."""
+    decision, rule, reason = decided
+    for link, target in linked.outside:
+        loc = resolver.locate(target, [target], access="read", tree=True)
+        use, more = decide_use(policy, resolver, loc, "read", tree=True)
+        floors += more
+        if worse(use.decision, decision):
+            decision, rule = use.decision, use.rule or ""
+            reason = f"{what} follows the link `{link}` to `{target}`: {use.reason}"
+    if linked.cut and worse("ask", decision):
+        decision, rule = "ask", "reads.tree"
+        reason = (f"{what} follows links through more than {TREE_SCAN_LIMIT:,} entries, too many to check where "
+                  "they lead: search a narrower path.")
+    return decision, rule, reason
 
 
 def _floors(policy: CompiledPolicy, loc: Location, access: str, cls: str | None, decided: tuple[str, str, str]
@@ -141,13 +167,17 @@ def _floors(policy: CompiledPolicy, loc: Location, access: str, cls: str | None,
 
 
 def decide_use(policy: CompiledPolicy, resolver: Resolver, loc: Location, access: str, *,
-               redirect: bool = False, tree: bool = False) -> tuple[PathUse, list[str]]:
+               redirect: bool = False, tree: bool = False, deref: bool = False) -> tuple[PathUse, list[str]]:
     """The PathUse of one file a command touches (and the floors it raised); `tree`: the
-    command acts on everything under it (a read then answers for what it reaches)."""
+    command acts on everything under it (a read then answers for what it reaches);
+    `deref`: that read follows the links it meets there."""
     if access == "read":
         what = f"reading `{loc.written}`" + (" recursively" if tree else "")
-        decided = _read_hit(policy.reads, loc, resolver, what, tree) or ("allow", "", "")
+        linked = resolver.linked_tree(loc.real, TREE_SCAN_LIMIT) if tree and deref and loc.real else None
+        decided = _read_hit(policy.reads, loc, resolver, what, tree, linked) or ("allow", "", "")
         decision, rule, reason, floors = _floors(policy, loc, access, READ_ONLY, decided)
+        if linked is not None:
+            decision, rule, reason = _links_out(policy, resolver, linked, what, (decision, rule, reason), floors)
         use = PathUse(loc.written, access, loc.real, loc.relative, READ_ONLY, decision, rule or None, reason,
                       loc.protected, bool(loc.protected or loc.secret or loc.unknown))
         return use, floors

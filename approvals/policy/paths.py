@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import islice
+from typing import NamedTuple
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,14 @@ _PROBES = (".env", ".env.local", "prod.env", "server.pem", "server.key", "id_rsa
            "gatehouse.sqlite3", "authorized_keys")
 _HOME_LIKE = ("/root", "/var/root")
 _HOME_PARENTS = ("/home", "/Users")
+
+
+class LinkedTree(NamedTuple):
+    """What a recursive read that follows links reaches (Resolver.linked_tree)."""
+
+    inside: tuple[str, ...]  # workspace-relative paths
+    outside: tuple[tuple[str, str], ...]  # (a link, workspace-relative if inside it; its real target)
+    cut: bool  # the walk stopped at its limit
 
 
 def _real(path: str) -> str:
@@ -296,6 +305,49 @@ class Resolver:
                 if len(found) >= limit:
                     return found, True
         return found, False
+
+    def linked_tree(self, real: str, limit: int) -> LinkedTree:
+        """What a recursive read of `real` that follows links (`grep -R`, `rg -L`, `zip -r`)
+        reaches: the workspace-relative paths inside the workspace, including files reached
+        through a link, and the links whose target lies outside both the workspace and
+        `real`, each with that target (the read reaches everything under it, and the walk
+        goes on there for links further out). Each directory is walked once however many
+        links lead to it; the walk stops at `limit` entries (`cut`). Nothing without a
+        file system."""
+        if not self.ctx.filesystem:
+            return LinkedTree((), (), False)
+        ws = self.real_workspace
+        prefix = len(ws.rstrip("/")) + 1
+        inside: list[str] = []
+        outside: list[tuple[str, str]] = []
+        seen = {real}
+        pending = [real]
+        count = 0
+        while pending:
+            directory = pending.pop()
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:
+                continue
+            for entry in entries:
+                count += 1
+                if count > limit:
+                    return LinkedTree(tuple(inside), tuple(outside), True)
+                path = entry.path
+                if _under(path, ws):
+                    inside.append(path[prefix:])
+                if entry.is_symlink():
+                    path = self._real(path)
+                    if not os.path.exists(path):
+                        continue  # a dangling link reads nothing
+                    if _under(path, ws) and path != ws:
+                        inside.append(path[prefix:])  # `src/x` -> `.env` reads `.env`
+                    elif not (_under(path, ws) or _under(path, real)):
+                        outside.append((entry.path[prefix:] if _under(entry.path, ws) else entry.path, path))
+                if path not in seen and os.path.isdir(path):
+                    seen.add(path)
+                    pending.append(path)
+        return LinkedTree(tuple(inside), tuple(outside), False)
 
     def inside(self, real: str) -> bool:
         return _under(real, self.real_workspace)

@@ -28,7 +28,8 @@ from collections.abc import Callable
 
 from .classes import KNOWN_PROGRAMS, LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
 from .decisions import fallback, rule_reason, worse
-from .operands import file_uses, may_name_files_git
+from .git_operands import may_name_files_git
+from .operands import NAMES_FILES, file_uses
 from .options import invocation, program_name
 from .path_eval import decide_use
 from .paths import Resolver
@@ -130,21 +131,18 @@ def _paths(walk: _Walk, cmd: SimpleCommand, inv) -> tuple[list[PathUse], list[st
                                                                and not fu.at)
         glob = any(i in cmd.glob_at for i in fu.at)
         access = "read" if fu.access == "read" else "write"
-        loc = resolver.locate(fu.word, walk.cwds, dynamic=dynamic, glob=glob, access=access, tree=fu.tree,
+        # find's `{}` stands for every file under its start path (`find . -exec cat {} +`)
+        tree = fu.tree or any(i in cmd.tree_at for i in fu.at)
+        deref = fu.deref or (tree and cmd.follows_links)
+        loc = resolver.locate(fu.word, walk.cwds, dynamic=dynamic, glob=glob, access=access, tree=tree,
                               follow=fu.follow)
-        use, more = decide_use(policy, resolver, loc, fu.access, tree=fu.tree)
+        use, more = decide_use(policy, resolver, loc, fu.access, tree=tree, deref=deref)
         uses.append(use)
         floors += more
     return uses, floors, network
 
 
 _NOT_FILES = frozenset({"-", "", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/null", "/dev/tty"})
-
-
-_TOUCHES_FILES = frozenset({"cat", "head", "tail", "less", "more", "grep", "rg", "cp", "mv", "rm", "tee", "base64",
-                            "xxd", "od", "strings", "tar", "zip", "scp", "rsync", "curl", "wget", "chmod", "chown",
-                            "ln", "touch", "mkdir", "sed", "awk", "source", ".", "diff", "sort", "uniq", "shred",
-                            "truncate", "dd", "install", "wc", "file", "md5sum", "sha256sum", "sha1sum", "nl"})
 
 
 _OPTION_SENSITIVE = frozenset({"rm", "git", "find", "sed", "curl", "wget", "tar", "sort", "chmod", "chown", "cp",
@@ -201,7 +199,7 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     uses: tuple[PathUse, ...] = ()
     path_floors: list[str] = []
     network_device = False
-    if not cmd.remote and (cmd.redirects or cmd.operands_unknown or program in _FILE_PROGRAMS
+    if not cmd.remote and (cmd.redirects or cmd.operands_unknown or program in NAMES_FILES
                            and (program != "git" or may_name_files_git(inv))):
         found, path_floors, network_device = _paths(walk, cmd, inv)
         uses = tuple(found)
@@ -293,18 +291,6 @@ def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: st
         out.append(("ask", "commands.network", f"{what} talks to the network through /dev/tcp, "
                                                "so a person decides.", None))
     return out
-
-
-_FILE_PROGRAMS = _TOUCHES_FILES | frozenset({
-    "tac", "hexdump", "cksum", "cmp", "comm", "paste", "join", "cut", "fold", "fmt", "expand", "rev", "column",
-    "iconv", "bat", "batcat", "jq", "unzip", "gzip", "gunzip", "bzip2", "xz", "zstd", "unlink", "rmdir", "chgrp",
-    "git", "http", "sqlite3", "crontab", "vim", "vi", "nvim", "nano", "emacs", "ed", "sudoedit", "mkfifo",
-    "sha224sum", "sha384sum", "sha512sum", "b2sum", "base32", "diff3", "sdiff", "zcat", "openssl", "yq", "ag",
-    "ack", "ugrep", "wipe", "srm", "unxz", "bunzip2", "lzma", "chattr", "setfacl", "duckdb", "mknod", "look",
-    "shuf", "pr", "tsort", "view", "ex", "pico", "micro", "hd", "basenc", "sum", "unexpand", "zless", "zmore",
-    "bzcat", "xzcat", "lzcat", "zstdcat", "unzstd", "gpg", "xmllint", "csvlook", "readelf", "objdump", "nm", "ldd",
-    "hexyl", "jless", "mdcat", "glow", "most", "npm",
-})
 
 
 def _assignment_segment(name: str, text: str) -> Segment:

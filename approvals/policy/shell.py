@@ -66,6 +66,8 @@ class SimpleCommand(NamedTuple):
     heredoc_vars: tuple[str, ...] = ()  # variables a here-document on its input expands
     path: str | None = None  # the command word as written when it is a path (`./x`, `/usr/bin/rm`)
     split_at: frozenset[int] = frozenset()  # words with an unquoted expansion (bash splits its value)
+    tree_at: frozenset[int] = frozenset()  # words standing for every file under a path (find's `{}`)
+    follows_links: bool = False  # those trees are walked through links (`find -L`)
 
     @property
     def plain(self) -> bool:
@@ -434,7 +436,8 @@ def _parse(script: str, level: int) -> Script:
                 if not words:
                     continue
                 cmd = _new_command((text, tuple(words), False, False, None, (), _NONE, _NONE, assigns, ctx.stdin,
-                                    ctx.stdin_text, False, False, level, False, ctx.heredoc_vars, None, _NONE))
+                                    ctx.stdin_text, False, False, level, False, ctx.heredoc_vars, None, _NONE, _NONE,
+                                    False))
             else:
                 got = _command_words(node)
                 if not got.words:

@@ -13,7 +13,8 @@ own, so a rule about the inner command holds whatever wraps it:
   `parallel CMD ::: ARGS`, `script -c`, `trap CMD`, `env -S`, a shell fed a
   here-document or here-string, `ssh HOST CMD` (read as the remote shell reads it; the
   commands are marked remote: their paths are not the workspace's);
-- `find -exec/-execdir/-ok/-okdir CMD ;` with `{}` standing for find's start paths,
+- `find -exec/-execdir/-ok/-okdir CMD ;` with `{}` standing for every file under find's
+  start paths (the inner command's use of it is a recursive one, through links with `-L`),
   `kubectl exec … -- CMD` and `docker exec|run … CMD` (remote).
 """
 
@@ -37,6 +38,8 @@ class _Inner(NamedTuple):
     operands_unknown: bool = False
     start: int = 0  # index in the wrapper's words where `words` begins (-1 when rebuilt)
     placeholder: str | None = None  # words containing it are replaced at run time (xargs -I {})
+    tree_at: frozenset[int] = frozenset()  # words standing for every file under a path (find's `{}`)
+    follows_links: bool = False  # find -L: those trees are walked through links
 
 
 def _skip_options(words, start: int, values: frozenset[str], *, assign: bool = False,
@@ -300,13 +303,24 @@ def _xargs(words, cmd) -> list[_Inner]:
     return [_Inner(tuple(words[i:]), operands_unknown=True, start=i, placeholder=placeholder)]
 
 
+_FIND_LINK_OPTIONS = ("-H", "-L", "-P")
+
+
 def _find(words, cmd) -> list[_Inner]:
+    """`find START… -exec CMD {} ;`: `{}` stands for each file under the start paths, so
+    the inner command reads (or changes) every file of those trees; a word that only
+    contains `{}` is known at run time, and `-exec {} ;` runs each file found."""
+    i, follow = 1, False
+    while i < len(words) and (words[i] in _FIND_LINK_OPTIONS or words[i] == "-D" or words[i].startswith("-O")):
+        if words[i] in _FIND_LINK_OPTIONS:
+            follow = words[i] == "-L"  # the last of -H, -L, -P wins
+        i += 2 if words[i] == "-D" else 1
     starts = []
-    i = 1
     while i < len(words) and not words[i].startswith(("-", "(", "!")):
         starts.append(words[i])
         i += 1
     starts = starts or ["."]
+    follow = follow or "-follow" in words[i:]
     out = []
     while i < len(words):
         if words[i] in ("-exec", "-execdir", "-ok", "-okdir"):
@@ -315,8 +329,10 @@ def _find(words, cmd) -> list[_Inner]:
                 j += 1
             inner = words[i + 1 : j]
             if inner:
+                tree_at = frozenset(k for k, w in enumerate(inner) if w == "{}" and k > 0)
                 for start in starts[:4]:
-                    out.append(_Inner(tuple(start if w == "{}" else w for w in inner), start=-1))
+                    replaced = tuple(start if k in tree_at else w for k, w in enumerate(inner))
+                    out.append(_Inner(replaced, start=-1, placeholder="{}", tree_at=tree_at, follows_links=follow))
             i = j
         i += 1
     return out
@@ -523,6 +539,7 @@ def _append_inner(cmd: SimpleCommand, inner: _Inner, wrapper: str, out: list[Sim
     words = inner.words
     first = words[0]
     shift = inner.start
+    tree_at = inner.tree_at | frozenset(i - shift for i in cmd.tree_at if i >= shift >= 0)
     if shift >= 0:
         dynamic = frozenset(i - shift for i in cmd.dynamic_at if i >= shift)
         split = frozenset(i - shift for i in cmd.split_at if i >= shift)
@@ -548,7 +565,8 @@ def _append_inner(cmd: SimpleCommand, inner: _Inner, wrapper: str, out: list[Sim
         assigns = assigns + extra
     sub = SimpleCommand(" ".join(words), words, False, dynamic_name, wrapper, (), dynamic, globs, assigns,
                         cmd.stdin, cmd.stdin_text, False, cmd.remote or inner.remote, level + 1,
-                        cmd.operands_unknown or inner.operands_unknown, (), path, split)
+                        cmd.operands_unknown or inner.operands_unknown, (), path, split, tree_at,
+                        cmd.follows_links or inner.follows_links)
     if looks_through(first) and not dynamic_name:
         if level + 1 >= MAX_NESTED_SCRIPTS:
             out.append(sub._replace(too_deep=True))

@@ -1,0 +1,15 @@
+"""A file a command reads, writes or links to: what the file-operand catalogues
+(`operands.py`, `git_operands.py`) find in a command's words."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class FileUse(NamedTuple):
+    access: str  # "read", "write" or "link" (the target a new link points to)
+    word: str  # the path as written (joined to a base directory where the command has one)
+    at: tuple[int, ...]  # indices of the command's words it comes from (their run-time status applies)
+    tree: bool = False  # the whole tree under the path (rm -r, grep -r, cp -r, mv, links)
+    follow: bool = True  # acts on a symlink's target (False: rm, mv, a link's own name)
+    deref: bool = False  # a tree read that follows the links it meets below the path (grep -R, zip -r)

@@ -1,0 +1,222 @@
+"""A `reads` rule holds for every git route to a file: a deny on `.env*` stops an agent
+printing the workspace's `.env` through git as it stops `cat .env` — by an object name
+(`git show HEAD:.env`, `git cat-file -p :.env`), a pathspec (`git log -p -- .env`, a glob
+or magic pathspec that matches it), a search of the working tree (`git grep KEY`), a copy
+into git's store (`git add -f .env`, `git hash-object -w .env`) or a file an option names
+(`git commit -F .env`); respelled, wrapped, through a link, or from another directory.
+Everyday git work (`git status`, `git add -A`, `git push origin main:main`…) is decided as
+before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from approvals.policy import DEFAULT_POLICY, PathContext
+from tests.approvals.policy.policytest import assert_cases
+
+DENY_ENV = {"reads": {"deny": [".env*"]}, **DEFAULT_POLICY}
+DENIED = "reads.deny[0]"
+
+
+def bash(command: str) -> dict[str, str]:
+    return {"command": command}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "app.py").write_text("KEY = None\n")
+    (ws / "config").mkdir()
+    (ws / "config" / ".env.local").write_text("KEY=local\n")
+    (ws / ".env").write_text("KEY=hunter2\n")
+    (ws / "notes.txt").symlink_to(".env")  # an innocent name for the secret
+    (ws / "loop").symlink_to(".")  # the workspace again, under another name
+    (tmp_path / "empty").mkdir()
+    return ws
+
+
+def context(ws: Path) -> PathContext:
+    return PathContext(workspace=str(ws), homes=(str(ws.parent / "home"),))
+
+
+def denied(*commands: str) -> list[tuple]:
+    return [("bash", bash(command), "deny", DENIED) for command in commands]
+
+
+def test_the_git_routes_to_a_denied_file_are_denied(workspace: Path) -> None:
+    assert_cases(DENY_ENV, denied(
+        "git show HEAD:.env", "git show :.env", "git cat-file -p HEAD:.env", "git blame .env",
+        "git diff HEAD -- .env", "git log -p -- .env", "git checkout-index --stdout .env", "git add -f .env",
+        "git hash-object -w .env", "git grep KEY", "git grep --untracked KEY", "git archive HEAD .env",
+        "git rev-parse HEAD:.env",
+    ), paths=context(workspace), cwd=str(workspace))
+
+
+def test_object_names_of_the_file_are_denied_however_spelled(workspace: Path) -> None:
+    assert_cases(DENY_ENV, denied(
+        "git --no-pager show HEAD:.env", "git -C . show HEAD:./.env", "git show HEAD:src/../.env",
+        "git show 'HEAD:.env'", "git show HEAD:'.e'nv", "git show HEAD:.//.env", "git cat-file blob HEAD:.env",
+        "git show HEAD~3:.env", "git show stash@{0}:.env", "git show 'HEAD@{2024-01-01 10:00}:.env'",
+        "git show 'HEAD^{/fix: x}:.env'", "git show :0:.env", "git show :2:.env", "git show ':/.env'",
+        "git show HEAD:config/.env.local", "git show HEAD .env", "git show -- HEAD:.env",
+        "git-show HEAD:.env", "/usr/lib/git-core/git-show HEAD:.env", "git show user@host:.env",
+        "git unpack-file HEAD:.env", "git tag leak HEAD:.env", "git diff HEAD:.env HEAD~1:.env",
+        "git config --blob HEAD:.env --list",
+        "git show $(git rev-parse HEAD:.env)", "git show \"$(echo HEAD):.env\"",
+    ), paths=context(workspace), cwd=str(workspace))
+
+
+def test_a_glob_in_an_object_name_is_literal_unless_the_shell_expands_it(workspace: Path) -> None:
+    """git looks `HEAD:.e*` up as a file called `.e*`, which is not `.env`; unquoted, the
+    shell may first expand it (beside a file named `HEAD:.env`), so it is judged like
+    `cat .e*`; a literal name that looks like a secret is asked about like `cat '*.env'`."""
+    assert_cases(DENY_ENV, [
+        ("bash", bash("git show 'HEAD:.e*'"), "allow", None),
+        ("bash", bash("git show HEAD:.e*"), "ask", "reads.sensitive"),
+        ("bash", bash("git show HEAD:config/*"), "ask", "reads.sensitive"),
+        ("bash", bash("git show 'HEAD:*.env'"), "ask", "reads.sensitive"),
+    ], paths=context(workspace), cwd=str(workspace))
+
+
+def test_pathspecs_that_reach_the_file_are_denied(workspace: Path) -> None:
+    """A pathspec is matched by git, not the shell: a glob, a backslash or magic (`icase`,
+    `glob`, `top`) reaches the file without naming it, and so does a directory."""
+    assert_cases(DENY_ENV, denied(
+        "git log -p --follow -- .env", "git log -p .env", "git diff .env", "git show HEAD -- .env",
+        "git whatchanged -p -- .env", "git diff-tree -p HEAD -- .env", "git format-patch -1 -- .env",
+        "git annotate .env", "git blame -- .env", "git log -p -- '.e*'", "git log -p -- '*.local'",
+        "git log -p -- '[.]env'", "git log -p -- '\\.env'", "git log -p -- ':(icase).ENV'",
+        "git log -p -- ':(glob)**/.env*'", "git log -p -- ':/.env'", "git log -p -- ':(top).env'",
+        "git --icase-pathspecs log -p -- .ENV", "git log -p -- config", "git diff -- .",
+        "git archive HEAD:config", "git archive HEAD:", "git stash push -- .env", "git stash -- .env",
+        "git commit -m x .env", "git update-index --add .env", "git merge-file -p src/app.py .env src/app.py",
+        "git mv .env notes.md",
+    ), paths=context(workspace), cwd=str(workspace))
+
+
+def test_git_grep_reads_the_tree_it_searches(workspace: Path) -> None:
+    """With no pathspec `git grep` searches the working directory, like `rg KEY`; a pathspec
+    or a tree narrows it, an exclusion alone does not, and its pattern is never a path."""
+    assert_cases(DENY_ENV, denied(
+        "git grep KEY", "git grep -n -e KEY", "git grep --no-index KEY", "git grep --cached KEY",
+        "git grep KEY -- ':!src'", "git grep KEY -- :/", "git grep KEY HEAD:config", "git grep KEY HEAD:",
+        "git grep KEY -- loop", "git grep KEY ..", "git grep --regexp=KEY .env", "git grep -h '' -- .env",
+        "git grep -f .env -- src", "git grep --file=.env -- src",
+    ) + [
+        ("bash", bash("git grep KEY src"), "allow", None),
+        ("bash", bash("git grep -n 'TODO:' -- src"), "allow", None),
+        ("bash", bash("git grep KEY"), "allow", None, {"cwd": str(workspace / "src")}),  # from src: src only
+    ], paths=context(workspace), cwd=str(workspace))
+
+
+def test_files_named_by_options_or_read_from_input_are_reads(workspace: Path) -> None:
+    """A message file ends up in `git log`, a pathspec file in git's error messages; names
+    git reads from its input are only known at run time, so a person decides."""
+    assert_cases(DENY_ENV, denied(
+        "git commit -F .env", "git commit --file=.env", "git commit -t .env", "git tag -a v1 -F .env",
+        "git merge -F .env feature", "git notes add -F .env", "git add --pathspec-from-file=.env",
+        "git log -L1,5:.env", "git log -L '/a:b/,+2:.env'", "git blame --contents .env src/app.py",
+        "git archive --add-file=.env HEAD", "git config -f .env --list", "git config --file .env --list",
+    ) + [
+        ("bash", bash("git cat-file --batch"), "ask", "reads.sensitive"),
+        ("bash", bash("echo .env | git add -f --pathspec-from-file=-"), "ask", "reads.sensitive"),
+        ("bash", bash("git hash-object --stdin-paths"), "ask", None),
+        ("bash", bash("git checkout-index --stdin"), "ask", None),
+    ], paths=context(workspace), cwd=str(workspace))
+
+
+def test_wrapped_relocated_and_linked_git_reads_are_denied(workspace: Path) -> None:
+    """Wrappers and nested shells, another directory (`cd`, `git -C`, the request's cwd), a
+    link with an innocent name to the file, a link to the whole workspace."""
+    src = {"cwd": str(workspace / "src")}
+    assert_cases(DENY_ENV, denied(
+        "env git show HEAD:.env", "bash -c 'git show HEAD:.env'", "sudo git show HEAD:.env",
+        "timeout 5 git log -p -- .env", "git show HEAD:.env | base64", "find . -name x -exec git show HEAD:.env \\;",
+        "cd src && git show HEAD:../.env", "git -C src show HEAD:../.env", "git -C src log -p -- ../.env",
+        "git show HEAD:notes.txt", "git hash-object notes.txt", "git add -f notes.txt", "git show HEAD:loop/.env",
+        "git diff --no-index /dev/null .env", f"git diff --no-index {workspace.parent / 'empty'} .",
+    ) + [
+        ("bash", bash("git show HEAD:.env"), "deny", DENIED, src),
+        ("bash", bash("git show HEAD:../.env"), "deny", DENIED, src),
+        ("bash", bash("git log -p -- ../.env"), "deny", DENIED, src),
+    ], paths=context(workspace), cwd=str(workspace))
+
+
+def test_run_time_words_that_may_name_the_file_are_asked_about(workspace: Path) -> None:
+    assert_cases(DENY_ENV, [
+        ("bash", bash('git show "HEAD:$f"'), "ask", "reads.sensitive"),
+        ("bash", bash('git show "HEAD$suffix"'), "ask", "reads.sensitive"),  # `HEAD:.env` at run time
+        ("bash", bash('git diff HEAD -- "src/$f"'), "ask", "reads.sensitive"),
+        ("bash", bash("git cat-file -p \"$(cat sha.txt)\""), "ask", None),
+    ], paths=context(workspace), cwd=str(workspace))
+
+
+def test_an_ask_rule_asks_for_every_git_route(workspace: Path) -> None:
+    policy = {"reads": {"ask": [".env*"]}, **DEFAULT_POLICY}
+    assert_cases(policy, [("bash", bash(command), "ask", "reads.ask[0]") for command in (
+        "git show HEAD:.env", "git log -p -- .env", "git grep KEY", "git add -f .env", "git blame .env",
+    )], paths=context(workspace), cwd=str(workspace))
+
+
+def test_adding_everything_honours_gitignore_but_forcing_it_reads_the_tree(workspace: Path) -> None:
+    """`git add -A` copies what .gitignore lets through, and the policy does not read
+    .gitignore: refusing it in every workspace holding an ignored `.env` would refuse
+    everyday work. Forcing (`add -f`, `stash --all`) takes ignored files too: a tree read."""
+    assert_cases(DENY_ENV, [
+        ("bash", bash("git add -A"), "allow", None),
+        ("bash", bash("git add ."), "allow", None),
+        ("bash", bash("git add --all"), "allow", None),
+        ("bash", bash("git add -u"), "allow", None),
+        ("bash", bash("git add '*.py'"), "allow", None),
+        ("bash", bash("git stash -u"), "allow", None),
+        ("bash", bash("git commit -a -m x"), "allow", None),
+    ] + denied(
+        "git add -f .", "git add -A -f", "git add --all --force", "git add -f config", "git add -f '*.local'",
+        "git add -f -- ':!src'", "git stash -a", "git stash push --all", "git stash push -a -- ':!src'",
+    ), paths=context(workspace), cwd=str(workspace))
+
+
+def test_revisions_refspecs_and_urls_are_not_taken_for_files(workspace: Path) -> None:
+    """`main:main` in a push is a refspec, `git@host:repo` a URL, `HEAD~1` or `a..b` a
+    revision: none is a read, and everyday git work is decided as before; a file named
+    beside them still is."""
+    assert_cases(DENY_ENV, [(("bash", bash(command), decision, rule)) for command, decision, rule in (
+        ("git status", "allow", None), ("git diff", "allow", None), ("git log", "allow", None),
+        ("git add src/app.py", "allow", None), ("git commit -m 'fix: x'", "allow", None),
+        ("git push origin main:main", "ask", "classes.remote-mutation"),
+        ("git fetch origin a:b", "allow", None), ("git remote add origin git@github.com:org/repo.git", "allow", None),
+        ("git show HEAD", "allow", None), ("git checkout -b x", "allow", None), ("git diff HEAD~1", "allow", None),
+        ("git log --oneline main..feature", "allow", None), ("git show abc1234", "allow", None),
+        ("git show HEAD:src/app.py", "allow", None), ("git log -p -- src", "allow", None),
+        ("git blame -L 1,5 src/app.py", "allow", None), ("git log -L 1,5:src/app.py", "allow", None),
+        ("git config user.name 'Ann: X'", "allow", None),
+        ("git show HEAD~1 .env", "deny", DENIED), ("git diff main..feature -- .env", "deny", DENIED),
+        ("git log -p @{u} .env", "deny", DENIED),
+    )], paths=context(workspace), cwd=str(workspace))
+
+
+def test_git_writes_of_named_files_meet_the_protected_floor(workspace: Path) -> None:
+    """`git checkout -- FILE`, `git restore FILE`, `git rm FILE` and `git mv SRC DEST` write
+    the files they name: the agent's control files and a home's start-up files stay
+    protected, however the pathspec is spelled."""
+    protected = [("bash", bash(command), "deny", "classes.protected") for command in (
+        "git checkout -- .claude/settings.json", "git checkout HEAD~3 -- .git/hooks/pre-commit",
+        "git checkout main .claude/settings.json", "git restore .claude/settings.json",
+        "git restore -s HEAD~1 -- :/.claude/settings.json", "git checkout -- ':(top).claude/settings.json'",
+        "git checkout -- '.claude/setting?.json'", "git checkout -- ':(icase).Claude/Settings.json'",
+        "git -C .claude checkout -- settings.json", "git checkout-index -f .claude/settings.json",
+        "git mv notes.txt .claude/settings.json", "git mv src ~/.ssh", "git rm ~/.bashrc",
+        "git restore --staged --worktree .claude/settings.json", "env git restore .codex/config.toml",
+    )]
+    everyday = [("bash", bash(command), "allow", None) for command in (
+        "git checkout main", "git checkout -b feature", "git restore --staged .claude/settings.json",
+        "git rm --cached .claude/settings.json", "git rm -r src", "git mv src lib",
+    )]
+    # discarding changes stays what the catalogue says it is
+    discards = [("bash", bash(command), "deny", "classes.destructive") for command in (
+        "git checkout main -- src/app.py", "git restore src/app.py", "git restore 'src/*.py'",
+    )]
+    assert_cases(DEFAULT_POLICY, protected + everyday + discards, paths=context(workspace), cwd=str(workspace))
