@@ -24,6 +24,7 @@ a glob matching no file): the same answer on every machine, as policy examples n
 from __future__ import annotations
 
 import fnmatch
+import functools
 import glob as globlib
 import os
 import posixpath
@@ -134,12 +135,16 @@ def secret_path(path: str) -> str | None:
     return secret_name(posixpath.basename(path))
 
 
+# All the secret-looking names as one expression, a group per pattern (the first that
+# matches names it): one match per path instead of a match per pattern.
+_SECRET_NAME = re.compile("|".join(f"(?P<p{i}>{fnmatch.translate(p)})" for i, p in enumerate(_SECRET_NAMES)))
+
+
 def secret_name(name: str) -> str | None:
-    lowered = name.lower()
-    for pattern in _SECRET_NAMES:
-        if fnmatch.fnmatchcase(lowered, pattern):
-            return pattern
-    return None
+    found = _SECRET_NAME.match(name.lower())
+    if found is None:
+        return None
+    return _SECRET_NAMES[int(str(found.lastgroup)[1:])]
 
 
 def _glob_could_name(pattern: str, name: str) -> bool:
@@ -177,6 +182,26 @@ class Location:
         return 1
 
 
+_VAR_LABEL = "Gatehouse's var directory"
+
+
+@functools.lru_cache(maxsize=64)
+def _root_index(roots: tuple[tuple[str, str], ...]
+                ) -> tuple[dict[str, tuple[tuple[int, str], ...]], dict[str, str]]:
+    """The protected roots by path ((order, label) of each root there), and the label of the
+    first root below each directory that holds one: a path is checked by walking up its own
+    directories instead of against every root (homes give dozens), once per run's roots."""
+    at: dict[str, list[tuple[int, str]]] = {}
+    above: dict[str, str] = {}
+    for index, (root, label) in enumerate(roots):
+        at.setdefault(root, []).append((index, label))
+        parent = root
+        while parent not in ("/", ""):
+            parent = posixpath.dirname(parent)
+            above.setdefault(parent, label)
+    return {root: tuple(hits) for root, hits in at.items()}, above
+
+
 class Resolver:
     """Resolves the paths of one request against one PathContext (real paths cached)."""
 
@@ -191,13 +216,14 @@ class Resolver:
         self.protected_dirs = tuple(dict.fromkeys(
             d2 for d in ctx.protected_dirs if d and d.startswith("/") for d2 in (posixpath.normpath(d), self._real(d))))
         self.roots = self._protected_roots()
+        self._at_root, self._above_root = _root_index(self.roots)
 
     def _protected_roots(self) -> tuple[tuple[str, str], ...]:
         # lower-cased: on a case-insensitive file system `~/.SSH` is `~/.ssh`
         roots = [(p, p) for p in SYSTEM_PROTECTED]
         for home in self.real_homes:
             roots += [(f"{home}/{name}".lower(), f"~/{name}") for name in HOME_PROTECTED]
-        roots += [(d.lower(), "Gatehouse's var directory") for d in self.protected_dirs]
+        roots += [(d.lower(), _VAR_LABEL) for d in self.protected_dirs]
         return tuple(roots)
 
     # --- expanding what a word stands for -------------------------------------------------
@@ -245,11 +271,19 @@ class Resolver:
             return hit
         inside = _under(path, self.real_workspace) or _under(path, self.workspace)
         low = path.lower()
-        for root, label in self.roots:
-            if _under(low, root):
-                if label == "Gatehouse's var directory" and inside:
+        found: tuple[int, str] | None = None
+        while True:  # the path and each directory above it: the first root (in order) it is under
+            for index, label in self._at_root.get(low, ()):
+                if label == _VAR_LABEL and inside:
                     continue  # the run's own workspace inside var/workspaces
-                return label
+                if found is None or index < found[0]:
+                    found = (index, label)
+                break
+            if low in ("/", ""):
+                break
+            low = posixpath.dirname(low)
+        if found is not None:
+            return found[1]
         # someone else's home: /root/.ssh, /home/x/.bashrc
         for home in self._home_of(path):
             relative = path[len(home) + 1:].lower()
@@ -269,10 +303,9 @@ class Resolver:
     def contains_protected(self, path: str) -> str | None:
         """A protected root that lies inside `path` (reading or deleting `path` recursively
         reaches it), or the control directory `path` is."""
-        low = path.lower()
-        for root, label in self.roots:
-            if _under(root, low) and root != low:
-                return label
+        label = self._above_root.get(path.lower())
+        if label is not None:
+            return label
         hit = control_tree(path)
         if hit:
             return hit
