@@ -40,6 +40,7 @@ class _Inner(NamedTuple):
     placeholder: str | None = None  # words containing it are replaced at run time (xargs -I {})
     tree_at: frozenset[int] = frozenset()  # words standing for every file under a path (find's `{}`)
     follows_links: bool = False  # find -L: those trees are walked through links
+    origin: tuple[int, ...] = ()  # rebuilt words (start -1): the wrapper's word each comes from
 
 
 def _skip_options(words, start: int, values: frozenset[str], *, assign: bool = False,
@@ -315,11 +316,11 @@ def _find(words, cmd) -> list[_Inner]:
         if words[i] in _FIND_LINK_OPTIONS:
             follow = words[i] == "-L"  # the last of -H, -L, -P wins
         i += 2 if words[i] == "-D" else 1
-    starts = []
+    starts: list[tuple[str, int]] = []  # (start path, index of its word)
     while i < len(words) and not words[i].startswith(("-", "(", "!")):
-        starts.append(words[i])
+        starts.append((words[i], i))
         i += 1
-    starts = starts or ["."]
+    starts = starts or [(".", -1)]
     follow = follow or "-follow" in words[i:]
     out = []
     while i < len(words):
@@ -330,9 +331,11 @@ def _find(words, cmd) -> list[_Inner]:
             inner = words[i + 1 : j]
             if inner:
                 tree_at = frozenset(k for k, w in enumerate(inner) if w == "{}" and k > 0)
-                for start in starts[:4]:
+                for start, start_at in starts[:4]:
                     replaced = tuple(start if k in tree_at else w for k, w in enumerate(inner))
-                    out.append(_Inner(replaced, start=-1, placeholder="{}", tree_at=tree_at, follows_links=follow))
+                    origin = tuple(start_at if k in tree_at else i + 1 + k for k in range(len(inner)))
+                    out.append(_Inner(replaced, start=-1, placeholder="{}", tree_at=tree_at, follows_links=follow,
+                                      origin=origin))
             i = j
         i += 1
     return out
@@ -545,6 +548,11 @@ def _append_inner(cmd: SimpleCommand, inner: _Inner, wrapper: str, out: list[Sim
         split = frozenset(i - shift for i in cmd.split_at if i >= shift)
         globs = frozenset(i - shift for i in cmd.glob_at if i >= shift)
         dynamic_name = cmd.dynamic_name or shift in cmd.dynamic_at or shift in cmd.glob_at
+    elif inner.origin:
+        # rebuilt from the wrapper's own words: each keeps the run-time status of its origin
+        dynamic, split, globs = (frozenset(k for k, j in enumerate(inner.origin) if j in where)
+                                 for where in (cmd.dynamic_at, cmd.split_at, cmd.glob_at))
+        dynamic_name = cmd.dynamic_name or 0 in dynamic or 0 in globs
     else:
         dynamic = frozenset(i for i, w in enumerate(words) if "$" in w or "`" in w)
         split = dynamic

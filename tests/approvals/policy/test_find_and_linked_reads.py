@@ -59,6 +59,10 @@ def test_find_exec_words_only_known_at_run_time_are_not_read_as_written(workspac
         ("bash", bash("find . -exec cat {}.bak \\;"), "ask", "reads.sensitive"),
         # `-exec {} ;` runs every file it finds
         ("bash", bash("find . -exec {} \\;"), "ask", "commands.dynamic"),
+        # a start path the shell expands keeps its run-time status through the rebuilt command
+        ("bash", bash("find ./* -exec cat {} +"), "ask", None),
+        ("bash", bash("find s* -exec cat {} +"), "ask", None),
+        ("bash", bash("find . -exec c?t {} +"), "ask", "commands.dynamic"),
     ], paths=context(workspace), cwd=str(workspace))
 
 
