@@ -99,6 +99,23 @@ def bash(command: str) -> dict:
     return {"command": command}
 
 
+def secrets_workspace(root: Path) -> Path:
+    """A workspace under `root` holding secrets a `reads` rule may deny (`.env`,
+    `config/.env.local`) beside ordinary code (`src/app.py`); `root/home` is its home."""
+    ws = root / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "app.py").write_text("KEY = None\n")
+    (ws / "config").mkdir()
+    (ws / "config" / ".env.local").write_text("KEY=local\n")
+    (ws / ".env").write_text("KEY=hunter2\n")
+    return ws
+
+
+def secrets_context(ws: Path, *, filesystem: bool = True) -> PathContext:
+    """The PathContext of a `secrets_workspace`."""
+    return PathContext(workspace=str(ws), homes=(str(ws.parent / "home"),), filesystem=filesystem)
+
+
 class Sandbox:
     """Paths of a sandbox made by `make_sandbox`; `context` is the run's PathContext."""
 

@@ -10,31 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from approvals.policy import DEFAULT_POLICY, PathContext, compile_policy, evaluate, path_eval
-from tests.approvals.policy.policytest import assert_cases
+from approvals.policy import DEFAULT_POLICY, compile_policy, evaluate, path_eval
+from tests.approvals.policy.policytest import assert_cases, bash, secrets_context, secrets_workspace
 
 READS_DENY_ENV = {"reads": {"deny": [".env*"]}, **DEFAULT_POLICY}
 # Every command allowed by its rule: what is left to decide is the paths it touches.
 ALLOW_COMMANDS = {**DEFAULT_POLICY, "commands": {"allow": ["*"]}}
 
 
-def bash(command: str) -> dict[str, str]:
-    return {"command": command}
-
-
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    (ws / "src").mkdir(parents=True)
-    (ws / "src" / "app.py").write_text("KEY = None\n")
-    (ws / ".env").write_text("KEY=hunter2\n")
+    ws = secrets_workspace(tmp_path)
     (tmp_path / "home" / ".ssh").mkdir(parents=True)
     (tmp_path / "home" / ".ssh" / "id_ed25519").write_text("PRIVATE\n")
     return ws
-
-
-def context(ws: Path) -> PathContext:
-    return PathContext(workspace=str(ws), homes=(str(ws.parent / "home"),))
 
 
 def test_find_exec_reads_every_file_under_its_start_path(workspace: Path) -> None:
@@ -50,7 +39,7 @@ def test_find_exec_reads_every_file_under_its_start_path(workspace: Path) -> Non
         # the start path holds no such file: decided as before
         ("bash", bash("find src -exec cat {} +"), "allow", None),
         ("bash", bash("find src -name '*.py' -exec wc -l {} +"), "allow", None),
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_find_exec_words_only_known_at_run_time_are_not_read_as_written(workspace: Path) -> None:
@@ -63,7 +52,7 @@ def test_find_exec_words_only_known_at_run_time_are_not_read_as_written(workspac
         ("bash", bash("find ./* -exec cat {} +"), "ask", None),
         ("bash", bash("find s* -exec cat {} +"), "ask", None),
         ("bash", bash("find . -exec c?t {} +"), "ask", "commands.dynamic"),
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_find_exec_changing_each_file_changes_the_tree(workspace: Path) -> None:
@@ -72,7 +61,7 @@ def test_find_exec_changing_each_file_changes_the_tree(workspace: Path) -> None:
     assert_cases(DEFAULT_POLICY, [
         ("bash", bash(f"find {home} -exec rm {{}} +"), "deny", "classes.protected"),
         ("bash", bash(f"find {home} -exec chmod 600 {{}} +"), "deny", "classes.protected"),
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_a_read_that_follows_links_reads_the_home_a_link_leads_to(workspace: Path) -> None:
@@ -88,7 +77,7 @@ def test_a_read_that_follows_links_reads_the_home_a_link_leads_to(workspace: Pat
                   "cp -r . copy", "rsync -a . copy", "find . -exec cat {} +", "ag KEY", "ugrep -r KEY .")
     assert_cases(ALLOW_COMMANDS, [("bash", bash(c), "ask", "reads.sensitive") for c in follows]
                  + [("bash", bash(c), "allow", None) for c in unfollowed],
-                 paths=context(workspace), cwd=str(workspace))
+                 paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_links_are_followed_through_chains_loops_and_back_into_the_workspace(workspace: Path) -> None:
@@ -102,17 +91,17 @@ def test_links_are_followed_through_chains_loops_and_back_into_the_workspace(wor
     (workspace / "lib" / "config").symlink_to(workspace / ".env")  # a link to the denied file
     assert_cases(DEFAULT_POLICY, [
         ("bash", bash("grep -R KEY src"), "ask", "reads.sensitive"),
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))
     assert_cases(READS_DENY_ENV, [
         ("bash", bash("grep -R KEY lib"), "deny", "reads.deny[0]"),
         ("bash", bash("grep -r KEY lib"), "allow", None),  # grep -r follows only links it is given
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_the_reason_names_the_link_and_where_it_leads(workspace: Path) -> None:
     (workspace / "src" / "docs").symlink_to(workspace.parent / "home")
     verdict = evaluate(compile_policy(DEFAULT_POLICY), {"tool": "bash", "input": bash("grep -R KEY ."),
-                                                       "cwd": str(workspace)}, paths=context(workspace))
+                                                       "cwd": str(workspace)}, paths=secrets_context(workspace))
     assert verdict.decision == "ask", verdict
     assert "follows the link `src/docs`" in verdict.reason, verdict.reason
     assert str(workspace.parent / "home") in verdict.reason, verdict.reason
@@ -126,7 +115,7 @@ def test_a_tree_too_large_to_follow_is_asked_about(workspace: Path, monkeypatch:
     assert_cases(DEFAULT_POLICY, [
         ("bash", bash("grep -R KEY src"), "ask", "reads.tree"),
         ("bash", bash("grep -r KEY src"), "allow", None),  # nothing to follow, no reads rule: not walked
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_find_actions_that_write_a_file_are_writes(workspace: Path) -> None:
@@ -140,7 +129,7 @@ def test_find_actions_that_write_a_file_are_writes(workspace: Path) -> None:
         ("bash", bash("find . -fprint /tmp/listing.txt"), "ask", "classes.outside-workspace"),
         ("bash", bash("find . -name '*.py' -fprint listing.txt"), "allow", None),
         ("bash", bash("find . -name '*.py' -print"), "allow", None),
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_every_search_program_is_held_to_the_reads_rules(workspace: Path) -> None:
@@ -149,4 +138,4 @@ def test_every_search_program_is_held_to_the_reads_rules(workspace: Path) -> Non
         ("bash", bash("pt KEY .env"), "deny", "reads.deny[0]"),
         ("bash", bash("pt KEY"), "deny", "reads.deny[0]"),
         ("bash", bash("pt KEY src"), "allow", "commands.allow[0]"),
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))

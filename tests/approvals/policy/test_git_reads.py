@@ -13,33 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from approvals.policy import DEFAULT_POLICY, PathContext
-from tests.approvals.policy.policytest import assert_cases
+from approvals.policy import DEFAULT_POLICY
+from tests.approvals.policy.policytest import assert_cases, bash, secrets_context, secrets_workspace
 
 DENY_ENV = {"reads": {"deny": [".env*"]}, **DEFAULT_POLICY}
 DENIED = "reads.deny[0]"
 
 
-def bash(command: str) -> dict[str, str]:
-    return {"command": command}
-
-
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    (ws / "src").mkdir(parents=True)
-    (ws / "src" / "app.py").write_text("KEY = None\n")
-    (ws / "config").mkdir()
-    (ws / "config" / ".env.local").write_text("KEY=local\n")
-    (ws / ".env").write_text("KEY=hunter2\n")
+    ws = secrets_workspace(tmp_path)
     (ws / "notes.txt").symlink_to(".env")  # an innocent name for the secret
     (ws / "loop").symlink_to(".")  # the workspace again, under another name
     (tmp_path / "empty").mkdir()
     return ws
-
-
-def context(ws: Path) -> PathContext:
-    return PathContext(workspace=str(ws), homes=(str(ws.parent / "home"),))
 
 
 def denied(*commands: str) -> list[tuple]:
@@ -52,7 +39,7 @@ def test_the_git_routes_to_a_denied_file_are_denied(workspace: Path) -> None:
         "git diff HEAD -- .env", "git log -p -- .env", "git checkout-index --stdout .env", "git add -f .env",
         "git hash-object -w .env", "git grep KEY", "git grep --untracked KEY", "git archive HEAD .env",
         "git rev-parse HEAD:.env",
-    ), paths=context(workspace), cwd=str(workspace))
+    ), paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_object_names_of_the_file_are_denied_however_spelled(workspace: Path) -> None:
@@ -66,7 +53,7 @@ def test_object_names_of_the_file_are_denied_however_spelled(workspace: Path) ->
         "git unpack-file HEAD:.env", "git tag leak HEAD:.env", "git diff HEAD:.env HEAD~1:.env",
         "git config --blob HEAD:.env --list",
         "git show $(git rev-parse HEAD:.env)", "git show \"$(echo HEAD):.env\"",
-    ), paths=context(workspace), cwd=str(workspace))
+    ), paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_a_glob_in_an_object_name_is_literal_unless_the_shell_expands_it(workspace: Path) -> None:
@@ -78,7 +65,7 @@ def test_a_glob_in_an_object_name_is_literal_unless_the_shell_expands_it(workspa
         ("bash", bash("git show HEAD:.e*"), "ask", "reads.sensitive"),
         ("bash", bash("git show HEAD:config/*"), "ask", "reads.sensitive"),
         ("bash", bash("git show 'HEAD:*.env'"), "ask", "reads.sensitive"),
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_pathspecs_that_reach_the_file_are_denied(workspace: Path) -> None:
@@ -94,7 +81,7 @@ def test_pathspecs_that_reach_the_file_are_denied(workspace: Path) -> None:
         "git archive HEAD:config", "git archive HEAD:", "git stash push -- .env", "git stash -- .env",
         "git commit -m x .env", "git update-index --add .env", "git merge-file -p src/app.py .env src/app.py",
         "git mv .env notes.md",
-    ), paths=context(workspace), cwd=str(workspace))
+    ), paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_git_grep_reads_the_tree_it_searches(workspace: Path) -> None:
@@ -109,7 +96,7 @@ def test_git_grep_reads_the_tree_it_searches(workspace: Path) -> None:
         ("bash", bash("git grep KEY src"), "allow", None),
         ("bash", bash("git grep -n 'TODO:' -- src"), "allow", None),
         ("bash", bash("git grep KEY"), "allow", None, {"cwd": str(workspace / "src")}),  # from src: src only
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_files_named_by_options_or_read_from_input_are_reads(workspace: Path) -> None:
@@ -125,7 +112,7 @@ def test_files_named_by_options_or_read_from_input_are_reads(workspace: Path) ->
         ("bash", bash("echo .env | git add -f --pathspec-from-file=-"), "ask", "reads.sensitive"),
         ("bash", bash("git hash-object --stdin-paths"), "ask", None),
         ("bash", bash("git checkout-index --stdin"), "ask", None),
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_wrapped_relocated_and_linked_git_reads_are_denied(workspace: Path) -> None:
@@ -142,7 +129,7 @@ def test_wrapped_relocated_and_linked_git_reads_are_denied(workspace: Path) -> N
         ("bash", bash("git show HEAD:.env"), "deny", DENIED, src),
         ("bash", bash("git show HEAD:../.env"), "deny", DENIED, src),
         ("bash", bash("git log -p -- ../.env"), "deny", DENIED, src),
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_run_time_words_that_may_name_the_file_are_asked_about(workspace: Path) -> None:
@@ -151,14 +138,14 @@ def test_run_time_words_that_may_name_the_file_are_asked_about(workspace: Path) 
         ("bash", bash('git show "HEAD$suffix"'), "ask", "reads.sensitive"),  # `HEAD:.env` at run time
         ("bash", bash('git diff HEAD -- "src/$f"'), "ask", "reads.sensitive"),
         ("bash", bash("git cat-file -p \"$(cat sha.txt)\""), "ask", None),
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_an_ask_rule_asks_for_every_git_route(workspace: Path) -> None:
     policy = {"reads": {"ask": [".env*"]}, **DEFAULT_POLICY}
     assert_cases(policy, [("bash", bash(command), "ask", "reads.ask[0]") for command in (
         "git show HEAD:.env", "git log -p -- .env", "git grep KEY", "git add -f .env", "git blame .env",
-    )], paths=context(workspace), cwd=str(workspace))
+    )], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_adding_everything_honours_gitignore_but_forcing_it_reads_the_tree(workspace: Path) -> None:
@@ -176,7 +163,7 @@ def test_adding_everything_honours_gitignore_but_forcing_it_reads_the_tree(works
     ] + denied(
         "git add -f .", "git add -A -f", "git add --all --force", "git add -f config", "git add -f '*.local'",
         "git add -f -- ':!src'", "git stash -a", "git stash push --all", "git stash push -a -- ':!src'",
-    ), paths=context(workspace), cwd=str(workspace))
+    ), paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_revisions_refspecs_and_urls_are_not_taken_for_files(workspace: Path) -> None:
@@ -195,7 +182,7 @@ def test_revisions_refspecs_and_urls_are_not_taken_for_files(workspace: Path) ->
         ("git config user.name 'Ann: X'", "allow", None),
         ("git show HEAD~1 .env", "deny", DENIED), ("git diff main..feature -- .env", "deny", DENIED),
         ("git log -p @{u} .env", "deny", DENIED),
-    )], paths=context(workspace), cwd=str(workspace))
+    )], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_git_writes_of_named_files_meet_the_protected_floor(workspace: Path) -> None:
@@ -219,4 +206,4 @@ def test_git_writes_of_named_files_meet_the_protected_floor(workspace: Path) -> 
     discards = [("bash", bash(command), "deny", "classes.destructive") for command in (
         "git checkout main -- src/app.py", "git restore src/app.py", "git restore 'src/*.py'",
     )]
-    assert_cases(DEFAULT_POLICY, protected + everyday + discards, paths=context(workspace), cwd=str(workspace))
+    assert_cases(DEFAULT_POLICY, protected + everyday + discards, paths=secrets_context(workspace), cwd=str(workspace))

@@ -9,27 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from approvals.policy import DEFAULT_POLICY, PathContext, compile_policy, evaluate, path_eval
-from tests.approvals.policy.policytest import assert_cases
-
-
-def bash(command: str) -> dict[str, str]:
-    return {"command": command}
+from approvals.policy import DEFAULT_POLICY, compile_policy, evaluate, path_eval
+from tests.approvals.policy.policytest import assert_cases, bash, secrets_context, secrets_workspace
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    (ws / "src").mkdir(parents=True)
-    (ws / "src" / "app.py").write_text("KEY = None\n")
-    (ws / "config").mkdir()
-    (ws / "config" / ".env.local").write_text("KEY=local\n")
-    (ws / ".env").write_text("KEY=hunter2\n")
-    return ws
-
-
-def context(ws: Path, *, filesystem: bool = True) -> PathContext:
-    return PathContext(workspace=str(ws), homes=(str(ws.parent / "home"),), filesystem=filesystem)
+    return secrets_workspace(tmp_path)
 
 
 def test_a_reads_deny_holds_for_recursive_searches_of_the_tree_that_holds_the_file(workspace: Path) -> None:
@@ -50,7 +36,7 @@ def test_a_reads_deny_holds_for_recursive_searches_of_the_tree_that_holds_the_fi
         ("bash", bash("rg KEY src"), "allow", None),
         ("Grep", {"pattern": "KEY", "path": "src"}, "allow", "classes.read-only"),
         ("bash", bash("grep KEY src/app.py"), "allow", None),
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_respelled_wrapped_and_relocated_searches_are_held_to_the_same_rule(workspace: Path) -> None:
@@ -68,13 +54,13 @@ def test_respelled_wrapped_and_relocated_searches_are_held_to_the_same_rule(work
         ("Grep", {"pattern": "KEY", "path": "../ws"}, "deny", "reads.deny[0]"),
         ("Grep", {"pattern": "KEY", "path": "loop"}, "deny", "reads.deny[0]"),
         ("Grep", {"pattern": "KEY", "glob": "*.py"}, "deny", "reads.deny[0]"),  # its filters are not trusted
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_the_reason_names_the_file_the_search_would_read(workspace: Path) -> None:
     compiled = compile_policy({"reads": {"deny": [".env*"]}, **DEFAULT_POLICY})
     verdict = evaluate(compiled, {"tool": "bash", "input": bash("grep -r KEY ."), "cwd": str(workspace)},
-                       paths=context(workspace))
+                       paths=secrets_context(workspace))
     assert verdict.decision == "deny", verdict
     assert "reads `.env`" in verdict.reason or "reads `config/.env.local`" in verdict.reason, verdict.reason
 
@@ -84,7 +70,7 @@ def test_an_ask_rule_asks_for_a_search_that_reaches_its_files(workspace: Path) -
     assert_cases(policy, [
         ("bash", bash("grep -r KEY ."), "ask", "reads.ask[0]"),
         ("bash", bash("grep -r KEY src"), "allow", None),
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_a_tree_too_large_to_check_is_asked_about(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -95,13 +81,13 @@ def test_a_tree_too_large_to_check_is_asked_about(workspace: Path, monkeypatch: 
     assert_cases(policy, [
         ("bash", bash("grep -r KEY src"), "ask", "reads.tree"),
         ("bash", bash("grep KEY src/app.py"), "allow", None),
-    ], paths=context(workspace), cwd=str(workspace))
+    ], paths=secrets_context(workspace), cwd=str(workspace))
 
 
 def test_without_reads_rules_or_a_file_system_nothing_is_walked(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(path_eval, "TREE_SCAN_LIMIT", 1)  # any walk would ask
     assert_cases(DEFAULT_POLICY, [("bash", bash("grep -r KEY src"), "allow", None)],
-                 paths=context(workspace), cwd=str(workspace))
+                 paths=secrets_context(workspace), cwd=str(workspace))
     # Policy examples resolve by text alone: the same answer on every machine.
     assert_cases({"reads": {"deny": [".env*"]}, **DEFAULT_POLICY}, [("bash", bash("grep -r KEY src"), "allow", None)],
-                 paths=context(workspace, filesystem=False), cwd=str(workspace))
+                 paths=secrets_context(workspace, filesystem=False), cwd=str(workspace))
