@@ -13,3 +13,4 @@ class FileUse(NamedTuple):
     tree: bool = False  # the whole tree under the path (rm -r, grep -r, cp -r, mv, links)
     follow: bool = True  # acts on a symlink's target (False: rm, mv, a link's own name)
     deref: bool = False  # a tree read that follows the links it meets below the path (grep -R, zip -r)
+    top: bool = False  # relative to the workspace root, wherever the command runs (git's `HEAD:PATH`)

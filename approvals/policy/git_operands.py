@@ -8,7 +8,8 @@ Reads, so that a `reads` rule on a file holds for every git route to it:
   operands are refspecs or URLs (`git push origin a:b`, `git clone git@host:x`). PATH is
   literal (git expands no glob in it: `HEAD:*.env` names a file called `*.env`); git reads
   it from the repository top unless it starts with `./` or `../`, and not knowing the top
-  we judge it from the working directory (and `git -C DIR`);
+  we judge it from the workspace root (the top when the workspace is the repository) and
+  from the working directory (and `git -C DIR`);
 - pathspecs: the words after `--`, the operands of `log`/`show`/`diff` that are not plainly
   revisions (`git log -p .env`), of `blame`, of `grep` after its pattern, of `archive`
   after the tree-ish, of `add`, `commit`, `stash push`, `mv`, `hash-object`,
@@ -269,14 +270,23 @@ def _object_reads(inv: Invocation, ops: list[_Operand], where) -> list[FileUse]:
     for op in ops:
         path = object_path(op.word)
         if path is not None:
-            out.append(_read(where, path or ".", op.at, tree))
+            out += [_read(where, path or ".", op.at, tree), *_from_top(path, op.at, tree)]
         elif op.wild and inv.subcommand in _OBJECT_PRINTERS:
             out.append(_read(where, op.word, op.at))  # `git cat-file -p "$x"` may name `HEAD:.env`
     for value, at in _values(inv, _OBJECT_OPTIONS):
         path = object_path(value)
         if path is not None:
-            out.append(_read(where, path or ".", at))
+            out += [_read(where, path or ".", at), *_from_top(path, at, False)]
     return out
+
+
+def _from_top(path: str, at: int, tree: bool) -> list[FileUse]:
+    """git reads `REV:PATH` from the repository's top, not the working directory: the same
+    path from the workspace root too, which is the top when the workspace is the
+    repository (a `./` or `../` path is the working directory's)."""
+    if path.startswith(("./", "../")) or path in (".", ".."):
+        return []
+    return [FileUse("read", path or ".", (at,), tree, top=True)]
 
 
 def _pathspec(word: str, icase: bool) -> tuple[str, str] | None:

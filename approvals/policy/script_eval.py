@@ -134,8 +134,8 @@ def _paths(walk: _Walk, cmd: SimpleCommand, inv) -> tuple[list[PathUse], list[st
         # find's `{}` stands for every file under its start path (`find . -exec cat {} +`)
         tree = fu.tree or any(i in cmd.tree_at for i in fu.at)
         deref = fu.deref or (tree and cmd.follows_links)
-        loc = resolver.locate(fu.word, walk.cwds, dynamic=dynamic, glob=glob, access=access, tree=tree,
-                              follow=fu.follow)
+        loc = resolver.locate(fu.word, [resolver.workspace] if fu.top else walk.cwds, dynamic=dynamic, glob=glob,
+                              access=access, tree=tree, follow=fu.follow)
         use, more = decide_use(policy, resolver, loc, fu.access, tree=tree, deref=deref)
         uses.append(use)
         floors += more

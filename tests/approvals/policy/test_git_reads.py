@@ -207,3 +207,17 @@ def test_git_writes_of_named_files_meet_the_protected_floor(workspace: Path) -> 
         "git checkout main -- src/app.py", "git restore src/app.py", "git restore 'src/*.py'",
     )]
     assert_cases(DEFAULT_POLICY, protected + everyday + discards, paths=secrets_context(workspace), cwd=str(workspace))
+
+
+def test_object_names_are_read_from_the_repository_top_whatever_the_working_directory(workspace: Path) -> None:
+    """git reads `HEAD:PATH` from the repository's top: from `src`, `HEAD:config/x` is the
+    top's `config/x`, so a rule anchored to a directory holds there too."""
+    policy = {"reads": {"deny": ["config/**"]}, **DEFAULT_POLICY}
+    assert_cases(policy, [
+        ("bash", bash("git show HEAD:config/.env.local"), "deny", DENIED),
+        ("bash", bash("git show :/config/.env.local"), "deny", DENIED),
+        ("bash", bash("git cat-file -p HEAD:config/.env.local"), "deny", DENIED),
+        ("bash", bash("git show HEAD:../config/.env.local"), "deny", DENIED),  # `../` is the cwd's
+        ("bash", bash("git show HEAD:src/app.py"), "allow", None),
+        ("bash", bash("git show HEAD:./app.py"), "allow", None),
+    ], paths=secrets_context(workspace), cwd=str(workspace / "src"))
