@@ -198,9 +198,8 @@ def _literal_part(path: str) -> str:
 
 
 def _write(where: tuple[str, tuple[int, ...]], path: str, at: tuple[int, ...], follow: bool = True) -> FileUse:
-    base, base_at = where
-    word = posixpath.join(base, path) if base and not path.startswith(("/", "~")) else path
-    return FileUse("write", word, base_at + at, True, follow)
+    word, word_at = _in(where, path, at)
+    return FileUse("write", word, word_at, True, follow)
 
 
 def _reads(inv: Invocation, words) -> list[FileUse]:
@@ -238,9 +237,14 @@ def _where(inv: Invocation) -> tuple[str, tuple[int, ...]]:
 
 
 def _read(where: tuple[str, tuple[int, ...]], path: str, at: int | None = None, tree: bool = False) -> FileUse:
+    word, word_at = _in(where, path, (at,) if at is not None else ())
+    return FileUse("read", word, word_at, tree)
+
+
+def _in(where: tuple[str, tuple[int, ...]], path: str, at: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
+    """A path as `git -C DIR` reads it, and the indices of the words it comes from."""
     base, base_at = where
-    word = posixpath.join(base, path) if base and not path.startswith(("/", "~")) else path
-    return FileUse("read", word, base_at + ((at,) if at is not None else ()), tree)
+    return (posixpath.join(base, path) if base and not path.startswith(("/", "~")) else path), base_at + at
 
 
 def object_path(word: str) -> str | None:

@@ -114,7 +114,7 @@ def _links_out(policy: CompiledPolicy, resolver: Resolver, linked: LinkedTree, w
     about, since a link to a home could lie anywhere in it."""
     decision, rule, reason = decided
     for link, target in linked.outside:
-        loc = resolver.locate(target, [target], access="read", tree=True)
+        loc = resolver.locate(target, [resolver.workspace], access="read", tree=True)  # an absolute path
         use, more = decide_use(policy, resolver, loc, "read", tree=True)
         floors += more
         if worse(use.decision, decision):

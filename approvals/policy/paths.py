@@ -377,7 +377,10 @@ class Resolver:
                         inside.append(path[prefix:])  # `src/x` -> `.env` reads `.env`
                     elif not (_under(path, ws) or _under(path, real)):
                         outside.append((entry.path[prefix:] if _under(entry.path, ws) else entry.path, path))
-                if path not in seen and os.path.isdir(path):
+                    is_dir = os.path.isdir(path)
+                else:
+                    is_dir = entry.is_dir(follow_symlinks=False)  # from the directory listing: no stat
+                if is_dir and path not in seen:
                     seen.add(path)
                     pending.append(path)
         return LinkedTree(tuple(inside), tuple(outside), False)
