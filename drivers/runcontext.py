@@ -99,6 +99,9 @@ class WorkerRunContext:
         self._flusher: asyncio.Task[None] | None = None
         self._flush_now = asyncio.Event()  # set: the flusher writes at once, not after QUEUE_FLUSH_S
         self._writing = asyncio.Lock()
+        # Cleared while the worker marks the run started: the driver's writes wait for it.
+        self._writes_open = asyncio.Event()
+        self._writes_open.set()
 
     # --- doorbell ---------------------------------------------------------------------------
 
@@ -164,12 +167,28 @@ class WorkerRunContext:
 
     # --- fenced writes ------------------------------------------------------------------------
 
+    def hold_writes(self) -> None:
+        """Until `release_writes`, every write of the run waits (the worker is marking the run
+        started while the driver already starts its agent)."""
+        self._writes_open.clear()
+
+    def release_writes(self, *, discard: bool = False) -> None:
+        """Let the held writes go; `discard`: the run is not this worker's (its lease is
+        gone), so what was queued is dropped and nothing more is written."""
+        if discard:
+            self.lease_lost = True
+            self._pending.clear()
+        self._writes_open.set()
+
     async def _fenced(self, fn: Callable[..., Any] | None, **kwargs: Any) -> Any:
         """Call a service as this run's owner, after (and in the transaction of) what is
         queued so far; stop the run at once when the lease is gone. `fn=None`: only the queue."""
         from runs.leases import LeaseLost
         from runs.services import queued_then
 
+        await self._writes_open.wait()
+        if self.lease_lost:
+            raise asyncio.CancelledError()  # (dropped: see release_writes)
         async with self._writing:
             queued, self._pending = self._pending, []
             try:

@@ -8,6 +8,7 @@ embedded `serve` process and in `manage.py runworker drivers`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -69,10 +70,12 @@ def driver_settings(driver: str) -> dict[str, Any]:
     return common
 
 
-def _load_run(run_id: int) -> Any:
-    from runs.models import Run
+def _claim_and_load(run_id: int, owner: str) -> Any:
+    """Take the run's lease and read it with its session: the run as claimed, or None when
+    another worker holds it (or it is not to be started)."""
+    from runs.leases import run_claim_and_read
 
-    return Run.objects.select_related("session").get(pk=run_id)
+    return run_claim_and_read(run_id=run_id, owner=owner)
 
 
 class Supervisor:
@@ -94,9 +97,7 @@ class Supervisor:
             self._background = asyncio.create_task(self._maintain())
 
     async def start_run(self, run_id: int) -> bool:
-        from runs.leases import run_claim
-
-        # Reserve the slot before the first await: the doorbell and the reconcile loop may
+                # Reserve the slot before the first await: the doorbell and the reconcile loop may
         # both try to start the same run at once.
         if run_id in self._starting or (run_id in self.tasks and not self.tasks[run_id].done()):
             return False
@@ -104,9 +105,11 @@ class Supervisor:
             return False  # full: the run stays queued for a slot here or another worker
         self._starting.add(run_id)
         try:
-            if not await _db(run_claim)(run_id=run_id, owner=self.owner):
+            # The claim and the read of the run it claimed, in one call to the database thread.
+            run = await _db(_claim_and_load)(run_id, self.owner)
+            if run is None:
                 return False
-            self.tasks[run_id] = asyncio.create_task(self._execute(run_id), name=f"run-{run_id}")
+            self.tasks[run_id] = asyncio.create_task(self._execute(run), name=f"run-{run_id}")
             return True
         finally:
             self._starting.discard(run_id)
@@ -224,17 +227,17 @@ class Supervisor:
         if task is not None and not task.done():
             task.cancel()
 
-    async def _execute(self, run_id: int) -> None:
+    async def _execute(self, run: Any) -> None:
         """Run one driver to its end; whatever happens, the run ends with a status — unless
-        another worker took the run over, which then owns its status."""
+        another worker took the run over, which then owns its status. `run`: as claimed."""
         from runs.leases import LeaseLost, run_release
         from runs.models import Run
         from runs.services import run_finish
 
+        run_id: int = run.pk
         context: WorkerRunContext | None = None
         result: RunResult
         try:
-            run = await _db(_load_run)(run_id)
             if run.cancel_requested:
                 await _db(run_finish)(run_id=run_id, status=Run.Status.CANCELLED, owner=self.owner)
                 return
@@ -248,12 +251,28 @@ class Supervisor:
             await context.open()
             if run.agent_processes:
                 await self._stop_leftovers(run_id, run.agent_processes)
-            await _db(_mark_started)(run_id=run_id, resumed=context.resuming, owner=self.owner)
             driver = registry.create(run.driver)
             # Every process the driver starts for this run is recorded on it.
             processes.current_run.set(context.process_started)
+            # The run is marked started while its driver starts the agent (an agent CLI takes
+            # tens to hundreds of ms to start): the context holds every write of the driver
+            # until the mark is written, so the run's record reads in order, and the agent's
+            # first request is gated only after it. If the mark fails, the driver is stopped.
+            context.hold_writes()
+            marking = asyncio.ensure_future(_db(_mark_started)(run_id=run_id, resumed=context.resuming, owner=self.owner))
+            driving = asyncio.ensure_future(driver.run(context))
             try:
-                result = await driver.run(context)
+                try:
+                    await marking
+                except BaseException as exc:
+                    driving.cancel()
+                    with contextlib.suppress(BaseException):
+                        await driving
+                    # Another worker owns the run: nothing the driver queued is written here.
+                    context.release_writes(discard=isinstance(exc, LeaseLost))
+                    raise
+                context.release_writes()
+                result = await driving
             finally:
                 await context.flush()  # what the driver emitted last, before the run's end
         except RunAborted as exc:
