@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from itertools import count
 from typing import Any, Generic, TypeVar
 
 from django.db import connections, transaction
 from django.db.models import QuerySet
 from django.db.models.query import FlatValuesListIterable, ModelIterable, ValuesListIterable, get_related_populators
+from django.db.models.sql import UpdateQuery
 
 T = TypeVar("T")
 
@@ -37,11 +39,53 @@ def _marker(kind: type) -> Any:
         return -(7_300_000_000_000 + n)
     if kind is str:
         return f"\x00prepared-{n}\x00"
-    raise TypeError(f"Prepared: arguments are int or str, not {kind.__name__}")
+    if kind is datetime:
+        return _MARKER_EPOCH + timedelta(microseconds=n)
+    raise TypeError(f"Prepared: arguments are int, str or datetime, not {kind.__name__}")
+
+
+# Datetime markers: instants nobody writes (a backend may turn them into strings, as
+# SQLite's does: they are found in the compiled parameters as the backend adapted them).
+_MARKER_EPOCH = datetime(1901, 2, 3, 4, 5, 6, tzinfo=UTC)
+
+
+def _adapted(kind: type, value: Any, alias: str) -> Any:
+    """An argument as the compiled statement holds it: a datetime adapted by the backend
+    (`adapt_datetimefield_value`: a naive UTC string on SQLite, itself on PostgreSQL)."""
+    if kind is datetime:
+        return connections[alias].ops.adapt_datetimefield_value(value)
+    return value
+
+
+def _slots(params: list[Any], markers: tuple[Any, ...], kinds: tuple[type, ...], alias: str) -> list[tuple[int, int]]:
+    """Where each argument goes: a marker's position in the compiled parameters (a parameter
+    that is not a marker is a constant of the shape, kept as compiled). Refuses a shape
+    in which an argument does not reach the SQL as given."""
+    adapted = [_adapted(kind, marker, alias) for kind, marker in zip(kinds, markers, strict=True)]
+    slots = []
+    for position, value in enumerate(params):
+        for argument, marker in enumerate(adapted):
+            if type(value) is type(marker) and value == marker:
+                slots.append((position, argument))
+    found = {argument for _, argument in slots}
+    if found != set(range(len(markers))):
+        missing = sorted(set(range(len(markers))) - found)
+        raise ValueError(f"Prepared: argument(s) {missing} do not reach the SQL as given; this shape cannot be prepared")
+    return slots
+
+
+def _checked(arguments: tuple[Any, ...], kinds: tuple[type, ...]) -> None:
+    if len(arguments) != len(kinds):
+        raise TypeError(f"Prepared: {len(kinds)} argument(s) expected, {len(arguments)} given")
+    for value, kind in zip(arguments, kinds, strict=True):
+        if type(value) is not kind:
+            raise TypeError(f"Prepared: {value!r} is not {kind.__name__}")
+        if isinstance(value, datetime) and value.tzinfo is None:
+            raise TypeError(f"Prepared: {value!r} is a naive datetime")
 
 
 class _Compiled:
-    def __init__(self, queryset: QuerySet[Any], markers: tuple[Any, ...]) -> None:
+    def __init__(self, queryset: QuerySet[Any], markers: tuple[Any, ...], kinds: tuple[type, ...]) -> None:
         if queryset._prefetch_related_lookups or queryset._known_related_objects:  # type: ignore[attr-defined]
             raise ValueError("Prepared: a queryset with prefetching or known related objects cannot be prepared")
         self.iterable = queryset._iterable_class
@@ -51,18 +95,9 @@ class _Compiled:
         self.locks = queryset.query.select_for_update
         self.compiler = queryset.query.get_compiler(using=self.db)
         self.sql, params = self.compiler.as_sql()
-        # Where each argument goes: a marker's position in the compiled parameters (a
-        # parameter that is not a marker is a constant of the shape, kept as compiled).
         self.params = list(params)
-        self.slots: list[tuple[int, int]] = []
-        for position, value in enumerate(self.params):
-            for argument, marker in enumerate(markers):
-                if type(value) is type(marker) and value == marker:
-                    self.slots.append((position, argument))
-        found = {argument for _, argument in self.slots}
-        if found != set(range(len(markers))):
-            missing = sorted(set(range(len(markers))) - found)
-            raise ValueError(f"Prepared: argument(s) {missing} do not reach the SQL as given; this shape cannot be prepared")
+        self.kinds = kinds
+        self.slots = _slots(self.params, markers, kinds, self.db)
         if self.iterable is ModelIterable:
             klass_info, select = self.compiler.klass_info, self.compiler.select
             fields = klass_info["select_fields"]
@@ -78,7 +113,7 @@ class _Compiled:
             raise transaction.TransactionManagementError("select_for_update cannot be used outside of a transaction.")
         params = list(self.params)
         for position, argument in self.slots:
-            params[position] = arguments[argument]
+            params[position] = _adapted(self.kinds[argument], arguments[argument], self.db)
         with connections[self.db].cursor() as cursor:
             cursor.execute(self.sql, params)
             fetched = cursor.fetchall()
@@ -119,18 +154,71 @@ class Prepared(Generic[T]):
                 compiled = self._compiled.get(key)
                 if compiled is None:
                     markers = tuple(_marker(kind) for kind in self.kinds)
-                    compiled = self._compiled[key] = _Compiled(self.build(*markers), markers)
+                    compiled = self._compiled[key] = _Compiled(self.build(*markers), markers, self.kinds)
         return compiled
 
     def all(self, *arguments: Any, using: str = "default") -> list[T]:
-        if len(arguments) != len(self.kinds):
-            raise TypeError(f"Prepared: {len(self.kinds)} argument(s) expected, {len(arguments)} given")
-        for value, kind in zip(arguments, self.kinds, strict=True):
-            if type(value) is not kind:
-                raise TypeError(f"Prepared: {value!r} is not {kind.__name__}")
+        _checked(arguments, self.kinds)
         return self._for(using).run(arguments)
 
     def first(self, *arguments: Any, using: str = "default") -> T | None:
         """The first row (the shape should order and slice itself: `[:1]`)."""
         found = self.all(*arguments, using=using)
         return found[0] if found else None
+
+
+class PreparedUpdate:
+    """`PreparedUpdate(lambda run_id, owner, now: (Run.objects.filter(pk=run_id), {"owner":
+    owner, "heartbeat_at": now}), int, str, datetime)`, then `.run(7, "w1", now)`: the
+    queryset's `update(**values)` compiled once (per connection's vendor), run with each
+    call's arguments; returns the number of rows changed, as `update` does.
+
+    For an UPDATE whose WHERE the ORM compiles in more Python than the database takes to
+    run it (a lease's compare-and-set with its subqueries: about 3.5 ms of compiling for a
+    statement SQLite runs in 0.2). Refused: a shape that updates related models or whose
+    WHERE needs rows read first (joins the backend cannot update through)."""
+
+    def __init__(self, build: Callable[..., tuple[QuerySet[Any], dict[str, Any]]], *kinds: type) -> None:
+        self.build = build
+        self.kinds = kinds
+        self._compiled: dict[tuple[str, str], tuple[str, list[Any], list[tuple[int, int]]]] = {}
+        self._lock = threading.Lock()
+
+    def _for(self, alias: str) -> tuple[str, list[Any], list[tuple[int, int]]]:
+        key = (alias, connections[alias].vendor)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            with self._lock:
+                compiled = self._compiled.get(key)
+                if compiled is None:
+                    compiled = self._compiled[key] = self._compile(alias)
+        return compiled
+
+    def _compile(self, alias: str) -> tuple[str, list[Any], list[tuple[int, int]]]:
+        markers = tuple(_marker(kind) for kind in self.kinds)
+        queryset, values = self.build(*markers)
+        query: Any = queryset.query.chain(UpdateQuery)
+        query.add_update_values(values)
+        if query.related_updates:
+            raise ValueError("Prepared: an update of related models cannot be prepared")
+        compiler = query.get_compiler(using=alias)
+        # What `execute_sql` does first: an UPDATE through joins becomes `pk IN (…)`, or reads
+        # the ids first where the backend cannot select from the table it updates.
+        compiler.pre_sql_setup()
+        if query.related_ids is not None:
+            raise ValueError("Prepared: an update whose rows are read first cannot be prepared")
+        sql, params = compiler.as_sql()
+        if not sql:
+            raise ValueError("Prepared: the update has nothing to set")
+        params = list(params)
+        return sql, params, _slots(params, markers, self.kinds, alias)
+
+    def run(self, *arguments: Any, using: str = "default") -> int:
+        _checked(arguments, self.kinds)
+        sql, compiled, slots = self._for(using)
+        params = list(compiled)
+        for position, argument in slots:
+            params[position] = _adapted(self.kinds[argument], arguments[argument], using)
+        with transaction.mark_for_rollback_on_error(using), connections[using].cursor() as cursor:
+            cursor.execute(sql, params)
+            return int(cursor.rowcount)

@@ -12,7 +12,7 @@ SQLite's `BEGIN IMMEDIATE` transactions serialize writers the same way.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -21,7 +21,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from project import clock
-from project.prepared import Prepared
+from project.prepared import Prepared, PreparedUpdate
 from runs.models import Run
 
 
@@ -67,7 +67,12 @@ _HELD: Prepared[int] = Prepared(
 
 
 def _lease_free(now: Any) -> Q:
-    return Q(owner="") | Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=now - timedelta(seconds=settings.GATEHOUSE_LEASE_TTL_S))
+    return _lease_free_before(now - timedelta(seconds=settings.GATEHOUSE_LEASE_TTL_S))
+
+
+def _lease_free_before(cutoff: Any) -> Q:
+    """Nobody holds the lease, or its last heartbeat is older than `cutoff`."""
+    return Q(owner="") | Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=cutoff)
 
 
 def _workable() -> Any:
@@ -79,18 +84,34 @@ def _workable() -> Any:
     return Run.objects.exclude(status__in=Run.FINISHED).exclude(driver__in=external_names())
 
 
+# The claim's compare-and-set, compiled once (`project.prepared`): the ORM took about
+# 3.5 ms to compile it before every run's start, for a statement SQLite runs in 0.2 ms.
+_CLAIM = PreparedUpdate(
+    lambda run_id, owner, now, lease_cutoff, clock_now: (
+        _workable().filter(pk=run_id).filter(_lease_free_before(lease_cutoff) | Q(owner=owner)).filter(_awake_or_due(clock_now)),
+        {"owner": owner, "heartbeat_at": now},
+    ),
+    int, str, datetime, datetime, datetime,
+)
+
+
 def run_claim(*, run_id: int, owner: str) -> bool:
     """Take the run's lease if it is free (compare-and-set); True when this worker owns it.
     A sleeping run is taken only once something woke it (see `runs_claimable`)."""
     now = timezone.now()
-    claimed = (
-        _workable()
-        .filter(pk=run_id)
-        .filter(_lease_free(now) | Q(owner=owner))
-        .filter(_awake_or_due(clock.now()))
-        .update(owner=owner, heartbeat_at=now)
-    )
-    return claimed == 1
+    cutoff = now - timedelta(seconds=settings.GATEHOUSE_LEASE_TTL_S)
+    return _CLAIM.run(run_id, owner, now, cutoff, clock.now()) == 1
+
+
+_CLAIMED: Prepared[Run] = Prepared(lambda run_id: Run.objects.select_related("session").filter(pk=run_id), int)
+
+
+def run_claim_and_read(*, run_id: int, owner: str) -> Run | None:
+    """`run_claim`, then the run as claimed, with its session (one read, compiled once);
+    None when this worker did not get it."""
+    if not run_claim(run_id=run_id, owner=owner):
+        return None
+    return _CLAIMED.first(run_id)
 
 
 def _awake_or_due(now: Any) -> Q:

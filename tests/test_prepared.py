@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 from django.db import connection, transaction
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from approvals.gate import RUN_UNREAD
-from project.prepared import Prepared
+from project.prepared import Prepared, PreparedUpdate
 from runs.models import AgentSession, Run, Step
 from runs.services import run_create, session_create
 
@@ -117,3 +119,92 @@ def test_prefetching_shapes_are_refused(reviewer: Any) -> None:
     values: Prepared[dict[str, Any]] = Prepared(lambda run_id: Run.objects.filter(pk=run_id).values("id"), int)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="not supported"):
         values.all(1)
+
+
+# --- PreparedUpdate ------------------------------------------------------------------------
+
+
+def _orm_claim(run_id: int, owner: str, now: Any, clock_now: Any) -> int:
+    """The claim as the ORM compiles it on every call (what `runs.leases.run_claim` was)."""
+    from runs import leases
+
+    return (
+        leases._workable().filter(pk=run_id).filter(leases._lease_free(now) | Q(owner=owner))
+        .filter(leases._awake_or_due(clock_now)).update(owner=owner, heartbeat_at=now)
+    )
+
+
+def _claim_states(reviewer: Any) -> list[tuple[str, Run]]:
+    """Runs in every state the claim tells apart: free, held (fresh, stale, by the claimer),
+    finished, external, asleep (waiting on a person, decided, past its deadline, cancelled)."""
+    from approvals.models import Approval
+
+    now = timezone.now()
+    runs = _runs(reviewer, 10)
+    states: list[tuple[str, dict[str, Any]]] = [
+        ("free", {}), ("held by another", {"owner": "w2", "heartbeat_at": now}),
+        ("stale lease", {"owner": "w2", "heartbeat_at": now - timedelta(hours=1)}),
+        ("held by the claimer", {"owner": "w1", "heartbeat_at": now}), ("finished", {"status": "completed"}),
+        ("external", {"driver": "claude-code-hook"}),
+        ("asleep, waiting", {"hibernated_at": now}), ("asleep, decided", {"hibernated_at": now}),
+        ("asleep, past its deadline", {"hibernated_at": now}), ("asleep, cancel asked", {"hibernated_at": now, "cancel_requested": True}),
+    ]
+    for run, (name, fields) in zip(runs, states, strict=True):
+        Run.objects.filter(pk=run.pk).update(**fields)
+        if name.startswith("asleep"):
+            step = Step.objects.create(run=run, seq=1, tool="bash", request={}, status=Step.Status.WAITING)
+            deadline = now - timedelta(minutes=1) if "deadline" in name else now + timedelta(hours=1)
+            status = Approval.Status.APPROVED if "decided" in name else Approval.Status.PENDING
+            Approval.objects.create(run=run, step=step, kind="permission", request={}, hash="h", deadline=deadline, status=status)
+    return [(name, run) for run, (name, _) in zip(runs, states, strict=True)]
+
+
+def test_the_prepared_claim_changes_exactly_the_rows_the_orms_update_changes(reviewer: Any) -> None:
+    from runs.leases import run_claim
+
+    expected = {"free": True, "held by another": False, "stale lease": True, "held by the claimer": True, "finished": False,
+                "external": False, "asleep, waiting": False, "asleep, decided": True, "asleep, past its deadline": True,
+                "asleep, cancel asked": True}
+    for name, run in _claim_states(reviewer):
+        before = Run.objects.values().get(pk=run.pk)
+        with transaction.atomic():
+            by_orm = _orm_claim(run.pk, "w1", timezone.now(), timezone.now())
+            orm_row = Run.objects.values("owner").get(pk=run.pk)
+            transaction.set_rollback(True)
+        assert Run.objects.values().get(pk=run.pk) == before
+        assert run_claim(run_id=run.pk, owner="w1") is bool(by_orm) is expected[name], name
+        after = Run.objects.values().get(pk=run.pk)
+        assert after["owner"] == orm_row["owner"], name
+        if expected[name]:
+            assert after["heartbeat_at"] is not None and after["heartbeat_at"] > timezone.now() - timedelta(seconds=5)
+
+
+def test_a_prepared_update_is_one_statement_and_takes_datetimes_as_the_backend_stores_them(reviewer: Any) -> None:
+    runs = _runs(reviewer, 2)
+    when = timezone.now() - timedelta(days=3)
+    touch = PreparedUpdate(lambda run_id, owner, at: (Run.objects.filter(pk=run_id), {"owner": owner, "heartbeat_at": at}),
+                           int, str, datetime)
+    assert touch.run(runs[0].pk, "w1", when) == 1  # compiled here
+    with CaptureQueriesContext(connection) as queries:
+        assert touch.run(runs[1].pk, "w2", when + timedelta(microseconds=7)) == 1
+        assert touch.run(10**9, "w3", when) == 0
+    assert len(queries) == 2
+    assert Run.objects.get(pk=runs[0].pk).heartbeat_at == when
+    assert Run.objects.get(pk=runs[1].pk).heartbeat_at == when + timedelta(microseconds=7)
+    older = PreparedUpdate(lambda at: (Run.objects.filter(heartbeat_at__lt=at), {"owner": ""}), datetime)
+    assert older.run(when + timedelta(microseconds=1)) == 1  # the first run only: compared as datetimes, not text
+    assert Run.objects.get(pk=runs[0].pk).owner == "" and Run.objects.get(pk=runs[1].pk).owner == "w2"
+
+
+def test_prepared_update_shapes_that_cannot_be_compiled_once_are_refused(reviewer: Any) -> None:
+    related = PreparedUpdate(lambda run_id: (Run.objects.filter(pk=run_id), {"session__title": "x"}), int)
+    with pytest.raises(Exception):  # noqa: B017 - Django refuses a join in an update's values
+        related.run(1)
+    dropped = PreparedUpdate(lambda run_id: (Run.objects.all(), {"owner": "x"}), int)
+    with pytest.raises(ValueError, match="do not reach the SQL"):
+        dropped.run(1)
+    touch = PreparedUpdate(lambda at: (Run.objects.filter(heartbeat_at=at), {"owner": "x"}), datetime)
+    with pytest.raises(TypeError, match="naive"):
+        touch.run(datetime(2026, 1, 1))  # noqa: DTZ001 - the point: a naive datetime is refused
+    with pytest.raises(TypeError):
+        touch.run("2026-01-01")
