@@ -22,6 +22,7 @@ from django.db.models import Max
 
 from approvals import policy as core
 from approvals.models import Policy, PolicyVersion
+from project.prepared import Prepared
 
 EXPORT_FORMAT = "gatehouse-policy"
 _WRAPPER_KEYS = ("format", "name", "description", "document", "run_policy", "version")
@@ -138,8 +139,14 @@ def _normalised(value: Any) -> Any:
 # --- Saving --------------------------------------------------------------------------------------
 
 
+# Read by every run's creation (compiled once: `project.prepared`).
+_LATEST: Prepared[PolicyVersion] = Prepared(
+    lambda policy_id: PolicyVersion.objects.filter(policy_id=policy_id).order_by("-number")[:1], int
+)
+
+
 def policy_latest_version(policy: Policy) -> PolicyVersion | None:
-    return PolicyVersion.objects.filter(policy=policy).order_by("-number").first()
+    return _LATEST.first(policy.pk) if policy.pk is not None else None
 
 
 def _same_content(version: PolicyVersion | None, document: Any, run_policy: Any) -> bool:

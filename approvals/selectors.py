@@ -19,6 +19,7 @@ from django.db.models import F, Q, QuerySet
 from django.utils.dateparse import parse_datetime
 
 from approvals.models import Approval, Grant, Policy
+from project.prepared import Prepared
 
 PendingSort = Literal["deadline", "oldest", "newest"]
 PENDING_SORTS: tuple[PendingSort, ...] = ("deadline", "oldest", "newest")
@@ -27,17 +28,22 @@ SIDE_EFFECT_CLASSES = ("read-only", "local-mutation", "remote-mutation", "destru
 SUBAGENT_TOOLS = ("Task", "Agent")
 
 
+# Read by every run's creation (compiled once: `project.prepared`).
+_NAMED: Prepared[Policy] = Prepared(lambda name: Policy.objects.filter(name=name).order_by("name")[:1], str)
+_DEFAULT: Prepared[Policy] = Prepared(lambda: Policy.objects.filter(is_default=True).order_by("name")[:1])
+
+
 def policy_for_run(name: str = "") -> tuple[Policy | None, dict[str, Any]]:
     """The named policy, else the one marked default, else the built-in DefaultPolicy."""
     from approvals import policy as core
     from runs.services import RunError
 
     if name:
-        row = Policy.objects.filter(name=name).first()
+        row = _NAMED.first(name)
         if row is None:
             raise RunError("unknown_policy", f"no policy named {name!r}", field="policy")
         return row, dict(row.document)
-    row = Policy.objects.filter(is_default=True).first()
+    row = _DEFAULT.first()
     if row is not None:
         return row, dict(row.document)
     return None, dict(core.DEFAULT_POLICY)

@@ -313,13 +313,22 @@ def approval_expire(*, approval_id: int, owner: str | None = None) -> bool:
     return bool(changed)
 
 
+# Read at every run's end (compiled once: `project.prepared`).
+_OPEN_STEPS: Prepared[int] = Prepared(
+    lambda run_id: Step.objects.filter(run_id=run_id, status__in=sorted(OPEN)).values_list("id", flat=True), int
+)
+_PENDING_OF_RUN: Prepared[int] = Prepared(
+    lambda run_id: Approval.objects.filter(run_id=run_id, status=Approval.Status.PENDING).values_list("id", flat=True), int
+)
+
+
 def approvals_detach_for_run(*, run_id: int, cancelled: bool = False) -> None:
     """A finished run's pending approvals can no longer be decided: a cancelled run's
     expire (a late reviewer hears "expired"), any other's are detached ("unavailable").
     Its steps still open end `aborted`: nothing will ever answer or finish them."""
-    for step_id in Step.objects.filter(run_id=run_id, status__in=OPEN).values_list("id", flat=True):
+    for step_id in _OPEN_STEPS.all(run_id):
         step_move(step_id, Step.Status.ABORTED, decided_by="system", told="The run ended before this step was answered.")
-    ids = list(Approval.objects.filter(run_id=run_id, status=Approval.Status.PENDING).values_list("id", flat=True))
+    ids = _PENDING_OF_RUN.all(run_id)
     if not ids:
         return
     status = Approval.Status.EXPIRED if cancelled else Approval.Status.CANCELLED
