@@ -338,13 +338,17 @@ async def _measure(steps: int, rounds: int, clis: set[str]) -> None:
                 alone.append(await asyncio.to_thread(claude_code_acp_alone, alone_url, _workspace(f"cc-acp-a{i}")))
             results["claude-code-acp 0.16.2, `acp` driver"] = (gated, alone)
     print(f"{steps} shell commands and an answer, fake model, medians of {rounds} rounds")
+    print("  (paired: the median of each round's own ratio, its runs one after the other: steadier than the ratio of")
+    print("  the medians while this machine's speed drifts from minute to minute)")
     for name, (gated, alone) in results.items():
         g, a = statistics.median(gated), statistics.median(alone)
-        print(f"  {name:20s} through Gatehouse {g:6.2f} s   alone {a:6.2f} s   overhead {100 * (g - a) / a:+5.1f} %  (target <= 10 %)")
+        print(f"  {name:20s} through Gatehouse {g:6.2f} s   alone {a:6.2f} s   overhead {100 * (g - a) / a:+5.1f} %  "
+              f"(paired {_paired(gated, alone):+5.1f} %; target <= 10 %)")
         if name in floors:
             f, n = statistics.median(floors[name]), statistics.median(floors[f"{name}, checks off"])
             print(f"  {'':20s} app-server, its permission checks off (approvalPolicy never) {n:6.2f} s: "
-                  f"Gatehouse adds {100 * (g - n) / n:+5.1f} %; the app-server mode costs {100 * (n - a) / a:+5.1f} % over `exec`")
+                  f"Gatehouse adds {100 * (g - n) / n:+5.1f} % (paired {_paired(gated, floors[f'{name}, checks off']):+5.1f} %); "
+                  f"the app-server mode costs {100 * (n - a) / a:+5.1f} % over `exec`")
             print(f"  {'':20s} app-server answered at once by a bare client {f:6.2f} s: Gatehouse adds {100 * (g - f) / f:+5.1f} % to the "
                   f"protocol it drives; the protocol costs {100 * (f - a) / a:+5.1f} % over `exec`")
             lau = statistics.median(floors[f"{name}, launched by npm"])
@@ -354,6 +358,12 @@ async def _measure(steps: int, rounds: int, clis: set[str]) -> None:
             label, times = others[name]
             o = statistics.median(times)
             print(f"  {'':20s} {label} {o:6.2f} s: Gatehouse {100 * (g - o) / o:+5.1f} % against it")
+
+
+def _paired(gated: list[float], baseline: list[float]) -> float:
+    """The median over rounds of gated/baseline - 1, in %: each round's two runs are minutes
+    closer together than the two lists' medians."""
+    return 100 * statistics.median(g / b - 1 for g, b in zip(gated, baseline, strict=True))
 
 
 @contextmanager
