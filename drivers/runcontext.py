@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,9 +99,12 @@ class WorkerRunContext:
         self._flusher: asyncio.Task[None] | None = None
         self._flush_now = asyncio.Event()  # set: the flusher writes at once, not after QUEUE_FLUSH_S
         self._writing = asyncio.Lock()
-        # Cleared while the worker marks the run started: the driver's writes wait for it.
-        self._writes_open = asyncio.Event()
-        self._writes_open.set()
+        # The run's mark as started (`mark_when_needed`): written before anything of the
+        # driver's, when the driver first writes; `mark_result` tells the worker how it went.
+        self._mark: Callable[[], Awaitable[Any]] | None = None
+        self._marking: asyncio.Future[Any] | None = None
+        self._dropped = False  # the mark failed: nothing of the driver's is written
+        self._on_mark_failure: Callable[[], Any] | None = None
 
     # --- doorbell ---------------------------------------------------------------------------
 
@@ -167,18 +170,49 @@ class WorkerRunContext:
 
     # --- fenced writes ------------------------------------------------------------------------
 
-    def hold_writes(self) -> None:
-        """Until `release_writes`, every write of the run waits (the worker is marking the run
-        started while the driver already starts its agent)."""
-        self._writes_open.clear()
+    def mark_when_needed(self, mark: Callable[[], Awaitable[Any]], *, on_failure: Callable[[], Any] | None = None) -> None:
+        """Mark the run started (`mark`, a database write) before the first write of its
+        driver, or when the worker asks (`marking`). The driver prepares and spawns its agent
+        first, alone on the interpreter (its preparation and the mark are both Python: run
+        side by side they only took turns on the GIL); the agent's spawn is written at
+        once, so the mark is written while the agent starts. Nothing of the driver's is
+        written, nor gated, before the mark, and nothing at all if the mark fails
+        (`on_failure` is called then: the worker stops the driver at once)."""
+        self._mark = mark
+        self._on_mark_failure = on_failure
 
-    def release_writes(self, *, discard: bool = False) -> None:
-        """Let the held writes go; `discard`: the run is not this worker's (its lease is
-        gone), so what was queued is dropped and nothing more is written."""
-        if discard:
+    def marking(self) -> asyncio.Future[Any]:
+        """The mark, started now if nobody needed it yet (done at once when there is none)."""
+        if self._marking is None:
+            if self._mark is None:
+                done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+                done.set_result(None)
+                return done
+            self._marking = asyncio.ensure_future(self._mark())
+            self._marking.add_done_callback(self._mark_done)
+        return self._marking
+
+    def _mark_done(self, marking: asyncio.Future[Any]) -> None:
+        """A failed mark: nothing of the driver's is written (what it queued is dropped, and
+        a lost lease is the new owner's), and the worker is told to stop the driver."""
+        from runs.leases import LeaseLost
+
+        if marking.cancelled() or marking.exception() is None:
+            return
+        self._dropped = True
+        self._pending.clear()
+        if isinstance(marking.exception(), LeaseLost):
             self.lease_lost = True
-            self._pending.clear()
-        self._writes_open.set()
+        if self._on_mark_failure is not None:
+            self._on_mark_failure()
+
+    async def _marked(self) -> None:
+        """Wait for the mark before a write; after a failed mark no write goes through."""
+        if self._mark is not None:
+            with contextlib.suppress(Exception):  # (a failure is handled in `_mark_done`)
+                await asyncio.shield(self.marking())
+        if self.lease_lost or self._dropped:
+            raise asyncio.CancelledError()
 
     async def _fenced(self, fn: Callable[..., Any] | None, **kwargs: Any) -> Any:
         """Call a service as this run's owner, after (and in the transaction of) what is
@@ -186,9 +220,7 @@ class WorkerRunContext:
         from runs.leases import LeaseLost
         from runs.services import queued_then
 
-        await self._writes_open.wait()
-        if self.lease_lost:
-            raise asyncio.CancelledError()  # (dropped: see release_writes)
+        await self._marked()
         async with self._writing:
             queued, self._pending = self._pending, []
             try:

@@ -254,24 +254,26 @@ class Supervisor:
             driver = registry.create(run.driver)
             # Every process the driver starts for this run is recorded on it.
             processes.current_run.set(context.process_started)
-            # The run is marked started while its driver starts the agent (an agent CLI takes
-            # tens to hundreds of ms to start): the context holds every write of the driver
-            # until the mark is written, so the run's record reads in order, and the agent's
-            # first request is gated only after it. If the mark fails, the driver is stopped.
-            context.hold_writes()
-            marking = asyncio.ensure_future(_db(_mark_started)(run_id=run_id, resumed=context.resuming, owner=self.owner))
+            # The run is marked started when its driver first writes (its agent's spawn is
+            # recorded at once), so the driver prepares and spawns its agent without waiting
+            # for the mark and the mark is written while the agent starts (an agent CLI
+            # takes tens to hundreds of ms); nothing of the driver's is written or gated
+            # before the mark (drivers/runcontext.py). A failed mark stops the driver.
+            driving: asyncio.Future[RunResult] | None = None
+            context.mark_when_needed(
+                lambda: _db(_mark_started)(run_id=run_id, resumed=context.resuming, owner=self.owner),  # type: ignore[union-attr]
+                on_failure=lambda: driving.cancel() if driving is not None else None,
+            )
             driving = asyncio.ensure_future(driver.run(context))
             try:
                 try:
-                    await marking
-                except BaseException as exc:
+                    await asyncio.wait({driving})  # its end (a failed mark stops it)
+                    await asyncio.shield(context.marking())  # how it went (written now if the driver never wrote)
+                except BaseException:
                     driving.cancel()
                     with contextlib.suppress(BaseException):
                         await driving
-                    # Another worker owns the run: nothing the driver queued is written here.
-                    context.release_writes(discard=isinstance(exc, LeaseLost))
                     raise
-                context.release_writes()
                 result = await driving
             finally:
                 await context.flush()  # what the driver emitted last, before the run's end

@@ -1,7 +1,10 @@
-"""A worker starts a run's driver while it marks the run started (an agent CLI takes tens to
-hundreds of milliseconds to start; the mark is a database write): the driver's writes wait
-for the mark, so the run's record reads in order and nothing is gated before it; a mark
-that fails stops the driver before its agent acts."""
+"""A worker marks a run started when its driver first writes, not before starting the driver:
+the driver prepares and spawns its agent at once (an agent CLI takes tens to hundreds of
+milliseconds to start; the mark is a database write, and beside the driver's preparation
+it only took turns with it on the GIL). The mark is still written before anything of the
+driver's, so the run's record reads in order and nothing is gated before it; a driver that
+never writes has its run marked when it ends; a mark that fails stops the driver before
+its agent acts."""
 
 from __future__ import annotations
 
@@ -25,8 +28,8 @@ SCENARIO = {"steps": [{"message": "hello"}, {"tool": "bash", "input": {"command"
 
 @pytest.fixture
 def observed(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """The driver says when it starts; the run's mark waits (in the database thread) until
-    the driver has started, or 5 s, and then does `state["mark"]` (default: the real one)."""
+    """The driver says when it starts; the run's mark records whether the driver had started
+    (waiting up to 5 s for it) and then does `state["mark"]` (default: the real one)."""
     state: dict[str, Any] = {"driver_started": threading.Event(), "driver_started_during_mark": None}
     create, mark = registry.create, worker_module._mark_started
 
@@ -93,3 +96,19 @@ async def test_a_mark_that_fails_fails_the_run_and_its_driver_never_acts(
     assert observed["driver_started_during_mark"] is True
     assert not await sync_to_async(Step.objects.filter(run_id=run["id"]).exists)()
     assert not (tmp_path / "made.txt").exists()
+
+
+async def test_a_driver_that_never_writes_still_has_its_run_marked_before_its_end(
+    api: Any, worker: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from drivers.base import RunResult
+
+    class Silent:
+        async def run(self, ctx: Any) -> RunResult:
+            return RunResult(status="completed", text="nothing to do")
+
+    monkeypatch.setattr(registry, "create", lambda name: Silent())
+    run = await start_run(api, SCENARIO)
+    row = await finished(run["id"])
+    assert row.status == "completed" and row.started_at is not None
+    assert await sync_to_async(events)(run["id"]) == ["run.created", "run.started", "run.completed"]
