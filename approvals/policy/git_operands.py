@@ -9,7 +9,8 @@ Reads, so that a `reads` rule on a file holds for every git route to it:
   literal (git expands no glob in it: `HEAD:*.env` names a file called `*.env`); git reads
   it from the repository top unless it starts with `./` or `../`, and not knowing the top
   we judge it from the workspace root (the top when the workspace is the repository) and
-  from the working directory (and `git -C DIR`);
+  from the working directory (and `git -C DIR`); so are pathspecs with the `top` magic
+  (`:/x`, `:(top)x`), read or written;
 - pathspecs: the words after `--`, the operands of `log`/`show`/`diff` that are not plainly
   revisions (`git log -p .env`), of `blame`, of `grep` after its pattern, of `archive`
   after the tree-ish, of `add`, `commit`, `stash push`, `mv`, `hash-object`,
@@ -183,8 +184,14 @@ def _worktree_writes(inv: Invocation, ops: list[_Operand]) -> list[FileUse]:
     if sub == "restore" and "-S" in inv.options and "-W" not in inv.options:
         return []  # `restore --staged`: only the index
     named = [op for op in ops if op.after_dashdash or not _object_or_revision(op.word)]
-    return [_write(where, _literal_part(spec[0]), (op.at,), follow=sub != "rm")
-            for op in named if (spec := _pathspec(op.word, False)) is not None]
+    out = []
+    for op in named:
+        spec = _pathspec(op.word, False)
+        if spec is not None:
+            out.append(_write(where, _literal_part(spec[0]), (op.at,), follow=sub != "rm"))
+            if spec[2]:  # `:(top)x`: the top's x, wherever git runs
+                out.append(FileUse("write", _literal_part(spec[0]), (op.at,), True, sub != "rm", top=True))
+    return out
 
 
 def _literal_part(path: str) -> str:
@@ -293,9 +300,10 @@ def _from_top(path: str, at: int, tree: bool) -> list[FileUse]:
     return [FileUse("read", path or ".", (at,), tree, top=True)]
 
 
-def _pathspec(word: str, icase: bool) -> tuple[str, str] | None:
+def _pathspec(word: str, icase: bool) -> tuple[str, str, bool] | None:
     """(the path a pathspec names, the directory a pattern is confined to: the path itself
-    when it is no pattern), or None for an exclusion (`:!x`, `:(exclude)x`)."""
+    when it is no pattern, whether it is from the repository's top: `:/x`, `:(top)x`), or
+    None for an exclusion (`:!x`, `:(exclude)x`)."""
     magic: set[str] = set()
     if word.startswith(":("):
         names, closed, rest = word[2:].partition(")")
@@ -310,16 +318,16 @@ def _pathspec(word: str, icase: bool) -> tuple[str, str] | None:
         word = word[i + 1:] if word[i:i + 1] == ":" else word[i:]
     if "exclude" in magic:
         return None
-    path = word or "."
+    path, top = word or ".", "top" in magic
     if "literal" in magic:
-        return path, path
+        return path, path, top
     if icase or magic & {"icase", "attr"}:
-        return path, "."  # any name below may match
+        return path, ".", top  # any name below may match
     parts = path.split("/")
     for i, part in enumerate(parts):
         if any(char in part for char in "*?[\\"):  # git's glob characters (`\.env` matches `.env`)
-            return path, "/".join(parts[:i]) or "."
-    return path, path
+            return path, "/".join(parts[:i]) or ".", top
+    return path, path, top
 
 
 def _specs(ops, where, tree: bool, icase: bool) -> list[FileUse]:
@@ -329,7 +337,10 @@ def _specs(ops, where, tree: bool, icase: bool) -> list[FileUse]:
     for op in ops:
         spec = _pathspec(op.word, icase)
         if spec is not None:
-            out.append(_read(where, spec[1], op.at, True) if tree else _read(where, spec[0], op.at))
+            path = spec[1] if tree else spec[0]
+            out.append(_read(where, path, op.at, tree))
+            if spec[2]:  # `:/x`, `:(top)x`: the top's x, wherever git runs (as `HEAD:x`)
+                out.append(FileUse("read", path, (op.at,), tree, top=True))
     return out
 
 

@@ -221,3 +221,19 @@ def test_object_names_are_read_from_the_repository_top_whatever_the_working_dire
         ("bash", bash("git show HEAD:src/app.py"), "allow", None),
         ("bash", bash("git show HEAD:./app.py"), "allow", None),
     ], paths=secrets_context(workspace), cwd=str(workspace / "src"))
+
+
+def test_pathspecs_from_the_top_are_judged_from_the_repository_top_whatever_the_working_directory(workspace: Path) -> None:
+    """`:/x` and `:(top)x` name the top's x, as `HEAD:x` does: from `src`, a rule anchored
+    to a directory holds for them too, read or written (they were judged from `src`)."""
+    policy = {"reads": {"deny": ["config/**"]}, **DEFAULT_POLICY}
+    assert_cases(policy, [
+        ("bash", bash("git log -p -- ':(top)config/.env.local'"), "deny", DENIED),
+        ("bash", bash("git log -p -- ':/config/.env.local'"), "deny", DENIED),
+        ("bash", bash("git diff HEAD -- ':(top,glob)config/*.local'"), "deny", DENIED),
+        ("bash", bash("git grep KEY -- ':(top)config'"), "deny", DENIED),
+        ("bash", bash("git log -p -- ':(top)src/app.py'"), "allow", None),
+        ("bash", bash("git log -p -- app.py"), "allow", None),
+        ("bash", bash("git checkout -- ':(top).claude/settings.json'"), "deny", "classes.protected"),
+        ("bash", bash("git restore -- ':/.claude/settings.json'"), "deny", "classes.protected"),
+    ], paths=secrets_context(workspace), cwd=str(workspace / "src"))
