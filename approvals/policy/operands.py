@@ -210,7 +210,7 @@ def _remote_spec(word: str) -> bool:
 # file, so its path checks are skipped (the one list; script_eval asks it).
 NAMES_FILES = _READ_ALL | _WRITE_ALL | _FIRST_IS_NOT_A_FILE | _GREPS | frozenset({
     "sed", "awk", "jq", "source", ".", "cp", "mv", "install", "ln", "dd", "sort", "uniq", "tar", "unzip", "zip",
-    "find", "git", "npm", "sqlite3", "duckdb", "crontab", "curl", "wget", "http", "scp", "rsync"})
+    "find", "git", "npm", "sqlite3", "duckdb", "crontab", "curl", "wget", "http", "scp", "rsync", "xargs"})
 
 
 def file_uses(inv: Invocation, words) -> list[FileUse]:
@@ -249,6 +249,8 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
         return out + _value_uses(inv, ("-f", "--rawfile", "--slurpfile"), "read")
     if program in ("source", "."):
         return [FileUse("read", w, at) for w, at in _operands(inv, words)[:1]]
+    if program == "xargs":
+        return _value_uses(inv, ("-a",), "read")  # `xargs -a FILE echo` prints FILE's words
     if program in ("cp", "mv", "install"):
         if program == "install" and "-d" in inv.options:
             return [FileUse("write", w, at) for w, at in _operands(inv, words)]

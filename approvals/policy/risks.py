@@ -307,10 +307,39 @@ def _simple(why: str, options: frozenset[str] | None = None, words: tuple[str, .
     return check
 
 
-def _sqlite(inv: Invocation, cmd: SimpleCommand) -> str | None:
-    if any(".shell" in w or ".system" in w or ".load" in w for w in cmd.words[1:]):
-        return "`sqlite3` is told to run a command"
-    return None
+# What in a SQL shell's input runs a program, loads code, or reads or writes a file other
+# than its database: sqlite3's dot-commands (`.shell`, `.load`, `.read FILE` of commands,
+# `.output FILE`, `.import FILE`, `.backup`…), its file functions (`readfile`, `writefile`,
+# `edit`, `load_extension`), ATTACH and VACUUM INTO of any path; duckdb's too (its
+# `read_*`/`glob` table functions, COPY, EXPORT/IMPORT, INSTALL/LOAD of extensions).
+_SQL_DOT = r"(?:^|[\s;])\.(?:shell|system|load|read|output|once|import|save|backup|restore|open|excel|log|cd|clone|" \
+    r"archive|ar|edit|nonce|sha3sum)\b"
+_SQLITE_CODE = re.compile(_SQL_DOT + r"|\b(?:readfile|writefile|edit|load_extension|fts3_tokenizer)\s*\(|\battach\b"
+                          r"|\bvacuum\b[^;]*\binto\b", re.IGNORECASE)
+_DUCKDB_CODE = re.compile(_SQL_DOT + r"|\b(?:read_\w+|glob|sniff_csv|parquet_\w+)\s*\(|\b(?:attach|copy|export|import|"
+                          r"install|load|secret)\b|'[^']*\.(?:csv|parquet|json|jsonl|ndjson|tsv|txt|gz)'", re.IGNORECASE)
+_SQL_SCRIPT_OPTIONS = ("-init", "--init", "-A", "-archive", "--archive", "-f", "-c", "-s")
+
+
+def _sql_shell(pattern: re.Pattern[str]) -> Check:
+    def check(inv: Invocation, cmd: SimpleCommand) -> str | None:
+        program = inv.program
+        if cmd.stdin is not None and (cmd.stdin != "heredoc" or cmd.stdin_text is None
+                                      or pattern.search(cmd.stdin_text)):
+            return f"`{program}` runs the commands on its {_stdin(cmd)} (they can run programs and read or write any file)"
+        if any(w in _SQL_SCRIPT_OPTIONS or w.startswith(("-A", "--init=")) for w in cmd.words[1:]):
+            return f"`{program}` runs commands from a file or an archive it is given"
+        if any(pattern.search(w) for w in cmd.words[1:]) or any(i > 0 for i in cmd.dynamic_at):
+            return f"`{program}` is told to run a program, load code, or read or write another file"
+        return None
+    return check
+
+
+def _editor(inv: Invocation, cmd: SimpleCommand) -> str | None:
+    """vi and ed run what they read: `+CMD`, `-c`, a script, and, without a terminal (an
+    agent has none), their input as keystrokes; `:!`/`!` runs a shell and `:w` writes any
+    file. Only the restricted `red` cannot (it still writes where it is told: asked)."""
+    return f"`{inv.program}` runs the editor commands it is given or reads (`!` runs a shell)"
 
 
 def _socat(inv: Invocation, cmd: SimpleCommand) -> str | None:
@@ -330,15 +359,15 @@ def _tmux(inv: Invocation, cmd: SimpleCommand) -> str | None:
 _CODE: dict[str, Check] = {
     "awk": _awk, "sed": _sed, "git": _git, "tar": _tar, "ssh": _ssh_like, "scp": _ssh_like, "rsync": _ssh_like,
     "su": _opens_shell, "runuser": _opens_shell, "chroot": _opens_shell, "script": _opens_shell,
-    "doas": _opens_shell, "sudo": _sudo, "sqlite3": _sqlite, "socat": _socat, "tmux": _tmux, "screen": _tmux,
+    "doas": _opens_shell, "sudo": _sudo, "sqlite3": _sql_shell(_SQLITE_CODE), "duckdb": _sql_shell(_DUCKDB_CODE),
+    "socat": _socat, "tmux": _tmux, "screen": _tmux,
+    **dict.fromkeys(("vi", "vim", "nvim", "gvim", "view", "vimdiff", "rvim", "rview", "evim", "ex", "ed"), _editor),
     "rg": _simple("`rg --pre` runs a program on every file", frozenset({"--pre"})),
     "zip": _simple("`zip -TT` runs a program", frozenset({"-TT", "--unzip-command"}), ("-TT",)),
     "sort": _simple("`sort --compress-program` runs a program", frozenset({"--compress-program"})),
     "man": _simple("`man -P` runs a pager program", frozenset({"-P", "--pager", "-H", "--html"})),
     "nc": _simple("`nc -e` runs a program", frozenset({"-e", "-c"})),
     "ncat": _simple("`ncat -e` runs a program", frozenset({"-e", "-c", "--exec", "--sh-exec", "--lua-exec"})),
-    "vim": _simple("the editor is told to run commands", frozenset({"-c", "-S", "--cmd"})),
-    "nvim": _simple("the editor is told to run commands", frozenset({"-c", "-S", "--cmd"})),
     "emacs": _simple("the editor is told to run code", frozenset({"--eval", "-l", "--load", "--batch", "-batch"})),
     "alias": _simple("`alias` defines a command name that runs something else"),
     "at": _simple("`at` schedules commands from its input"),

@@ -518,6 +518,14 @@ def _parse(script: str, level: int) -> Script:
                 part_ctx = ctx if k == 0 else _Context(ctx.redirects, "pipe", None)
                 stack.append((parts[k], part_ctx, None))
             continue
+        if ntype == "command_substitution":
+            inner = [c for c in node.named_children if c.type not in _LEAVES]
+            if inner and all(c.type == "file_redirect" for c in inner):
+                # `$(< FILE)`: bash reads FILE itself, as `$(cat FILE)` would
+                found, stdin, stdin_text = _redirects_of(inner)
+                out.append(SimpleCommand(_text(node), ("cat",), any(r.writes for r in found), redirects=tuple(found),
+                                         stdin=stdin, stdin_text=stdin_text, level=level))
+                continue
         # Substitutions start a fresh command: an outer redirection does not apply inside.
         inherit = _FRESH if ntype in ("command_substitution", "process_substitution") else ctx
         for child in reversed(node.named_children):

