@@ -32,6 +32,10 @@ _WRITE_ALL = frozenset({"tee", "touch", "mkdir", "rmdir", "rm", "shred", "unlink
                         "chattr", "setfacl", "vim", "vi", "nvim", "nano", "emacs", "ed", "ex", "pico", "micro",
                         "sudoedit", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
                         "lzma", "srm", "wipe"})
+# Of those, the ones that read what they write: an editor shows the file, a compressor
+# reads it (and with -c/--stdout prints it, compressed: `gzip -c .env | gunzip`).
+_READ_TOO = frozenset({"vim", "vi", "nvim", "nano", "emacs", "ed", "ex", "pico", "micro", "sudoedit", "gzip", "gunzip",
+                       "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lzma"})
 _FIRST_IS_NOT_A_FILE = frozenset({"chmod", "chown", "chgrp"})
 _NO_FOLLOW = frozenset({"rm", "unlink", "rmdir", "srm", "shred", "wipe"})
 _GREPS = frozenset({"grep", "rg", "ag", "ack", "pt", "ugrep"})
@@ -210,7 +214,7 @@ def _remote_spec(word: str) -> bool:
 # file, so its path checks are skipped (the one list; script_eval asks it).
 NAMES_FILES = _READ_ALL | _WRITE_ALL | _FIRST_IS_NOT_A_FILE | _GREPS | frozenset({
     "sed", "awk", "jq", "source", ".", "cp", "mv", "install", "ln", "dd", "sort", "uniq", "tar", "unzip", "zip",
-    "find", "git", "npm", "sqlite3", "duckdb", "crontab", "curl", "wget", "http", "scp", "rsync", "xargs"})
+    "find", "git", "npm", "sqlite3", "duckdb", "crontab", "curl", "wget", "http", "scp", "rsync", "xargs", "man"})
 
 
 def file_uses(inv: Invocation, words) -> list[FileUse]:
@@ -223,7 +227,11 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
     if program in _WRITE_ALL:
         tree = bool(inv.options & {"-r", "-R"}) and program in ("rm", "chattr", "setfacl", "shred")
         follow = program not in _NO_FOLLOW
-        return [FileUse("write", w, at, tree, follow) for w, at in _operands(inv, words)]
+        ops = _operands(inv, words)
+        reads = [FileUse("read", w, at, tree) for w, at in ops] if program in _READ_TOO else []
+        return [FileUse("write", w, at, tree, follow) for w, at in ops] + reads
+    if program == "man":  # a name with a slash, or any with -l, is a file man formats and shows
+        return [FileUse("read", w, at) for w, at in _operands(inv, words) if "/" in w or "-l" in inv.options]
     if program in _FIRST_IS_NOT_A_FILE:
         skip = 0 if "--reference" in inv.options else 1
         tree = bool(inv.options & {"-R"})

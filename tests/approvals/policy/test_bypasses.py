@@ -250,6 +250,7 @@ SECRET_READS = [
     "cat \"$(echo ~/.ssh/id_rsa)\"", "sed -n p .env", "awk '{print}' .env", "diff .env /dev/null", "source .env",
     "sort .env", "cat ../../secret_key", "cat ~/.aws/credentials", "find ~/.ssh -type f | xargs cat",
     "echo \"$(< .env)\"", "x=$(<.env); echo $x", "xargs -a .env echo", "xargs --arg-file=.env echo",
+    "gzip -c .env", "xz -c .env", "bzip2 -c .env", "zstd -c .env", "man ./.env", "man -l .env",
 )
 
 
