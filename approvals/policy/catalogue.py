@@ -197,7 +197,7 @@ _NPM_FLAGS = _spec(
     "/prefix: C=/prefix w/workspace: /workspaces g/global /registry: /userconfig: /globalconfig: /cache: "
     "/loglevel: s/silent q/quiet /json /dry-run f/force /otp: /tag: /access: D/save-dev P/save-prod "
     "S/save E/save-exact O/save-optional B/save-bundle y/yes /ignore-scripts /legacy-peer-deps /omit: "
-    "/include: /no-save /package: /call: c=/call /if-present /workspace-root"
+    "/include: /no-save /package: /call: c=/call /if-present /workspace-root /pack-destination: /location:"
 )
 _NPM = Spec(shorts=_NPM_FLAGS.shorts, longs=_NPM_FLAGS.longs, values=_NPM_FLAGS.values, subcommands={},
             default_sub=_NPM_FLAGS,
@@ -357,6 +357,11 @@ _CATALOGUE: dict[str, Spec] = {
                 "/rawfile: /args /jsonargs /tab /indent: R/raw-input /seq /stream"),
     "xargs": _spec("0/null a/arg-file: d/delimiter: E: e? I: i? L: l? n/max-args: P/max-procs: p/interactive "
                    "r/no-run-if-empty s/max-chars: t/verbose x/exit /process-slot-var: o/open-tty"),
+    "patch": _spec("i/input: o/output: r/reject-file: d/directory: p/strip: F/fuzz: B/prefix: z/suffix: D/ifdef: "
+                   "V/version-control: Y/basename-prefix: g/get: b/backup R/reverse N/forward s/silent f/force "
+                   "t/batch E/remove-empty-files u/unified c/context n/normal e/ed l/ignore-whitespace /dry-run "
+                   "/merge? /verbose /posix /binary /no-backup-if-mismatch /backup-if-mismatch /read-only: "
+                   "/follow-symlinks /quoting-style: T/set-time Z/set-utc"),
     "env": _spec("i/ignore-environment 0/null u/unset: C/chdir: S/split-string: v/debug /block-signal? "
                  "/default-signal? /ignore-signal? /list-signal-handling"),
     "sudo": _spec("A/askpass b/background C/close-from: D/chdir: E/preserve-env? e/edit g/group: H/set-home "

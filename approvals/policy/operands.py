@@ -214,7 +214,8 @@ def _remote_spec(word: str) -> bool:
 # file, so its path checks are skipped (the one list; script_eval asks it).
 NAMES_FILES = _READ_ALL | _WRITE_ALL | _FIRST_IS_NOT_A_FILE | _GREPS | frozenset({
     "sed", "awk", "jq", "source", ".", "cp", "mv", "install", "ln", "dd", "sort", "uniq", "tar", "unzip", "zip",
-    "find", "git", "npm", "sqlite3", "duckdb", "crontab", "curl", "wget", "http", "scp", "rsync", "xargs", "man"})
+    "find", "git", "npm", "sqlite3", "duckdb", "crontab", "curl", "wget", "http", "scp", "rsync", "xargs", "man",
+    "pip", "patch", "history"})
 
 
 def file_uses(inv: Invocation, words) -> list[FileUse]:
@@ -296,6 +297,28 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
         return git_file_uses(inv, words)
     if program == "npm" and inv.subcommand in ("install", "ci", "uninstall", "update", "link", "prune", "dedupe"):
         return _value_uses(inv, ("--prefix",), "write", tree=True)  # `npm --prefix /elsewhere install`
+    if program == "npm":
+        out = _value_uses(inv, ("--pack-destination",), "write", tree=True)  # `npm pack --pack-destination DIR`
+        action = inv.positionals[inv.operands_from] if len(inv.positionals) > inv.operands_from else ""
+        if inv.subcommand == "set" or inv.subcommand == "config" and action in ("set", "delete", "rm", "edit"):
+            # the user's .npmrc (or the project's, or the global one): settings such as
+            # `script-shell` or `prefix` change what later npm commands run and where
+            location = inv.value("--location") or ("global" if "-g" in inv.options else "user")
+            out.append(FileUse("write", {"project": ".npmrc", "global": "/etc/npmrc"}.get(location, "~/.npmrc"), ()))
+        return out
+    if program == "pip":
+        # where pip installs, downloads or logs to, and the requirement files it reads
+        return _value_uses(inv, ("-t", "--prefix", "--root", "-d", "-w", "--src", "--cache-dir"), "write", tree=True) \
+            + _value_uses(inv, ("--log",), "write") + _value_uses(inv, ("-r", "-c"), "read")
+    if program == "patch":
+        # `patch [FILE [PATCHFILE]]`, `-o OUT`, `-i PATCHFILE`, `-r REJECTS` (a patch read from
+        # the input names its own files: not seen, see the README's known limits)
+        ops = _operands(inv, words)
+        return [FileUse("write", w, at) for w, at in ops[:1]] + [FileUse("read", w, at) for w, at in ops[1:2]] \
+            + _value_uses(inv, ("-o", "-r"), "write") + _value_uses(inv, ("-i",), "read")
+    if program == "history" and inv.options & {"-w", "-a", "-r", "-n"}:
+        access = "write" if inv.options & {"-w", "-a"} else "read"
+        return [FileUse(access, w, at) for w, at in _operands(inv, words)]
     if program in ("sqlite3", "duckdb"):
         return [FileUse("write", w, at) for w, at in _operands(inv, words)[:1]]
     if program == "crontab" and not (inv.options & {"-l"}):

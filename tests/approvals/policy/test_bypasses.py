@@ -171,9 +171,13 @@ OUTSIDE_THE_WORKSPACE = [
     "echo x > \"$F\"", "rm \"$f\"", "sed -i s/a/b/ /tmp/f", "wget -O /tmp/x https://x", "cp README.md /srv/x",
     "sort -o /tmp/x README.md", "install -d /opt/x", "unzip a.zip -d /srv/x", "tar xf a.tar -C /srv",
     "rsync -a src/ /srv/src", "git -C /srv/repo commit -am x", "npm --prefix /srv/app install",
+    "npm pack --pack-destination /srv", "pip install --target /srv/lib x", "pip install -t/srv/lib x",
+    "pip download x -d /srv", "pip install --log /srv/pip.log x", "patch /srv/x < p.diff", "patch -o /srv/x f p.diff",
+    "history -w /srv/h",
 ) + deny(
     # the agent's isolated home lies in Gatehouse's var directory: `~` is protected there
-    "touch $HOME/x", "echo x > ~/notes.txt", "ln -s /etc/passwd p",
+    "touch $HOME/x", "echo x > ~/notes.txt", "ln -s /etc/passwd p", "npm config set script-shell /srv/evil",
+    "npm set prefix /srv",
 )
 
 SYMLINKS_OUT_OF_THE_WORKSPACE = [
@@ -251,6 +255,7 @@ SECRET_READS = [
     "sort .env", "cat ../../secret_key", "cat ~/.aws/credentials", "find ~/.ssh -type f | xargs cat",
     "echo \"$(< .env)\"", "x=$(<.env); echo $x", "xargs -a .env echo", "xargs --arg-file=.env echo",
     "gzip -c .env", "xz -c .env", "bzip2 -c .env", "zstd -c .env", "man ./.env", "man -l .env",
+    "pip install -r .env", "patch -i .env f", "patch f .env",
 )
 
 
