@@ -232,6 +232,12 @@ def _git(inv: Invocation, cmd: SimpleCommand) -> str | None:
             return f"`git -c {key}=…` names a program for git to run"
     if inv.options & {"--config-env", "--exec-path"} and (inv.values.get("--config-env") or inv.values.get("--exec-path")):
         return "`git` is told to run programs from a setting or a directory"
+    for git_dir in inv.values.get("--git-dir", ()):
+        # A repository git finds itself is `.git`, whose files are protected; one named
+        # explicitly may be any directory (a bare `x.git` the agent wrote): its config
+        # can name programs git runs (`diff.external`, `gpg.program`, filters…).
+        if git_dir.rstrip("/").rsplit("/", 1)[-1] != ".git":
+            return "`git --git-dir` uses another repository's settings, which can name programs git runs"
     if sub in _GIT_SUB_CODE and inv.options & set(_GIT_SUB_CODE[sub]):
         return f"`git {sub}` runs a command given on its command line"
     if sub in ("bisect",) and inv.operands[:1] == ("run",):
@@ -363,7 +369,8 @@ _CODE: dict[str, Check] = {
     "socat": _socat, "tmux": _tmux, "screen": _tmux,
     **dict.fromkeys(("vi", "vim", "nvim", "gvim", "view", "vimdiff", "rvim", "rview", "evim", "ex", "ed"), _editor),
     "rg": _simple("`rg --pre` runs a program on every file", frozenset({"--pre"})),
-    "zip": _simple("`zip -TT` runs a program", frozenset({"-TT", "--unzip-command"}), ("-TT",)),
+    # (`--unzip-command` is catalogued as the long form of `-TT`: `--TT`)
+    "zip": _simple("`zip -TT` runs a program", frozenset({"-TT", "--TT", "--unzip-command"}), ("-TT",)),
     "sort": _simple("`sort --compress-program` runs a program", frozenset({"--compress-program"})),
     "man": _simple("`man -P` runs a pager program", frozenset({"-P", "--pager", "-H", "--html"})),
     "nc": _simple("`nc -e` runs a program", frozenset({"-e", "-c"})),

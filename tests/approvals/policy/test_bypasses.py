@@ -126,6 +126,9 @@ INTERPRETERS = ask(
     "sqlite3 db \"select load_extension('/tmp/x.so')\"", "sqlite3 db \"attach '/x/y' as z\"", "sqlite3 db '.output /x'",
     "sqlite3 db \"select readfile('/etc/shadow')\"", "sqlite3 db \"$SQL\"", "duckdb -c \"copy t to '/x.csv'\"",
     "duckdb -c \"select * from read_text('/etc/shadow')\"", "duckdb -c 'install httpfs; load httpfs'",
+    # another repository's settings (a bare `x.git` the agent wrote) can name programs
+    "git --git-dir=evil.git log", "git --git-dir evil.git diff", "git --git-dir=x/ --work-tree=. status",
+    "zip -T --unzip-command evil x.zip f", "zip -T --unzip-command=evil x.zip f",
 )
 
 ENVIRONMENT = ask(
