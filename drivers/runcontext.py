@@ -100,7 +100,7 @@ class WorkerRunContext:
         self._flush_now = asyncio.Event()  # set: the flusher writes at once, not after QUEUE_FLUSH_S
         self._writing = asyncio.Lock()
         # The run's mark as started (`mark_when_needed`): written before anything of the
-        # driver's, when the driver first writes; `mark_result` tells the worker how it went.
+        # driver's, when the driver first writes; `marking()` tells the worker how it went.
         self._mark: Callable[[], Awaitable[Any]] | None = None
         self._marking: asyncio.Future[Any] | None = None
         self._dropped = False  # the mark failed: nothing of the driver's is written

@@ -97,7 +97,7 @@ class Supervisor:
             self._background = asyncio.create_task(self._maintain())
 
     async def start_run(self, run_id: int) -> bool:
-                # Reserve the slot before the first await: the doorbell and the reconcile loop may
+        # Reserve the slot before the first await: the doorbell and the reconcile loop may
         # both try to start the same run at once.
         if run_id in self._starting or (run_id in self.tasks and not self.tasks[run_id].done()):
             return False
