@@ -15,6 +15,7 @@ is a link: a target outside the workspace makes the command `outside-workspace`.
 from __future__ import annotations
 
 import posixpath
+import re
 
 from .fileuse import FileUse
 from .git_operands import git_file_uses
@@ -145,6 +146,30 @@ def _script_first(inv: Invocation, words, script_options: tuple[str, ...]) -> li
         if inv.program == "awk" else ops
 
 
+# awk's `getline [VAR] < "FILE"` reads FILE from inside the program (a FILE that is not a
+# string literal is a run-time name: `risks` asks about it).
+AWK_GETLINE_FROM = re.compile(r"\bgetline\b(?:\s+[A-Za-z_]\w*(?:\[[^\]]*\])?)?\s*<\s*")
+_AWK_LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def _awk_getline_reads(inv: Invocation) -> list[FileUse]:
+    given = inv.values.get("-e", ())
+    if given:
+        programs = list(zip(given, inv.value_at.get("-e", ()), strict=False))
+    elif len(inv.positionals) > inv.operands_from:
+        at = inv.positional_at[inv.operands_from] if inv.operands_from < len(inv.positional_at) else -1
+        programs = [(inv.positionals[inv.operands_from], at)]
+    else:
+        programs = []
+    out = []
+    for program, at in programs:
+        for found in AWK_GETLINE_FROM.finditer(program):
+            literal = _AWK_LITERAL.match(program, found.end())
+            if literal:
+                out.append(FileUse("read", literal.group(1), (at,)))
+    return out
+
+
 def _tar(inv: Invocation, words) -> list[FileUse]:
     base = inv.value("-C") or ""
     base_at = inv.value_at.get("-C", ())
@@ -255,6 +280,8 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
         return out
     if program in ("awk", "jq"):
         out = [FileUse("read", w, at) for w, at in _script_first(inv, words, ("-f", "-e", "--from-file"))]
+        if program == "awk":
+            out += _awk_getline_reads(inv)
         return out + _value_uses(inv, ("-f", "--rawfile", "--slurpfile"), "read")
     if program in ("source", "."):
         return [FileUse("read", w, at) for w, at in _operands(inv, words)[:1]]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .operands import AWK_GETLINE_FROM
 from .options import Invocation
 from .shell import SimpleCommand
 from .wrappers import SHELLS
@@ -206,6 +207,8 @@ def _awk(inv: Invocation, cmd: SimpleCommand) -> str | None:
     program = inv.value("-e") or (inv.operands[0] if inv.operands else "")
     if _awk_runs_code(program):
         return "the `awk` program runs commands or writes files (`system`, a pipe or `>`)"
+    if any(not program.startswith('"', m.end()) for m in AWK_GETLINE_FROM.finditer(program)):
+        return "the `awk` program reads a file it names only at run time (`getline < name`)"
     return None
 
 

@@ -259,6 +259,7 @@ SECRET_READS = [
     "echo \"$(< .env)\"", "x=$(<.env); echo $x", "xargs -a .env echo", "xargs --arg-file=.env echo",
     "gzip -c .env", "xz -c .env", "bzip2 -c .env", "zstd -c .env", "man ./.env", "man -l .env",
     "pip install -r .env", "patch -i .env f", "patch f .env",
+    "awk 'BEGIN{while((getline l < \".env\")>0) print l}'", "awk 'BEGIN{f=\".env\"; getline l < f; print l}'",
 )
 
 
