@@ -323,7 +323,9 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
     if program == "git":
         return git_file_uses(inv, words)
     if program == "npm" and inv.subcommand in ("install", "ci", "uninstall", "update", "link", "prune", "dedupe"):
-        return _value_uses(inv, ("--prefix",), "write", tree=True)  # `npm --prefix /elsewhere install`
+        return _value_uses(inv, ("--prefix", "--cache"), "write", tree=True)  # `npm --prefix /elsewhere install`
+    if program == "npm" and inv.subcommand == "init":
+        return _value_uses(inv, ("--prefix", "-w"), "write", tree=True)  # `npm init -w DIR` creates DIR
     if program == "npm":
         out = _value_uses(inv, ("--pack-destination",), "write", tree=True)  # `npm pack --pack-destination DIR`
         action = inv.positionals[inv.operands_from] if len(inv.positionals) > inv.operands_from else ""

@@ -176,7 +176,7 @@ OUTSIDE_THE_WORKSPACE = [
     "rsync -a src/ /srv/src", "git -C /srv/repo commit -am x", "npm --prefix /srv/app install",
     "npm pack --pack-destination /srv", "pip install --target /srv/lib x", "pip install -t/srv/lib x",
     "pip download x -d /srv", "pip install --log /srv/pip.log x", "patch /srv/x < p.diff", "patch -o /srv/x f p.diff",
-    "history -w /srv/h",
+    "history -w /srv/h", "npm init -y -w /srv/x", "npm install --cache /srv/c",
 ) + deny(
     # the agent's isolated home lies in Gatehouse's var directory: `~` is protected there
     "touch $HOME/x", "echo x > ~/notes.txt", "ln -s /etc/passwd p", "npm config set script-shell /srv/evil",
