@@ -133,6 +133,28 @@ class _Compiled:
         return found
 
 
+C = TypeVar("C")
+
+
+class _PerVendor(Generic[C]):
+    """What `compile(alias)` makes, made once per connection alias and vendor (thread-safe)."""
+
+    def __init__(self, compile: Callable[[str], C]) -> None:
+        self._compile = compile
+        self._made: dict[tuple[str, str], C] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, alias: str) -> C:
+        key = (alias, connections[alias].vendor)
+        made = self._made.get(key)
+        if made is None:
+            with self._lock:
+                made = self._made.get(key)
+                if made is None:
+                    made = self._made[key] = self._compile(alias)
+        return made
+
+
 class Prepared(Generic[T]):
     """`Prepared(lambda run_id: Run.objects.filter(pk=run_id), int)`, then `.all(7)` or
     `.first(7)`: the queryset that `build` returns for the call's arguments, compiled once.
@@ -143,19 +165,11 @@ class Prepared(Generic[T]):
     def __init__(self, build: Callable[..., QuerySet[Any]], *kinds: type) -> None:
         self.build = build
         self.kinds = kinds
-        self._compiled: dict[tuple[str, str], _Compiled] = {}
-        self._lock = threading.Lock()
+        self._for: _PerVendor[_Compiled] = _PerVendor(self._compile)
 
-    def _for(self, alias: str) -> _Compiled:
-        key = (alias, connections[alias].vendor)
-        compiled = self._compiled.get(key)
-        if compiled is None:
-            with self._lock:
-                compiled = self._compiled.get(key)
-                if compiled is None:
-                    markers = tuple(_marker(kind) for kind in self.kinds)
-                    compiled = self._compiled[key] = _Compiled(self.build(*markers), markers, self.kinds)
-        return compiled
+    def _compile(self, alias: str) -> _Compiled:
+        markers = tuple(_marker(kind) for kind in self.kinds)
+        return _Compiled(self.build(*markers), markers, self.kinds)
 
     def all(self, *arguments: Any, using: str = "default") -> list[T]:
         _checked(arguments, self.kinds)
@@ -181,18 +195,7 @@ class PreparedUpdate:
     def __init__(self, build: Callable[..., tuple[QuerySet[Any], dict[str, Any]]], *kinds: type) -> None:
         self.build = build
         self.kinds = kinds
-        self._compiled: dict[tuple[str, str], tuple[str, list[Any], list[tuple[int, int]]]] = {}
-        self._lock = threading.Lock()
-
-    def _for(self, alias: str) -> tuple[str, list[Any], list[tuple[int, int]]]:
-        key = (alias, connections[alias].vendor)
-        compiled = self._compiled.get(key)
-        if compiled is None:
-            with self._lock:
-                compiled = self._compiled.get(key)
-                if compiled is None:
-                    compiled = self._compiled[key] = self._compile(alias)
-        return compiled
+        self._for: _PerVendor[tuple[str, list[Any], list[tuple[int, int]]]] = _PerVendor(self._compile)
 
     def _compile(self, alias: str) -> tuple[str, list[Any], list[tuple[int, int]]]:
         markers = tuple(_marker(kind) for kind in self.kinds)
