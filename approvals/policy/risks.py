@@ -344,11 +344,9 @@ def _sql_shell(pattern: re.Pattern[str]) -> Check:
     return check
 
 
-def _editor(inv: Invocation, cmd: SimpleCommand) -> str | None:
-    """vi and ed run what they read: `+CMD`, `-c`, a script, and, without a terminal (an
-    agent has none), their input as keystrokes; `:!`/`!` runs a shell and `:w` writes any
-    file. Only the restricted `red` cannot (it still writes where it is told: asked)."""
-    return f"`{inv.program}` runs the editor commands it is given or reads (`!` runs a shell)"
+# vi and ed run what they read: `+CMD`, `-c`, a script, and, without a terminal (an agent
+# has none), their input as keystrokes; `:!`/`!` runs a shell and `:w` writes any file.
+_EDITOR = _simple("the editor runs the commands it is given or reads (`!` runs a shell)")
 
 
 def _socat(inv: Invocation, cmd: SimpleCommand) -> str | None:
@@ -370,7 +368,7 @@ _CODE: dict[str, Check] = {
     "su": _opens_shell, "runuser": _opens_shell, "chroot": _opens_shell, "script": _opens_shell,
     "doas": _opens_shell, "sudo": _sudo, "sqlite3": _sql_shell(_SQLITE_CODE), "duckdb": _sql_shell(_DUCKDB_CODE),
     "socat": _socat, "tmux": _tmux, "screen": _tmux,
-    **dict.fromkeys(("vi", "vim", "nvim", "gvim", "view", "vimdiff", "rvim", "rview", "evim", "ex", "ed"), _editor),
+    **dict.fromkeys(("vi", "vim", "nvim", "gvim", "view", "vimdiff", "rvim", "rview", "evim", "ex", "ed"), _EDITOR),
     "rg": _simple("`rg --pre` runs a program on every file", frozenset({"--pre"})),
     # (`--unzip-command` is catalogued as the long form of `-TT`: `--TT`)
     "zip": _simple("`zip -TT` runs a program", frozenset({"-TT", "--TT", "--unzip-command"}), ("-TT",)),
