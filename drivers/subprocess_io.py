@@ -27,6 +27,7 @@ import asyncio
 import collections
 import contextlib
 import json
+import logging
 import os
 import signal
 from collections.abc import Mapping, Sequence
@@ -37,10 +38,14 @@ from drivers import processes
 
 __all__ = ["JsonLinesProcess", "ProtocolError", "ProcessExitedError", "ProcessStartError"]
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
 DEFAULT_STDERR_TAIL_BYTES = 64 * 1024
 # After SIGTERM to an agent's group, how long the rest of the group gets to exit by itself.
 GROUP_GRACE_S = 1.0
+# How long close() waits for its final SIGKILL to take the group down.
+KILL_WAIT_S = 5.0
 
 
 class ProtocolError(Exception):
@@ -145,8 +150,10 @@ class JsonLinesProcess:
             # child, such as claude-code-acp's Claude Code, flushes its transcript on
             # SIGTERM) before what is left is killed.
             await self._wait_for_group(proc.pid, GROUP_GRACE_S)
-        # Leftovers in the agent's process group (a backgrounded shell command) go too.
-        self._signal_group(proc, signal.SIGKILL)
+        # Leftovers in the agent's process group (a backgrounded shell command) go too, and
+        # close() returns once they are gone: SIGKILL is delivered, not waited for.
+        if self._signal_group(proc, signal.SIGKILL) and not await self._wait_for_group(proc.pid, KILL_WAIT_S):
+            logger.warning("agent process group %s outlived SIGKILL for %.0f s", proc.pid, KILL_WAIT_S)
         if self._stderr_task is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(self._stderr_task), 1.0)
@@ -243,13 +250,17 @@ class JsonLinesProcess:
         return True
 
     @staticmethod
-    def _signal_group(proc: asyncio.subprocess.Process, sig: int) -> None:
+    def _signal_group(proc: asyncio.subprocess.Process, sig: int) -> bool:
+        """Signal the agent's process group; whether the group had a member to signal."""
         # start_new_session=True made the child the leader of a group whose id is its pid.
+        delivered = False
         with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
             os.killpg(proc.pid, sig)
+            delivered = True
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError, OSError):
                 proc.send_signal(sig)
+        return delivered
 
 
 def _excerpt(raw: bytes, limit: int = 200) -> str:
