@@ -18,7 +18,8 @@ Six classes, from least to most severe:
     ``ln``, ``chmod``, ``tee``, ``sed -i``, ``rm`` of single files (no ``-r``/``-f``),
     ``rmdir``, ``tar``/``unzip``, ``kill``;
     ``git add|commit|checkout <branch>|switch|merge|rebase|stash|fetch|pull|clone|tag|reset`` (soft);
-    ``npm install|ci|uninstall``, ``pip install``, ``curl -o``, ``wget``, ``docker build|pull``.
+    ``pip install NAME``, ``bun install --ignore-scripts``, ``curl -o``, ``wget``,
+    ``docker build|pull``, a query in ``sqlite3``.
     Tools: the edit tools ``write``, ``edit``, ``MultiEdit``, ``NotebookEdit``.
 
 ``outside-workspace``
@@ -50,7 +51,14 @@ Six classes, from least to most severe:
 
 Anything else has no class (``None``): an unknown command (``python``, ``make``,
 ``npm run``...) or tool (an MCP tool) is decided by the rules or the policy's default,
-never by a guessed class. A command that runs another (``sudo``, ``env``, ``timeout``,
+never by a guessed class, and stays unknown whatever it writes (``./build > out.log``).
+So has a package manager's command that runs the project's own code, which the agent can
+write: ``npm install|ci|uninstall|update|pack|rebuild|link`` (package.json's lifecycle
+scripts, a ``binding.gyp``, and the ``git`` program the project's ``.npmrc`` names, even
+with ``--ignore-scripts``), pnpm's (also ``.pnpmfile.cjs``), every ``yarn`` command (its
+``yarnPath``), ``bun install`` without ``--ignore-scripts``, ``pip install`` of a local
+project, with ``-e`` or from a requirements file or a local index, ``uv sync|add|remove|lock``,
+``npm init NAME`` (runs ``create-NAME``). A command that runs another (``sudo``, ``env``, ``timeout``,
 ``xargs``, ``find -exec``, ``bash -c``) is looked through: the inner command is a
 simple command of its own, classified on its own; the wrapper itself is read-only.
 Commands are read by meaning (``options.py``): global options are skipped
@@ -59,6 +67,7 @@ Commands are read by meaning (``options.py``): global options are skipped
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 
 from .options import Invocation, invocation
@@ -242,32 +251,117 @@ def _httpie(inv: Invocation):
     return READ_ONLY
 
 
+# Package-manager commands that run the project's own code, which the agent can write: npm
+# runs package.json's lifecycle scripts (`preinstall`, `install`, `postinstall`, `prepare`,
+# `prepack`, and `dependencies` after any change to node_modules), compiles a root
+# `binding.gyp`, and, even with `--ignore-scripts`, runs the program the project's `.npmrc`
+# names as `git` for a git dependency; pnpm also loads `.pnpmfile.cjs`; yarn runs the
+# program its settings name (`yarnPath`) for every command; pip and uv build a local
+# project (its setup.py or in-tree build backend). Such a command has no class, like
+# `npm run`: the policy's rules or its default decide.
+_NPM_SCRIPTED = frozenset({"install", "ci", "uninstall", "update", "dedupe", "ddp", "prune", "rebuild", "rb", "link",
+                           "pack", "install-test", "it", "install-ci-test", "cit", "find-dupes"})
+_PNPM_SCRIPTED = frozenset({"install", "i", "add", "remove", "rm", "uninstall", "un", "update", "up", "upgrade",
+                            "prune", "rebuild", "rb", "link", "ln", "unlink", "pack", "dedupe", "import", "fetch",
+                            "install-test", "it", "patch-commit", "deploy"})
+_BUN_SCRIPTED = frozenset({"install", "i", "add", "a", "remove", "rm", "update", "link", "unlink", "pm", "patch"})
+
+
+def _bun_scripts_off(inv: Invocation) -> bool:
+    """`bun install --ignore-scripts`, not switched back on (`--ignore-scripts=false`, `… false`)."""
+    written = [w for w in inv.option_words if w.startswith("--ignore-scripts")]
+    return bool(written) and all(w in ("--ignore-scripts", "--ignore-scripts=true") for w in written) \
+        and "false" not in inv.positionals
+
+
 def _package_manager(inv: Invocation):
+    program = inv.program
     sub = inv.subcommand or (inv.positionals[0] if inv.positionals else "")
-    rest = inv.operands
+    rest = inv.operands if inv.subcommand else inv.positionals[1:]
     if sub in ("publish", "deprecate", "dist-tag", "owner", "access", "adduser", "login", "logout", "team", "star",
                "unstar", "hook", "token", "org"):
         return REMOTE
     if sub == "unpublish":
         return DESTRUCTIVE
+    if program == "yarn":
+        return None  # every yarn command first runs the program its settings name (`yarnPath`)
     if sub in ("ls", "list", "view", "info", "show", "outdated", "why", "explain", "search", "help",
                "--version", "-v", "whoami", "doctor", "root", "prefix", "bin", "config", "get"):
         if sub == "config" and rest and rest[0] not in ("get", "list", "ls"):
             return LOCAL
         return READ_ONLY
-    if sub in ("install", "i", "ci", "add", "uninstall", "remove", "rm", "un", "update", "up",
-               "upgrade", "link", "unlink", "prune", "dedupe", "init", "pack", "rebuild", "audit"):
-        return LOCAL if sub != "audit" or "fix" in rest else READ_ONLY
+    if sub == "audit":
+        return None if "fix" in rest or "--fix" in inv.option_words else READ_ONLY
+    if sub in ("init", "create"):
+        # `npm init NAME` runs the registry's `create-NAME` (as `npx` would); `-w DIR` installs
+        return None if rest or sub == "create" or inv.values.get("-w") or "--workspaces" in inv.options else LOCAL
+    scripted = {"npm": _NPM_SCRIPTED, "pnpm": _PNPM_SCRIPTED, "bun": _BUN_SCRIPTED}.get(program, frozenset())
+    if sub in scripted:
+        return LOCAL if program == "bun" and sub != "pm" and _bun_scripts_off(inv) else None
     return None  # run, test, exec, start, npx...: runs project code
+
+
+_PIP_ARCHIVE = re.compile(r"\.(?:zip|tar|tgz|tbz|txz|tlz|tar\.(?:gz|bz2|xz|lz|lzma))$", re.IGNORECASE)
+_PIP_LOCAL_OPTIONS = frozenset({"-e", "--editable", "-r", "--requirement", "-c", "--constraint", "--constraints",
+                                "--override", "--overrides", "-b", "--build-constraint", "--build-constraints",
+                                "--with-requirements"})
+
+
+def _local_requirement(word: str) -> bool:
+    """Whether pip (or uv) takes this requirement from the disk: a directory or an archive it
+    builds (`.`, `./pkg`, `src/pkg`, `x.tar.gz`, `file:…`), not a name from an index."""
+    if "file:" in word.lower():
+        return True
+    if "://" in word:
+        return False  # a URL: fetched like a package from an index
+    return word.startswith((".", "/", "~")) or "/" in word or bool(_PIP_ARCHIVE.search(word))
+
+
+def _pip_builds_local(inv: Invocation, words: tuple[str, ...]) -> bool:
+    """Whether `pip install|download|wheel` (or `uv pip install`) builds a project from the
+    disk: an operand naming one, `-e`, a requirements or constraints file (which can name
+    one), or a local index or find-links directory."""
+    if inv.options & _PIP_LOCAL_OPTIONS or any(w.split("=", 1)[0] in _PIP_LOCAL_OPTIONS for w in inv.option_words):
+        return True
+    for option in ("-f", "--find-links", "-i", "--index-url", "--extra-index-url", "--index", "--default-index"):
+        if any(not v.lower().startswith(("https://", "http://")) for v in inv.values.get(option, ())):
+            return True
+    return any(_local_requirement(w) for w in words)
 
 
 def _pip(inv: Invocation):
     sub = inv.subcommand or ""
     if sub in ("list", "show", "freeze", "check", "help", "search", "index", "inspect"):
         return READ_ONLY
-    if sub in ("install", "uninstall", "download", "wheel", "cache"):
+    if sub in ("install", "download", "wheel"):
+        return None if _pip_builds_local(inv, inv.operands) else LOCAL
+    if sub in ("uninstall", "cache"):
         return LOCAL
     if not sub and "--version" in inv.options:
+        return READ_ONLY
+    return None
+
+
+def _uv(inv: Invocation):
+    ops = inv.positionals
+    sub = ops[0] if ops else ""
+    if sub == "publish":
+        return REMOTE
+    if sub == "pip":
+        action = ops[1] if len(ops) > 1 else ""
+        if action in ("list", "show", "freeze", "check", "tree", "uninstall"):
+            return LOCAL
+        if action == "install":
+            # uv's options are not catalogued: an option's value is read as an operand too,
+            # and a short cluster that could hold -e, -r, -c, -b, -f or -i counts as one
+            clusters = [w for w in inv.option_words if not w.startswith("--") and set(w[1:]) & set("ercbfi")]
+            local_index = any(w.split("=", 1)[0] in ("--find-links", "--index-url", "--extra-index-url", "--index",
+                                                      "--default-index") for w in inv.option_words)
+            return None if clusters or local_index or _pip_builds_local(inv, ops[2:]) else LOCAL
+        return None  # `uv pip sync|compile FILE`: requirements files, which can name a local project
+    if sub in ("sync", "add", "remove", "lock"):
+        return None  # they build the workspace's own project (its build backend or setup.py)
+    if not sub and inv.options & {"-V", "--version", "-h", "--help"}:
         return READ_ONLY
     return None
 
@@ -322,7 +416,8 @@ for _name in ("ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgr
               "awk", "gawk", "mawk", "nawk", "bat", "batcat"):
     _CONSTANT[_name] = READ_ONLY
 for _name in ("touch", "mkdir", "cp", "mv", "ln", "chmod", "chown", "chgrp", "tee", "patch", "unzip",
-              "zip", "gzip", "gunzip", "bzip2", "xz", "unxz", "rmdir", "install", "kill", "mktemp", "git-lfs"):
+              "zip", "gzip", "gunzip", "bzip2", "xz", "unxz", "rmdir", "install", "kill", "mktemp", "git-lfs",
+              "sqlite3", "duckdb"):  # (a SQL shell's programs and other files: risks._sql_shell)
     _CONSTANT[_name] = LOCAL
 for _name in ("scp", "rsync", "twine", "sftp", "ftp", "lftp", "ssh", "nc", "ncat", "netcat", "socat", "telnet"):
     _CONSTANT[_name] = REMOTE
@@ -337,8 +432,7 @@ _CONSTANT["."] = None
 _BY_NAME: dict[str, Callable] = {
     "rm": _rm, "sed": _sed, "find": _find, "sort": _sort, "git": _git, "gh": _gh, "curl": _curl,
     "wget": _wget, "http": _httpie, "npm": _package_manager, "yarn": _package_manager, "pnpm": _package_manager,
-    "bun": _package_manager, "pip": _pip, "uv": _sub({"pip": LOCAL, "add": LOCAL,
-    "remove": LOCAL, "sync": LOCAL, "lock": LOCAL, "publish": REMOTE}), "tar": _tar,
+    "bun": _package_manager, "pip": _pip, "uv": _uv, "tar": _tar,
     "cargo": _sub({"publish": REMOTE, "yank": REMOTE, "add": LOCAL, "remove": LOCAL, "fetch": LOCAL,
                    "tree": READ_ONLY, "metadata": READ_ONLY, "search": READ_ONLY, "--version": READ_ONLY}),
     "docker": _docker, "podman": _docker,

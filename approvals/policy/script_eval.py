@@ -208,6 +208,10 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
             cls = most_severe([cls, REMOTE])
     if cmd.writes_file and cls in (None, READ_ONLY):
         cls = LOCAL
+    if own_cls is None and cls == LOCAL:
+        # an unknown command stays unknown whatever it writes: `./build > out.log` is decided
+        # by the rules or the default like `./build`, and its redirection as an edit besides
+        cls = None
     what = f"`{cmd.text}`"
     ruleset = policy.commands
     certain = uncertain = None

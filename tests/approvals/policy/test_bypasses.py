@@ -276,6 +276,34 @@ def test_the_default_policy_never_allows_exfiltration_writes_outside_or_protecte
     assert_cases(DEFAULT_POLICY, table, paths=sandbox.context, cwd=sandbox.workspace)
 
 
+# Code the agent can write, run by a command that looked like a local change: an unknown
+# program is unknown whatever it writes (a redirection made `./evil > out` a local edit), and
+# a package manager's install runs the project's own scripts (package.json's `preinstall`,
+# `prepare` or `dependencies`, `.pnpmfile.cjs`, yarn's `yarnPath`, setup.py or an in-tree
+# build backend, the `git` program a project `.npmrc` names even under `--ignore-scripts`).
+# The default policy asks, as it does for `./evil` or `npm run`.
+RUNS_THE_WORKSPACE_S_CODE = ask(
+    "./evil > build/out.txt", "node x.js >out.txt", "python3 x.py 2> err.log", "make > build/log 2>&1",
+    "go run . > out", "npm run build > build/log", "bash -c './evil > out'",
+    "npm install", "npm i", "npm install lodash", "npm ci", "npm install --ignore-scripts", "npm i --ignore-scripts x",
+    "npm uninstall lodash", "npm update", "npm rebuild", "npm link", "npm pack", "npm dedupe", "npm prune",
+    "npm install-test", "npm audit fix", "npm init react-app x", "npm init -y -w packages/a", "npm --prefix sub install",
+    "pnpm install", "pnpm add x --ignore-scripts", "yarn", "yarn install", "yarn add x", "yarn info react",
+    "bun install", "bun install --ignore-scripts=false", "bun install --ignore-scripts false",
+    "pip install .", "pip install -e .", "pip install --editable=.", "pip install ./pkg", "pip install src/pkg",
+    "pip install x.tar.gz", "pip install 'x @ file:///tmp/x'", "pip install -r requirements.txt",
+    "pip install -qr requirements.txt", "pip install --requirement=req.txt", "pip install -c constraints.txt x",
+    "pip install -f ./wheels x", "pip install --no-index --find-links=dist x", "pip install -i ./simple x",
+    "pip wheel .", "pip download .", "uv pip install .", "uv pip install -e .", "uv pip install -qe .",
+    "uv pip install -r req.txt", "uv pip install --find-links=dist x", "uv pip sync req.txt",
+    "uv pip compile req.in", "uv sync", "uv add requests", "uv remove requests", "uv lock",
+)
+
+
+def test_code_the_agent_can_write_is_not_run_as_a_local_change(sandbox):
+    assert_cases(DEFAULT_POLICY, RUNS_THE_WORKSPACE_S_CODE, paths=sandbox.context, cwd=sandbox.workspace)
+
+
 # Network attempts the floors catch whatever the policy says about the command itself
 # (under the deny list a plain `scp` or `wget --post-data` is allowed: its default allows).
 NETWORK_FLOORS = ask(

@@ -215,14 +215,14 @@ def test_everyday_work_inside_the_workspace_stays_allowed(sandbox):
         "head -n 50 src/app.py", "tail -f build/log.txt", "wc -l src/*.py", "find . -name '*.py'", "echo hello",
         "echo x > build/out.txt", "mkdir -p build && echo x > build/a.txt", "printf 'a\\n' >> build/log.txt",
         "cd src && cat app.py", "cd build && ls", "touch build/stamp", "cp src/app.py build/", "mv build/a build/b",
-        "rm build/stamp", "sed -i 's/a/b/' src/app.py", "git add -A && git commit -m wip", "npm install",
-        "pip install -r requirements.txt", "diff src/app.py build/app.py", "ls | head", "cat src/app.py | grep def",
+        "rm build/stamp", "sed -i 's/a/b/' src/app.py", "git add -A && git commit -m wip", "pip install requests",
+        "bun install --ignore-scripts", "diff src/app.py build/app.py", "ls | head", "cat src/app.py | grep def",
         "echo $HOME", "printenv PATH", "set -euo pipefail", "cat /usr/include/stdio.h", "ls ~",
         "tar czf build/src.tgz src", "git stash", "git checkout -b feature",
         "sqlite3 build/app.db 'select * from users'", "sqlite3 build/app.db .tables", "echo \"$(< src/app.py)\"",
-        "xargs -a build/list.txt echo", "gzip -k build/log.txt", "man ls", "npm pack", "npm config get prefix",
+        "xargs -a build/list.txt echo", "gzip -k build/log.txt", "man ls", "npm ls", "npm config get prefix",
         "pip download requests -d build", "patch src/app.py build/fix.diff", "patch -p1 < build/fix.diff",
         "git --git-dir=.git log --oneline", "awk '{ getline x < \"src/app.py\"; print x }' src/app.py",
-        "awk 'NR==1 {getline; print}' src/app.py", "npm init -y -w packages/a",
+        "awk 'NR==1 {getline; print}' src/app.py", "npm init -y",
     )]
     assert_cases(DEFAULT_POLICY, allowed, paths=sandbox.context, cwd=sandbox.workspace)
