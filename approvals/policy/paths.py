@@ -23,6 +23,7 @@ a glob matching no file): the same answer on every machine, as policy examples n
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import functools
 import glob as globlib
@@ -96,6 +97,9 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
+_GIT_POINTERS = frozenset({"config", "config.worktree", "commondir", "gitdir"})
+
+
 def control_file(path: str) -> str | None:
     """The agent control file or git hook a path names, wherever it lies."""
     parts = path.lower().strip("/").split("/")
@@ -106,8 +110,12 @@ def control_file(path: str) -> str | None:
                 return ".claude/" + ("hooks" if rest[0] == "hooks" else "settings*.json")
         if part in _CONTROL_DIRS:
             return part + "/"
-        if part == ".git" and rest and rest[0] in ("hooks", "config"):
-            return ".git/" + rest[0]
+        if part == ".git" and rest and (rest[0] in ("hooks", "config") or "hooks" in rest[:-1]
+                                        or rest[-1] in _GIT_POINTERS):
+            # its settings and hooks, and the files that point git at settings elsewhere: a
+            # `commondir` (`../x` reads `x/config`), a worktree's `gitdir`, a submodule's config
+            return ".git/" + (rest[0] if rest[0] in ("hooks", "config") else
+                              "hooks" if "hooks" in rest[:-1] else "…/" + rest[-1])
     if parts and parts[-1] == ".mcp.json":
         return ".mcp.json"
     return None
@@ -404,6 +412,12 @@ class Resolver:
                 if best is None or loc.severity(access) > best.severity(access):
                     best = loc
         assert best is not None
+        if access != "read" and best.protected is None and any(
+                p and posixpath.basename(p.rstrip("/")).lower() == ".git" for p in (word, best.path, best.real)):
+            # A `.git` written as a file points git at a repository elsewhere (`gitdir: ../x`),
+            # whose settings, unlike `.git/config`, the agent could write: `git status` there
+            # would run its `core.fsmonitor`, `diff.external`...
+            best = dataclasses.replace(best, protected=".git")
         return best
 
     def _candidates(self, word: str, path: str | None, glob: bool, tree: bool, follow: bool) -> list[Location]:

@@ -203,6 +203,19 @@ SYMLINKS_OUT_OF_THE_WORKSPACE = [
 )
 
 PROTECTED = [
+    # git's pointers to settings elsewhere, which the agent could write: a `.git` file
+    # (`gitdir: ../x`), `.git/commondir`, a worktree's `gitdir`, a submodule's config and hooks
+    # (a `git status` there runs that config's `core.fsmonitor`: tried with git 2.39)
+    ("write", {"file_path": "sub/.git"}, "deny", None),
+    ("edit", {"file_path": ".git"}, "deny", None),
+    ("bash", bash("echo 'gitdir: ../evil' > sub/.git"), "deny", None),
+    ("bash", bash("cp x sub/.git"), "deny", None),
+    ("bash", bash("ln -s ../evil sub/.git"), "deny", None),
+    ("bash", bash("echo ../../evil > .git/commondir"), "deny", None),
+    ("bash", bash("echo x > .git/worktrees/w/gitdir"), "deny", None),
+    ("bash", bash("echo x > .git/config.worktree"), "deny", None),
+    ("bash", bash("tee .git/modules/sub/config < x"), "deny", None),
+    ("write", {"file_path": ".git/modules/sub/hooks/pre-commit"}, "deny", None),
     ("write", {"file_path": "/etc/passwd"}, "deny", None),
     ("write", {"file_path": "/etc/sudoers.d/x"}, "deny", None),
     ("write", {"file_path": "~/.ssh/authorized_keys"}, "deny", None),
