@@ -19,7 +19,7 @@ Six classes, from least to most severe:
     ``rmdir``, ``tar``/``unzip``, ``kill``;
     ``git add|commit|checkout <branch>|switch|merge|rebase|stash|fetch|pull|clone|tag|reset`` (soft);
     ``pip install NAME``, ``bun install --ignore-scripts``, ``curl -o``, ``wget``,
-    ``docker build|pull``, a query in ``sqlite3``.
+    ``docker pull``, a query in ``sqlite3``.
     Tools: the edit tools ``write``, ``edit``, ``MultiEdit``, ``NotebookEdit``.
 
 ``outside-workspace``
@@ -58,7 +58,9 @@ scripts, a ``binding.gyp``, and the ``git`` program the project's ``.npmrc`` nam
 with ``--ignore-scripts``), pnpm's (also ``.pnpmfile.cjs``), every ``yarn`` command (its
 ``yarnPath``), ``bun install`` without ``--ignore-scripts``, ``pip install`` of a local
 project, with ``-e`` or from a requirements file or a local index, ``uv sync|add|remove|lock``,
-``npm init NAME`` (runs ``create-NAME``). A command that runs another (``sudo``, ``env``, ``timeout``,
+``npm init NAME`` (runs ``create-NAME``); ``docker build`` (runs the Dockerfile's
+commands, which can copy and print any file of the workspace) and ``cargo fetch|tree|metadata``
+(they run the ``rustc`` the workspace's ``.cargo/config.toml`` names). A command that runs another (``sudo``, ``env``, ``timeout``,
 ``xargs``, ``find -exec``, ``bash -c``) is looked through: the inner command is a
 simple command of its own, classified on its own; the wrapper itself is read-only.
 Commands are read by meaning (``options.py``): global options are skipped
@@ -396,7 +398,7 @@ def _docker(inv: Invocation):
 
 
 _DOCKER = {"ps": READ_ONLY, "images": READ_ONLY, "logs": READ_ONLY, "inspect": READ_ONLY, "version": READ_ONLY,
-           "info": READ_ONLY, "build": LOCAL, "pull": LOCAL, "tag": LOCAL, "push": REMOTE, "login": REMOTE,
+           "info": READ_ONLY, "pull": LOCAL, "tag": LOCAL, "push": REMOTE, "login": REMOTE,
            "rm": DESTRUCTIVE, "rmi": DESTRUCTIVE, "kill": LOCAL, "stop": LOCAL}
 
 _CONSTANT: dict[str, str | None] = {}
@@ -433,8 +435,10 @@ _BY_NAME: dict[str, Callable] = {
     "rm": _rm, "sed": _sed, "find": _find, "sort": _sort, "git": _git, "gh": _gh, "curl": _curl,
     "wget": _wget, "http": _httpie, "npm": _package_manager, "yarn": _package_manager, "pnpm": _package_manager,
     "bun": _package_manager, "pip": _pip, "uv": _uv, "tar": _tar,
-    "cargo": _sub({"publish": REMOTE, "yank": REMOTE, "add": LOCAL, "remove": LOCAL, "fetch": LOCAL,
-                   "tree": READ_ONLY, "metadata": READ_ONLY, "search": READ_ONLY, "--version": READ_ONLY}),
+    # (`cargo fetch|tree|metadata` run the `rustc` or `rustc-wrapper` the workspace's
+    # `.cargo/config.toml` names: they have no class)
+    "cargo": _sub({"publish": REMOTE, "yank": REMOTE, "add": LOCAL, "remove": LOCAL, "search": READ_ONLY,
+                   "--version": READ_ONLY}),
     "docker": _docker, "podman": _docker,
     "kubectl": _sub({"get": READ_ONLY, "describe": READ_ONLY, "logs": READ_ONLY, "explain": READ_ONLY,
                      "version": READ_ONLY, "top": READ_ONLY, "diff": READ_ONLY, "apply": REMOTE,

@@ -51,8 +51,11 @@ _GIT_EXEC_KEYS = re.compile(
 )
 _GIT_SUB_CODE = {
     "rebase": ("-x", "--exec", "-i"), "difftool": ("-x",), "grep": ("-O",), "send-email": ("--sendmail-cmd",),
-    "fetch": ("--upload-pack",), "pull": ("--upload-pack",), "clone": ("-u", "--template"),
-    "ls-remote": ("--upload-pack",), "push": ("--receive-pack",), "archive": ("--exec",),
+    "fetch": ("--upload-pack",), "pull": ("--upload-pack",), "clone": ("-u", "--template", "--separate-git-dir"),
+    "ls-remote": ("--upload-pack", "-u"), "push": ("--receive-pack",), "archive": ("--exec",),
+    # a template's hooks are copied into the new repository; a separate git directory is
+    # one the agent names, whose config (not a protected `.git/config`) it could then write
+    "init": ("--template", "--separate-git-dir"),
 }
 
 

@@ -310,6 +310,13 @@ RUNS_THE_WORKSPACE_S_CODE = ask(
     "pip wheel .", "pip download .", "uv pip install .", "uv pip install -e .", "uv pip install -qe .",
     "uv pip install -r req.txt", "uv pip install --find-links=dist x", "uv pip sync req.txt",
     "uv pip compile req.in", "uv sync", "uv add requests", "uv remove requests", "uv lock",
+    # a Dockerfile's RUN and COPY (`COPY .env /`, `RUN cat /.env`); a `.cargo/config.toml`'s
+    # `rustc-wrapper` (cargo 1.x runs `rustc -vV` through it for fetch, tree and metadata)
+    "docker build .", "podman build -t x .", "cargo fetch", "cargo tree", "cargo metadata --format-version 1",
+    # git told to run a program, or to make a repository whose hooks or config the agent chose
+    # (each ran ./evil in a try with git 2.39, the first one too)
+    "git ls-remote -u ./evil .", "git init --template=./t sub", "git init --separate-git-dir=x sub",
+    "git clone --separate-git-dir=x . sub",
 )
 
 
