@@ -57,7 +57,9 @@ write: ``npm install|ci|uninstall|update|pack|rebuild|link`` (package.json's lif
 scripts, a ``binding.gyp``, and the ``git`` program the project's ``.npmrc`` names, even
 with ``--ignore-scripts``), pnpm's (also ``.pnpmfile.cjs``), every ``yarn`` command (its
 ``yarnPath``), ``bun install`` without ``--ignore-scripts``, ``pip install`` of a local
-project, with ``-e`` or from a requirements file or a local index, ``uv sync|add|remove|lock``,
+project, with ``-e`` or from a requirements file or a local index, ``uv sync|add|remove|lock``
+and ``uv pip install|sync|compile`` (the workspace's ``uv.toml`` can name a local index),
+``terraform plan|validate|show`` (the workspace's provider programs),
 ``npm init NAME`` (runs ``create-NAME``); ``docker build`` (runs the Dockerfile's
 commands, which can copy and print any file of the workspace) and ``cargo fetch|tree|metadata``
 (they run the ``rustc`` the workspace's ``.cargo/config.toml`` names). A command that runs another (``sudo``, ``env``, ``timeout``,
@@ -353,14 +355,9 @@ def _uv(inv: Invocation):
         action = ops[1] if len(ops) > 1 else ""
         if action in ("list", "show", "freeze", "check", "tree", "uninstall"):
             return LOCAL
-        if action == "install":
-            # uv's options are not catalogued: an option's value is read as an operand too,
-            # and a short cluster that could hold -e, -r, -c, -b, -f or -i counts as one
-            clusters = [w for w in inv.option_words if not w.startswith("--") and set(w[1:]) & set("ercbfi")]
-            local_index = any(w.split("=", 1)[0] in ("--find-links", "--index-url", "--extra-index-url", "--index",
-                                                      "--default-index") for w in inv.option_words)
-            return None if clusters or local_index or _pip_builds_local(inv, ops[2:]) else LOCAL
-        return None  # `uv pip sync|compile FILE`: requirements files, which can name a local project
+        # `uv pip install|sync|compile` read the workspace's `uv.toml` or `[tool.uv]`, whose
+        # index or find-links can be a directory of the agent's sdists, built on install
+        return None
     if sub in ("sync", "add", "remove", "lock"):
         return None  # they build the workspace's own project (its build backend or setup.py)
     if not sub and inv.options & {"-V", "--version", "-h", "--help"}:
@@ -447,8 +444,9 @@ _BY_NAME: dict[str, Callable] = {
                      "exec": REMOTE, "replace": REMOTE, "run": REMOTE, "expose": REMOTE, "cp": REMOTE,
                      "cordon": REMOTE, "uncordon": REMOTE, "taint": REMOTE, "autoscale": REMOTE,
                      "delete": DESTRUCTIVE, "drain": DESTRUCTIVE}),
-    "terraform": _sub({"plan": READ_ONLY, "show": READ_ONLY, "validate": READ_ONLY, "fmt": LOCAL,
-                       "init": LOCAL, "apply": REMOTE, "import": REMOTE, "destroy": DESTRUCTIVE}),
+    # (`terraform plan|validate|show` start the provider programs under the workspace's
+    # `.terraform`, and `plan` runs a configuration's `external` data sources: no class)
+    "terraform": _sub({"fmt": LOCAL, "init": LOCAL, "apply": REMOTE, "import": REMOTE, "destroy": DESTRUCTIVE}),
 }
 
 

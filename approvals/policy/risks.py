@@ -373,6 +373,12 @@ _CODE: dict[str, Check] = {
     "socat": _socat, "tmux": _tmux, "screen": _tmux,
     **dict.fromkeys(("vi", "vim", "nvim", "gvim", "view", "vimdiff", "rvim", "rview", "evim", "ex", "ed"), _EDITOR),
     "rg": _simple("`rg --pre` runs a program on every file", frozenset({"--pre"})),
+    # settings of the program's choosing: a kubeconfig's `exec` credential plugin, a docker
+    # configuration's CLI plugin directories and hooks
+    "kubectl": _simple("`kubectl --kubeconfig` runs the credential plugins that file names",
+                       frozenset({"--kubeconfig"})),
+    "docker": _simple("`docker --config` runs the plugins that configuration names", frozenset({"--config"})),
+    "podman": _simple("`podman --config` uses settings that can name programs", frozenset({"--config"})),
     # (`--unzip-command` is catalogued as the long form of `-TT`: `--TT`)
     "zip": _simple("`zip -TT` runs a program", frozenset({"-TT", "--TT", "--unzip-command"}), ("-TT",)),
     "sort": _simple("`sort --compress-program` runs a program", frozenset({"--compress-program"})),
@@ -399,8 +405,14 @@ _ENV_EXACT = frozenset({
     "LESSCLOSE", "SUDO_ASKPASS", "SSH_ASKPASS", "BROWSER", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
     "JDK_JAVA_OPTIONS", "GCONV_PATH", "HOME", "XDG_CONFIG_HOME", "ZDOTDIR", "INPUTRC", "TERMINFO",
     "BASH_LOADABLES_PATH", "HISTFILE", "MAIL",
+    # where a tool reads settings that name programs (credential plugins, wrappers, hooks)
+    "KUBECONFIG", "DOCKER_CONFIG", "DOCKER_HOST", "GH_CONFIG_DIR", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
+    "RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "XDG_DATA_HOME", "XDG_DATA_DIRS", "XDG_CONFIG_DIRS",
+    "CLOUDSDK_CONFIG", "GOFLAGS", "GOTOOLCHAIN", "MAVEN_OPTS", "GRADLE_OPTS", "GRADLE_USER_HOME",
 })
-_ENV_PREFIX = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_")
+# (and the settings of package managers and build tools: an index or a wrapper they run)
+_ENV_PREFIX = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "PIP_", "UV_", "CARGO_", "YARN_",
+               "PNPM_", "BUN_", "TF_", "HELM_", "BUNDLE_", "GEM_", "POETRY_", "PIPENV_")
 _GIT_HARMLESS = frozenset({"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
                            "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "GIT_TRACE",
                            "GIT_CURL_VERBOSE", "GIT_FLUSH", "GIT_MERGE_AUTOEDIT", "GIT_OPTIONAL_LOCKS"})

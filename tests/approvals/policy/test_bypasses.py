@@ -317,6 +317,11 @@ RUNS_THE_WORKSPACE_S_CODE = ask(
     # (each ran ./evil in a try with git 2.39, the first one too)
     "git ls-remote -u ./evil .", "git init --template=./t sub", "git init --separate-git-dir=x sub",
     "git clone --separate-git-dir=x . sub",
+    # provider programs, credential plugins and indexes from files the agent can write
+    "terraform plan", "terraform validate", "terraform show", "kubectl --kubeconfig=./kc.yaml get pods",
+    "kubectl get pods --kubeconfig ./kc.yaml", "KUBECONFIG=./kc.yaml kubectl get pods", "docker --config ./d ps",
+    "DOCKER_CONFIG=./d docker ps", "GH_CONFIG_DIR=./gh gh pr list", "PIP_INDEX_URL=file:///w/idx pip install x",
+    "UV_CONFIG_FILE=./uv.toml uv --version", "RUSTC_WRAPPER=./evil cargo search x", "uv pip install requests",
 )
 
 

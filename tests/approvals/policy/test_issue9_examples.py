@@ -225,6 +225,6 @@ def test_everyday_work_inside_the_workspace_stays_allowed(sandbox):
         "git --git-dir=.git log --oneline", "awk '{ getline x < \"src/app.py\"; print x }' src/app.py",
         "awk 'NR==1 {getline; print}' src/app.py", "npm init -y",
         "echo build >> .git/info/exclude", "cat sub/.git", "git init sub", "touch .gitignore", "cargo add serde",
-        "docker pull python:3.12", "git fetch -u origin",
+        "docker pull python:3.12", "git fetch -u origin", "kubectl get pods", "docker ps", "terraform fmt",
     )]
     assert_cases(DEFAULT_POLICY, allowed, paths=sandbox.context, cwd=sandbox.workspace)
