@@ -319,6 +319,8 @@ _CATALOGUE: dict[str, Spec] = {
     "kubectl": _KUBECTL,
     "npm": _NPM,
     "pip": _PIP,
+    "script": _spec("a/append c/command: E/echo: e/return f/flush /force B/log-io: I/log-in: O/log-out: "
+                    "T/log-timing: m/logging-format: o/output-limit: q/quiet t/timing? h/help V/version"),
     "sort": _spec("o/output: k/key: t/field-separator: T/temporary-directory: S/buffer-size: /parallel: "
                   "/files0-from: /compress-program: b/ignore-leading-blanks d/dictionary-order f/ignore-case "
                   "g/general-numeric-sort h/human-numeric-sort i/ignore-nonprinting M/month-sort n/numeric-sort "

@@ -240,7 +240,7 @@ def _remote_spec(word: str) -> bool:
 NAMES_FILES = _READ_ALL | _WRITE_ALL | _FIRST_IS_NOT_A_FILE | _GREPS | frozenset({
     "sed", "awk", "jq", "source", ".", "cp", "mv", "install", "ln", "dd", "sort", "uniq", "tar", "unzip", "zip",
     "find", "git", "npm", "sqlite3", "duckdb", "crontab", "curl", "wget", "http", "scp", "rsync", "xargs", "man",
-    "pip", "patch", "history"})
+    "pip", "patch", "history", "script"})
 
 
 def file_uses(inv: Invocation, words) -> list[FileUse]:
@@ -287,6 +287,11 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
         return [FileUse("read", w, at) for w, at in _operands(inv, words)[:1]]
     if program == "xargs":
         return _value_uses(inv, ("-a",), "read")  # `xargs -a FILE echo` prints FILE's words
+    if program == "script":
+        # the session's log: its operand, `-O`/`-B`/`-I`/`-T` files, else `typescript` here
+        logs = _value_uses(inv, ("-O", "-B", "-I", "-T", "-t"), "write")
+        named = [FileUse("write", w, at) for w, at in _operands(inv, words)[:1]]
+        return named + logs if named or logs else [FileUse("write", "typescript", ())]
     if program in ("cp", "mv", "install"):
         if program == "install" and "-d" in inv.options:
             return [FileUse("write", w, at) for w, at in _operands(inv, words)]

@@ -177,6 +177,7 @@ OUTSIDE_THE_WORKSPACE = [
     "npm pack --pack-destination /srv", "pip install --target /srv/lib x", "pip install -t/srv/lib x",
     "pip download x -d /srv", "pip install --log /srv/pip.log x", "patch /srv/x < p.diff", "patch -o /srv/x f p.diff",
     "history -w /srv/h", "npm init -y -w /srv/x", "npm install --cache /srv/c",
+    "script /srv/x -c ls", "script -qc ls /srv/x", "script --log-out=/srv/x -c ls", "script --timing=/srv/t -c ls x",
 ) + deny(
     # the agent's isolated home lies in Gatehouse's var directory: `~` is protected there
     "touch $HOME/x", "echo x > ~/notes.txt", "ln -s /etc/passwd p", "npm config set script-shell /srv/evil",

@@ -226,5 +226,6 @@ def test_everyday_work_inside_the_workspace_stays_allowed(sandbox):
         "awk 'NR==1 {getline; print}' src/app.py", "npm init -y",
         "echo build >> .git/info/exclude", "cat sub/.git", "git init sub", "touch .gitignore", "cargo add serde",
         "docker pull python:3.12", "git fetch -u origin", "kubectl get pods", "docker ps", "terraform fmt",
+        "script -qc ls build/session.log",
     )]
     assert_cases(DEFAULT_POLICY, allowed, paths=sandbox.context, cwd=sandbox.workspace)
