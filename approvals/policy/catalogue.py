@@ -326,6 +326,19 @@ _CATALOGUE: dict[str, Spec] = {
                   "g/general-numeric-sort h/human-numeric-sort i/ignore-nonprinting M/month-sort n/numeric-sort "
                   "R/random-sort r/reverse u/unique s/stable V/version-sort c/check? C m/merge z/zero-terminated "
                   "/random-source: /batch-size: /debug"),
+    "date": _spec("d/date: f/file: I/iso-8601? R/rfc-email /rfc-3339: r/reference: s/set: u/utc /universal=u "
+                  "/debug /resolution"),
+    "du": _spec("0/null a/all A/apparent-size B/block-size: b/bytes c/total D/dereference-args d/max-depth: "
+                "/files0-from: H h/human-readable /inodes k L/dereference l/count-links m P/no-dereference "
+                "S/separate-dirs /si s/summarize t/threshold: /time? /time-style: X/exclude-from: /exclude: "
+                "x/one-file-system"),
+    "wc": _spec("c/bytes m/chars l/lines /files0-from: L/max-line-length w/words /total:"),
+    "hostname": _spec("a/alias A/all-fqdns b/boot d/domain f/fqdn /long F/file: i/ip-address I/all-ip-addresses "
+                      "s/short y/yp /nis V/version h/help"),
+    "tree": _spec("a d l f x L: R P: I: /gitignore /ignore-case /matchdirs /metafirst /prune /info /infofile: "
+                  "/noreport /charset: /filelimit: /timefmt: o: /fromfile /fromtabfile q N Q p u g s h /si /du D "
+                  "F v t c U r /dirsfirst /filesfirst /sort: i A S n C X J H: T: /nolinks /hintro: /houtro: "
+                  "/version /help"),
     "head": _spec("n/lines: c/bytes: q/quiet /silent=q v/verbose z/zero-terminated"),
     "tail": _spec("n/lines: c/bytes: q/quiet /silent=q v/verbose z/zero-terminated f/follow? F s/sleep-interval: "
                   "/pid: /retry"),

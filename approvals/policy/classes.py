@@ -428,7 +428,18 @@ for _name in ("export", "unset", "declare", "local", "readonly", "typeset"):
 _CONSTANT["source"] = None  # runs a script we cannot see
 _CONSTANT["."] = None
 
+def _sets_system(inv: Invocation):
+    """`date -s`/`date MMDDhhmm`, `hostname NAME`/`-F FILE`/`-b`: they set the system's
+    clock or name (no class); without, they only print."""
+    if inv.program == "date":
+        sets = "-s" in inv.options or any(not op.startswith("+") for op in inv.operands)
+    else:
+        sets = bool(inv.operands) or bool(inv.options & {"-F", "-b"})
+    return None if sets else READ_ONLY
+
+
 _BY_NAME: dict[str, Callable] = {
+    "date": _sets_system, "hostname": _sets_system,
     "rm": _rm, "sed": _sed, "find": _find, "sort": _sort, "git": _git, "gh": _gh, "curl": _curl,
     "wget": _wget, "http": _httpie, "npm": _package_manager, "yarn": _package_manager, "pnpm": _package_manager,
     "bun": _package_manager, "pip": _pip, "uv": _uv, "tar": _tar,

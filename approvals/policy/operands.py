@@ -240,7 +240,7 @@ def _remote_spec(word: str) -> bool:
 NAMES_FILES = _READ_ALL | _WRITE_ALL | _FIRST_IS_NOT_A_FILE | _GREPS | frozenset({
     "sed", "awk", "jq", "source", ".", "cp", "mv", "install", "ln", "dd", "sort", "uniq", "tar", "unzip", "zip",
     "find", "git", "npm", "sqlite3", "duckdb", "crontab", "curl", "wget", "http", "scp", "rsync", "xargs", "man",
-    "pip", "patch", "history", "script"})
+    "pip", "patch", "history", "script", "date", "hostname", "du", "tree"})
 
 
 def file_uses(inv: Invocation, words) -> list[FileUse]:
@@ -249,7 +249,8 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
     if program in _READ_ALL:
         recursive = program in ("diff",) and bool(inv.options & {"-r", "--recursive"})
         deref = recursive and "--no-dereference" not in inv.options  # diff -r compares what links point to
-        return [FileUse("read", w, at, recursive, deref=deref) for w, at in _operands(inv, words)]
+        reads = [FileUse("read", w, at, recursive, deref=deref) for w, at in _operands(inv, words)]
+        return reads + _value_uses(inv, ("--from-file", "--to-file", "--files0-from"), "read")
     if program in _WRITE_ALL:
         tree = bool(inv.options & {"-r", "-R"}) and program in ("rm", "chattr", "setfacl", "shred")
         follow = program not in _NO_FOLLOW
@@ -307,7 +308,18 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
                 out.append(FileUse("read", w[3:], at))
         return out
     if program == "sort":
-        return [FileUse("read", w, at) for w, at in _operands(inv, words)] + _value_uses(inv, ("-o",), "write")
+        return [FileUse("read", w, at) for w, at in _operands(inv, words)] + _value_uses(inv, ("-o",), "write") + \
+            _value_uses(inv, ("--files0-from",), "read")
+    # What these print of a file they read names: `date -f .env` and `du --files0-from=.env`
+    # quote each line they cannot use, `tree --fromfile .env` draws each line as a path.
+    if program in ("date", "hostname"):
+        return _value_uses(inv, ("-f", "-F"), "read")
+    if program == "du":
+        return _value_uses(inv, ("--files0-from", "-X"), "read")
+    if program == "tree":
+        listed = [FileUse("read", w, at) for w, at in _operands(inv, words)] if inv.options & {
+            "--fromfile", "--fromtabfile"} else []
+        return listed + _value_uses(inv, ("--infofile",), "read") + _value_uses(inv, ("-o",), "write")
     if program == "uniq":
         ops = _operands(inv, words)
         return [FileUse("read", w, at) for w, at in ops[:1]] + [FileUse("write", w, at) for w, at in ops[1:2]]

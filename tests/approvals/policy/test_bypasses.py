@@ -178,6 +178,7 @@ OUTSIDE_THE_WORKSPACE = [
     "pip download x -d /srv", "pip install --log /srv/pip.log x", "patch /srv/x < p.diff", "patch -o /srv/x f p.diff",
     "history -w /srv/h", "npm init -y -w /srv/x", "npm install --cache /srv/c",
     "script /srv/x -c ls", "script -qc ls /srv/x", "script --log-out=/srv/x -c ls", "script --timing=/srv/t -c ls x",
+    "tree -o /srv/x",
 ) + deny(
     # the agent's isolated home lies in Gatehouse's var directory: `~` is protected there
     "touch $HOME/x", "echo x > ~/notes.txt", "ln -s /etc/passwd p", "npm config set script-shell /srv/evil",
@@ -273,6 +274,9 @@ SECRET_READS = [
     "echo \"$(< .env)\"", "x=$(<.env); echo $x", "xargs -a .env echo", "xargs --arg-file=.env echo",
     "gzip -c .env", "xz -c .env", "bzip2 -c .env", "zstd -c .env", "man ./.env", "man -l .env",
     "pip install -r .env", "patch -i .env f", "patch f .env",
+    # they quote each line of a file of names they cannot use, or draw it as a path
+    "date -f .env", "date --file=.env", "du --files0-from=.env", "wc --files0-from=.env", "sort --files0-from=.env",
+    "tree --fromfile .env", "diff --from-file=.env x", "hostname -F .env",
     "awk 'BEGIN{while((getline l < \".env\")>0) print l}'", "awk 'BEGIN{f=\".env\"; getline l < f; print l}'",
 )
 
@@ -317,7 +321,7 @@ RUNS_THE_WORKSPACE_S_CODE = ask(
     # git told to run a program, or to make a repository whose hooks or config the agent chose
     # (each ran ./evil in a try with git 2.39, the first one too)
     "git ls-remote -u ./evil .", "git init --template=./t sub", "git init --separate-git-dir=x sub",
-    "git clone --separate-git-dir=x . sub",
+    "git clone --separate-git-dir=x . sub", "date -s 2020-01-01", "hostname evil",
     # provider programs, credential plugins and indexes from files the agent can write
     "terraform plan", "terraform validate", "terraform show", "kubectl --kubeconfig=./kc.yaml get pods",
     "kubectl get pods --kubeconfig ./kc.yaml", "KUBECONFIG=./kc.yaml kubectl get pods", "docker --config ./d ps",

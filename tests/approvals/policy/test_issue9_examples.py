@@ -226,6 +226,7 @@ def test_everyday_work_inside_the_workspace_stays_allowed(sandbox):
         "awk 'NR==1 {getline; print}' src/app.py", "npm init -y",
         "echo build >> .git/info/exclude", "cat sub/.git", "git init sub", "touch .gitignore", "cargo add serde",
         "docker pull python:3.12", "git fetch -u origin", "kubectl get pods", "docker ps", "terraform fmt",
-        "script -qc ls build/session.log",
+        "script -qc ls build/session.log", "date -u +%F", "date -d yesterday", "hostname -f", "tree -L 2 src",
+        "tree -o build/tree.txt", "du -sh src", "wc --files0-from=build/list",
     )]
     assert_cases(DEFAULT_POLICY, allowed, paths=sandbox.context, cwd=sandbox.workspace)
