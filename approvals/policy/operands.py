@@ -90,6 +90,45 @@ def _operands(inv: Invocation, words, skip: int = 0) -> list[tuple[str, tuple[in
     return out
 
 
+def _raw_values(words, shorts: str, longs: tuple[str, ...], *, stop_at_operand: bool = False
+                ) -> list[tuple[str, tuple[int, ...]]]:
+    """The values of some options of a program whose options are not catalogued, read from
+    its words as getopt would (`-oFILE`, `-o FILE`, a cluster ending in the letter,
+    `--long=FILE`, `--long FILE`); `stop_at_operand`: options end at the first operand
+    (`time -o F cmd -o x`: the second `-o` is the command's)."""
+    out = []
+    i = 1
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            break
+        if word.startswith("--"):
+            name, eq, value = word.partition("=")
+            if name in longs:
+                if eq:
+                    out.append((value, (i,)))
+                elif i + 1 < len(words):
+                    out.append((words[i + 1], (i + 1,)))
+                    i += 1
+        elif word.startswith("-") and len(word) > 1:
+            for j, letter in enumerate(word[1:], 1):
+                if letter in shorts:
+                    if word[j + 1:]:
+                        out.append((word[j + 1:], (i,)))
+                    elif i + 1 < len(words):
+                        out.append((words[i + 1], (i + 1,)))
+                        i += 1
+                    break
+        elif stop_at_operand:
+            break
+        i += 1
+    return out
+
+
+def _written(pairs: list[tuple[str, tuple[int, ...]]], *, tree: bool = False) -> list[FileUse]:
+    return [FileUse("write", w, at, tree) for w, at in pairs]
+
+
 def _copy(inv: Invocation, words, program: str) -> list[FileUse]:
     ops = _operands(inv, words)
     recursive = bool(inv.options & {"-r", "-R", "-a"}) or program == "mv"
@@ -240,12 +279,28 @@ def _remote_spec(word: str) -> bool:
 NAMES_FILES = _READ_ALL | _WRITE_ALL | _FIRST_IS_NOT_A_FILE | _GREPS | frozenset({
     "sed", "awk", "jq", "source", ".", "cp", "mv", "install", "ln", "dd", "sort", "uniq", "tar", "unzip", "zip",
     "find", "git", "npm", "sqlite3", "duckdb", "crontab", "curl", "wget", "http", "scp", "rsync", "xargs", "man",
-    "pip", "patch", "history", "script", "date", "hostname", "du", "tree"})
+    "pip", "patch", "history", "script", "date", "hostname", "du", "tree", "time", "flock", "parallel"})
 
 
 def file_uses(inv: Invocation, words) -> list[FileUse]:
     """The files a command (read by meaning) reads, writes or links to."""
     program = inv.program
+    if program == "xxd":  # `xxd IN OUT`, `xxd -r IN OUT`: the second operand is written
+        ops = _operands(inv, words)
+        return [FileUse("read", w, at) for w, at in ops[:1]] + [FileUse("write", w, at) for w, at in ops[1:2]]
+    if program in ("less", "zless"):
+        # `-o FILE`/`--log-file`: less copies its input to FILE (when reading a pipe)
+        logs = _written(_raw_values(words, "oO", ("--log-file", "--LOG-FILE")))
+        logged = {at for use in logs for at in use.at}
+        reads = [FileUse("read", w, at) for w, at in _operands(inv, words) if not set(at) & logged]
+        return reads + logs
+    if program == "time":  # GNU time's `-o FILE` (bash's own `time` has none)
+        return _written(_raw_values(words, "o", ("--output",), stop_at_operand=True))
+    if program == "flock":  # `flock FILE cmd` creates FILE (a number is a descriptor)
+        first = [(w, at) for w, at in _operands(inv, words)[:1] if not w.isdigit()]
+        return _written(first)
+    if program == "parallel":
+        return _written(_raw_values(words, "", ("--joblog", "--results", "--res", "--tmpdir")), tree=True)
     if program in _READ_ALL:
         recursive = program in ("diff",) and bool(inv.options & {"-r", "--recursive"})
         deref = recursive and "--no-dereference" not in inv.options  # diff -r compares what links point to

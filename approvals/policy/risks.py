@@ -379,6 +379,8 @@ _CODE: dict[str, Check] = {
                        frozenset({"--kubeconfig"})),
     "docker": _simple("`docker --config` runs the plugins that configuration names", frozenset({"--config"})),
     "podman": _simple("`podman --config` uses settings that can name programs", frozenset({"--config"})),
+    **dict.fromkeys(("ack", "ag", "bat", "batcat"), _simple(
+        "`--pager` names a program that is run on the output", frozenset({"--pager"}))),
     # (`--unzip-command` is catalogued as the long form of `-TT`: `--TT`)
     "zip": _simple("`zip -TT` runs a program", frozenset({"-TT", "--TT", "--unzip-command"}), ("-TT",)),
     "sort": _simple("`sort --compress-program` runs a program", frozenset({"--compress-program"})),

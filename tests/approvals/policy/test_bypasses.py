@@ -178,7 +178,9 @@ OUTSIDE_THE_WORKSPACE = [
     "pip download x -d /srv", "pip install --log /srv/pip.log x", "patch /srv/x < p.diff", "patch -o /srv/x f p.diff",
     "history -w /srv/h", "npm init -y -w /srv/x", "npm install --cache /srv/c",
     "script /srv/x -c ls", "script -qc ls /srv/x", "script --log-out=/srv/x -c ls", "script --timing=/srv/t -c ls x",
-    "tree -o /srv/x",
+    "tree -o /srv/x", "xxd src/app.py /srv/x", "xxd -r hex /srv/x", "cat a | less -o /srv/x",
+    "less --log-file=/srv/x a", "less -O/srv/x a", "/usr/bin/time -o /srv/x ls", "command time --output=/srv/x ls",
+    "flock /srv/lock ls", "parallel --joblog /srv/x echo ::: a", "parallel --results /srv/d echo ::: a",
 ) + deny(
     # the agent's isolated home lies in Gatehouse's var directory: `~` is protected there
     "touch $HOME/x", "echo x > ~/notes.txt", "ln -s /etc/passwd p", "npm config set script-shell /srv/evil",
@@ -322,6 +324,7 @@ RUNS_THE_WORKSPACE_S_CODE = ask(
     # (each ran ./evil in a try with git 2.39, the first one too)
     "git ls-remote -u ./evil .", "git init --template=./t sub", "git init --separate-git-dir=x sub",
     "git clone --separate-git-dir=x . sub", "date -s 2020-01-01", "hostname evil",
+    "ack --pager=./evil x", "ag --pager ./evil x", "bat --paging=always --pager=./evil a",
     # provider programs, credential plugins and indexes from files the agent can write
     "terraform plan", "terraform validate", "terraform show", "kubectl --kubeconfig=./kc.yaml get pods",
     "kubectl get pods --kubeconfig ./kc.yaml", "KUBECONFIG=./kc.yaml kubectl get pods", "docker --config ./d ps",

@@ -227,6 +227,8 @@ def test_everyday_work_inside_the_workspace_stays_allowed(sandbox):
         "echo build >> .git/info/exclude", "cat sub/.git", "git init sub", "touch .gitignore", "cargo add serde",
         "docker pull python:3.12", "git fetch -u origin", "kubectl get pods", "docker ps", "terraform fmt",
         "script -qc ls build/session.log", "date -u +%F", "date -d yesterday", "hostname -f", "tree -L 2 src",
-        "tree -o build/tree.txt", "du -sh src", "wc --files0-from=build/list",
+        "tree -o build/tree.txt", "du -sh src", "wc --files0-from=build/list", "less -R src/app.py",
+        "xxd src/app.py build/app.hex", "time ls", "/usr/bin/time -v ls -o x", "flock build/lock ls", "flock 9",
+        "parallel echo ::: a b", "parallel --joblog build/j echo ::: a", "ack TODO src", "bat src/app.py",
     )]
     assert_cases(DEFAULT_POLICY, allowed, paths=sandbox.context, cwd=sandbox.workspace)
