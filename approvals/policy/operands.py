@@ -96,7 +96,7 @@ def _raw_values(words, shorts: str, longs: tuple[str, ...], *, stop_at_operand: 
     its words as getopt would (`-oFILE`, `-o FILE`, a cluster ending in the letter,
     `--long=FILE`, `--long FILE`); `stop_at_operand`: options end at the first operand
     (`time -o F cmd -o x`: the second `-o` is the command's)."""
-    out = []
+    out: list[tuple[str, tuple[int, ...]]] = []
     i = 1
     while i < len(words):
         word = words[i]
