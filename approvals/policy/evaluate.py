@@ -10,7 +10,7 @@ from .decisions import fallback
 from .grants import covering_grant, validate_grant
 from .path_eval import decide_edit, decide_read, read_tool_path
 from .paths import PathContext, Resolver, default_context
-from .request import edit_path, validate_request
+from .request import edit_path, move_path, validate_request
 from .rules import CompiledPolicy
 from .script_eval import decide_script
 from .shell import parse_script
@@ -66,7 +66,7 @@ def _decide(policy: CompiledPolicy, req: Mapping, paths: PathContext | None) -> 
     if tool == "bash":
         return decide_script(policy, req["input"]["command"], cwd, make_resolver)
     if tool in EDIT_TOOLS:
-        return decide_edit(policy, make_resolver(), tool, edit_path(req), cwd), None
+        return decide_edit(policy, make_resolver(), tool, edit_path(req), cwd, move_path(req)), None
     cls = classify_tool(tool)
     path = read_tool_path(req["input"], tool) if tool in READ_TOOLS else None
     if path is not None:

@@ -85,14 +85,17 @@ def _covers_segment(grant: Mapping, seg) -> bool:
 
 
 def _covers_path(grant: Mapping, verdict) -> bool:
-    use = verdict.paths[0] if verdict.paths else None
-    if use is None or use.relative is None or use.protected or use.sensitive:
+    """Whether the grant covers every path the request touches (a move: both ends)."""
+    if not verdict.paths:
         return False
-    if use.side_effect_class not in (LOCAL, READ_ONLY, None):
-        return False
-    if "match" not in grant:
-        return True
-    return glob_regex(grant["match"]).match(use.relative) is not None
+    for use in verdict.paths:
+        if use.relative is None or use.protected or use.sensitive:
+            return False
+        if use.side_effect_class not in (LOCAL, READ_ONLY, None):
+            return False
+        if "match" in grant and glob_regex(grant["match"]).match(use.relative) is None:
+            return False
+    return True
 
 
 def _covers(grant: Mapping, req: Mapping, verdict, script) -> bool:
@@ -185,7 +188,7 @@ def suggest_grant(request: Mapping, verdict=None, *, paths=None) -> tuple[dict, 
             return None
         return grant, f"Always allow `{match}` in this session"
     if tool in PATH_TOOLS:
-        use = verdict.paths[0] if verdict.paths else None
+        use = verdict.paths[0] if len(verdict.paths) == 1 else None  # (a move offers none)
         if use is None or use.relative is None or use.sensitive or use.protected:
             return None
         if use.side_effect_class not in (LOCAL, READ_ONLY, None) or use.relative == ".":

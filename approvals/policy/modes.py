@@ -45,11 +45,13 @@ def apply_runtime_mode(verdict, *, mode: str, request: Mapping, workspace: str,
     tool = request.get("tool")
     tool_input = request.get("input") or {}
     path = tool_input.get("file_path") or tool_input.get("notebook_path")
-    if tool in EDIT_TOOLS and isinstance(path, str) and path and "\x00" not in path and workspace:
+    touched = [path, tool_input["move_path"]] if "move_path" in tool_input else [path]  # a move: both ends
+    if tool in EDIT_TOOLS and all(isinstance(p, str) and p and "\x00" not in p for p in touched) and workspace:
         ctx = paths if paths is not None else default_context(request.get("cwd"), workspace)
         if paths is not None and workspace and paths.workspace != workspace:
             ctx = PathContext(workspace, paths.homes, paths.protected_dirs)
-        loc = Resolver(ctx).locate(path, [request.get("cwd") or workspace], access="write")
-        if loc.inside and not loc.protected and not loc.unknown:
+        resolver = Resolver(ctx)
+        locs = [resolver.locate(p, [request.get("cwd") or workspace], access="write") for p in touched]
+        if all(loc.inside and not loc.protected and not loc.unknown for loc in locs):
             return "allow", "mode"
     return "ask", "policy"

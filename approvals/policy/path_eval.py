@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .classes import LOCAL, OUTSIDE, PROTECTED, READ_ONLY
+from .classes import LOCAL, OUTSIDE, PROTECTED, READ_ONLY, most_severe
 from .decisions import class_floor, fallback, rule_reason, worse
 from .paths import LinkedTree, Location, Resolver, _under
 from .rules import CompiledPolicy, RuleSet
@@ -193,10 +193,23 @@ def decide_use(policy: CompiledPolicy, resolver: Resolver, loc: Location, access
     return use, floors
 
 
-def decide_edit(policy: CompiledPolicy, resolver: Resolver, tool: str, path: str, cwd: str) -> Verdict:
+def decide_edit(policy: CompiledPolicy, resolver: Resolver, tool: str, path: str, cwd: str,
+                move_to: str | None = None) -> Verdict:
+    """An edit tool's request; `move_to`: the edit moves the file there (a rename), and the
+    new path is decided as a write of its own, the more severe of the two deciding."""
+    verdict = _decide_edit(policy, resolver, f"{tool} of `{path}`", path, cwd)
+    if move_to is None:
+        return verdict
+    moved = _decide_edit(policy, resolver, f"{tool} moving `{path}` to `{move_to}`", move_to, cwd)
+    worst = moved if worse(moved.decision, verdict.decision) else verdict
+    return Verdict(worst.decision, worst.reason, worst.rule, (),
+                   most_severe([verdict.side_effect_class, moved.side_effect_class]), None,
+                   verdict.paths + moved.paths, tuple(dict.fromkeys(verdict.floors + moved.floors)))
+
+
+def _decide_edit(policy: CompiledPolicy, resolver: Resolver, what: str, path: str, cwd: str) -> Verdict:
     loc = resolver.locate(path, [cwd], access="write")
     cls = write_class(loc)
-    what = f"{tool} of `{path}`"
     decided = _hit(policy.edits, loc, resolver, what) or fallback(policy, policy.edits, cls, what)
     decision, rule, reason, floors = _floors(policy, loc, "write", cls, decided)
     use = PathUse(path, "write", loc.real, loc.relative, cls, decision, rule, reason, loc.protected)

@@ -46,6 +46,7 @@ def validate_request(request: Mapping) -> dict:
             raise _refuse("a command must not contain NUL characters", "input.command", command)
     elif tool in EDIT_TOOLS:
         edit_path(out)
+        move_path(out)
     return out
 
 
@@ -63,6 +64,16 @@ def edit_path(request: Mapping) -> str:
         "input.file_path",
         None,
     )
+
+
+def move_path(request: Mapping) -> str | None:
+    """Where an edit moves its file (`input.move_path`: Codex's and ACP's renames), or None."""
+    value = request["input"].get("move_path")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or "\x00" in value:
+        raise _refuse("`input.move_path` must be a non-empty path", "input.move_path", value)
+    return value
 
 
 def read_path(request: Mapping) -> str | None:

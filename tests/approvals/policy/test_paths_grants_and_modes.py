@@ -200,3 +200,37 @@ def test_a_path_context_is_a_small_frozen_value():
     assert (ctx.workspace, ctx.homes, ctx.protected_dirs) == ("/w", ("/home/a",), ("/var/gh",))
     with pytest.raises(AttributeError):
         ctx.workspace = "/x"  # type: ignore[misc]
+
+
+# A rename (Codex's `*** Move to:`, an ACP move) writes its new path too: it was judged by
+# the file it moves alone, so `src/app.py` moved to `~/.bashrc` or out of the workspace
+# passed as a local edit.
+@pytest.mark.parametrize("target, decision", [
+    ("src/b.py", "allow"), ("/srv/app.py", "ask"), ("../../../outside.py", "ask"), ("~/.bashrc", "deny"),
+    (".claude/settings.json", "deny"), (".git/hooks/pre-commit", "deny"), ("sub/.git", "deny"),
+])
+def test_a_move_is_decided_at_both_ends(sandbox, target, decision):
+    verdict = decide(DEFAULT_POLICY, "edit", {"file_path": "src/app.py", "move_path": target}, sandbox)
+    assert verdict.decision == decision, verdict.reason
+    assert [p.path for p in verdict.paths] == ["src/app.py", target]
+
+
+def test_a_move_is_allowed_by_a_grant_or_a_mode_only_when_both_ends_are(sandbox):
+    grants = [{"tool": "edit", "match": "src/**"}]
+    ask_edits = {"edits": {"default": "ask"}, "default": "ask"}
+    within = {"file_path": "src/app.py", "move_path": "src/b.py"}
+    out_of = {"file_path": "src/app.py", "move_path": "docs/app.py"}
+    assert decide(ask_edits, "edit", within, sandbox, grants).decision == "allow"
+    assert decide(ask_edits, "edit", out_of, sandbox, grants).decision == "ask"
+    assert suggest_grant({"tool": "edit", "input": out_of, "cwd": sandbox.workspace}, paths=sandbox.context) is None
+    for tool_input, mode_decision in ((within, "allow"), ({**within, "move_path": "/srv/app.py"}, "ask")):
+        request = {"tool": "edit", "input": tool_input, "cwd": sandbox.workspace}
+        verdict = evaluate(compile_policy(ask_edits), request, paths=sandbox.context)
+        assert apply_runtime_mode(verdict, mode="auto-accept-edits", request=request, workspace=sandbox.workspace,
+                                  paths=sandbox.context)[0] == mode_decision
+
+
+@pytest.mark.parametrize("bad", ["", 3, "a\x00b"])
+def test_a_move_to_no_path_is_refused(sandbox, bad):
+    with pytest.raises(PolicyError, match="move_path"):
+        decide(DEFAULT_POLICY, "edit", {"file_path": "src/app.py", "move_path": bad}, sandbox)
