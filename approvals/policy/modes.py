@@ -51,7 +51,7 @@ def apply_runtime_mode(verdict, *, mode: str, request: Mapping, workspace: str,
         if paths is not None and workspace and paths.workspace != workspace:
             ctx = PathContext(workspace, paths.homes, paths.protected_dirs)
         resolver = Resolver(ctx)
-        locs = [resolver.locate(p, [request.get("cwd") or workspace], access="write") for p in touched]
+        locs = [resolver.locate(str(p), [request.get("cwd") or workspace], access="write") for p in touched]
         if all(loc.inside and not loc.protected and not loc.unknown for loc in locs):
             return "allow", "mode"
     return "ask", "policy"
