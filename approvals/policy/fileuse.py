@@ -14,3 +14,7 @@ class FileUse(NamedTuple):
     follow: bool = True  # acts on a symlink's target (False: rm, mv, a link's own name)
     deref: bool = False  # a tree read that follows the links it meets below the path (grep -R, zip -r)
     top: bool = False  # relative to the workspace root, wherever the command runs (git's `HEAD:PATH`)
+    # an extraction into this directory: (the archive as written, "tar" or "zip", tar's
+    # --strip-components, unzip's -j; "" for the archive: read from a pipe or renamed by a
+    # --transform, so its members are not known); its members are writes (`archives.py`)
+    extracts: tuple[str, str, int, bool] | None = None

@@ -220,7 +220,14 @@ def _tar(inv: Invocation, words) -> list[FileUse]:
         return [FileUse("write", u.word, u.at) for u in archive] + \
             [FileUse("read", w, at, True, deref=deref) for w, at in members] + _value_uses(inv, ("-T",), "read")
     if "-x" in inv.options:
-        out = archive + [FileUse("write", base or ".", tuple(base_at), True)]
+        source = inv.value("-f") or ""
+        if source == "-" or inv.options & {"--transform"}:
+            source = ""  # from the standard input, or renamed as it is written
+        try:
+            strip = int(inv.value("--strip-components") or 0)
+        except ValueError:
+            strip, source = 0, ""
+        out = archive + [FileUse("write", base or ".", tuple(base_at), True, extracts=(source, "tar", strip, False))]
         if "-P" in inv.options:
             out.append(FileUse("write", "/", (), True))  # absolute member names: anywhere
         return out
@@ -383,7 +390,9 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
     if program == "unzip":
         ops = _operands(inv, words)
         out = [FileUse("read", w, at) for w, at in ops[:1]]
-        return out + (_value_uses(inv, ("-d",), "write", tree=True) or [FileUse("write", ".", (), True)])
+        extracts = (ops[0][0] if ops and ops[0][0] != "-" else "", "zip", 0, "-j" in inv.options)
+        dest = _value_uses(inv, ("-d",), "write", tree=True) or [FileUse("write", ".", (), True)]
+        return out + [use._replace(extracts=extracts) for use in dest]
     if program == "zip":
         ops = _operands(inv, words)
         recursive = "-r" in inv.options

@@ -24,10 +24,15 @@ unknown).
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
+from dataclasses import replace
 
+from . import archives
+from .archives import link_target
 from .classes import KNOWN_PROGRAMS, LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
 from .decisions import fallback, rule_reason, worse
+from .fileuse import FileUse
 from .git_operands import may_name_files_git
 from .operands import NAMES_FILES, file_uses
 from .options import invocation, program_name
@@ -139,7 +144,54 @@ def _paths(walk: _Walk, cmd: SimpleCommand, inv) -> tuple[list[PathUse], list[st
         use, more = decide_use(policy, resolver, loc, fu.access, tree=tree, deref=deref)
         uses.append(use)
         floors += more
+        if fu.extracts is not None:
+            found, more = _extracted(walk, cmd, fu, dynamic)
+            uses += found
+            floors += more
     return uses, floors, network
+
+
+# At most this many of an extraction's members are shown (the first that are not allowed).
+_SHOWN_MEMBERS = 20
+
+
+def _extracted(walk: _Walk, cmd: SimpleCommand, fu: FileUse, dynamic: bool) -> tuple[list[PathUse], list[str]]:
+    """The members an extraction writes, each decided as a write into its directory (a
+    link member as a link to its target); what is not allowed is returned. Members not
+    known before it runs (the archive is read from a pipe, not there yet, unreadable) are
+    one write of a path only known at run time."""
+    assert fu.extracts is not None
+    source, kind, strip, junk = fu.extracts
+    resolver = walk.resolver
+    listed = None
+    source_at = [i for i, w in enumerate(cmd.words) if w == source]
+    if source and resolver.ctx.filesystem and not dynamic and not any(i in cmd.dynamic_at for i in source_at):
+        archive = resolver.locate(source, walk.cwds, access="read")
+        if archive.real is not None and not archive.unknown:
+            listed = archives.members(archive.real, kind, strip=strip, junk=junk)
+    what = f"`{cmd.text}`"
+    if listed is None:
+        loc = resolver.locate(posixpath.join(fu.word, "$MEMBER"), walk.cwds, dynamic=True, access="write")
+        use, unknown_floors = decide_use(walk.policy, resolver, loc, "write")
+        reason = f"{what} extracts files whose names are not known before it runs, so they may lie anywhere."
+        return [replace(use, reason=reason)], unknown_floors
+    out: list[PathUse] = []
+    floors: list[str] = []
+    for member in listed:
+        written = posixpath.join(fu.word, member.name)
+        loc = resolver.locate(written, walk.cwds, access="write", follow=False)
+        use, more = decide_use(walk.policy, resolver, loc, "write")
+        if use.decision == "allow" and member.link is not None:
+            target = link_target(member)
+            link = resolver.locate(target if target.startswith("/") else posixpath.join(fu.word, target), walk.cwds,
+                                   access="link")
+            use, more = decide_use(walk.policy, resolver, link, "link")
+        if use.decision != "allow":
+            out.append(replace(use, reason=f"{what} extracts `{member.name}` from `{source}`: {use.reason}"))
+            floors += more
+            if len(out) >= _SHOWN_MEMBERS:
+                break
+    return out, floors
 
 
 _NOT_FILES = frozenset({"-", "", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/null", "/dev/tty"})

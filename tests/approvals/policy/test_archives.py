@@ -1,0 +1,96 @@
+"""What an extraction writes: an archive's members are decided as the writes they are.
+
+`tar -xf` and `unzip` name no file they write; before, any archive extracted into the
+workspace was a local change, whatever it held (`.git/hooks/pre-commit`, a `sub/.git`
+pointing git at settings elsewhere, `.claude/settings.json`, a link out of the workspace).
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from approvals.policy import DEFAULT_POLICY, PathContext
+from approvals.policy.archives import MEMBER_LIMIT, members
+
+from .policytest import assert_cases, bash
+
+
+def _tar(path: Path, names: list[str], links: tuple[tuple[str, str], ...] = (), mode: str = "w:gz") -> None:
+    with tarfile.open(path, mode) as archive:
+        for name in names:
+            info = tarfile.TarInfo(name)
+            info.size = 1
+            archive.addfile(info, io.BytesIO(b"x"))
+        for name, target in links:
+            info = tarfile.TarInfo(name)
+            info.type = tarfile.SYMTYPE
+            info.linkname = target
+            archive.addfile(info)
+
+
+def _zip(path: Path, names: list[str]) -> None:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name in names:
+            archive.writestr(name, "x")
+
+
+@pytest.fixture
+def archives(sandbox):
+    ws = Path(sandbox.workspace)
+    _tar(ws / "ok.tgz", ["pkg/a.py", "pkg/b/c.txt"])
+    _tar(ws / "plain.tar", ["pkg/a.py"], mode="w")
+    _tar(ws / "hooks.tgz", ["pkg/a.py", ".git/hooks/pre-commit"])
+    _tar(ws / "claude.tar.xz", ["proj/.claude/settings.json"], mode="w:xz")
+    _tar(ws / "gitfile.tbz", ["sub/.git"], mode="w:bz2")
+    _tar(ws / "link-out.tgz", ["a"], links=(("escape", "/etc"),))
+    _tar(ws / "link-in.tgz", ["a"], links=(("here", "a"),))
+    _tar(ws / "up.tgz", ["../../../elsewhere/x"])
+    _tar(ws / "deep.tgz", ["top/.git/hooks/x"])
+    _tar(ws / "env.tgz", [".env"])
+    _zip(ws / "ok.zip", ["src/ok.py"])
+    _zip(ws / "hooks.zip", ["src/ok.py", ".git/hooks/post-checkout"])
+    return sandbox
+
+
+def test_an_extraction_is_decided_by_what_the_archive_holds(archives):
+    allowed = [("bash", bash(c), "allow", None) for c in (
+        "tar xzf ok.tgz", "tar -xf plain.tar", "tar xf ok.tgz -C build", "tar xf link-in.tgz", "unzip ok.zip",
+        "unzip -o ok.zip -d build", "unzip -j hooks.zip", "tar tf hooks.tgz",
+    )]
+    refused = [("bash", bash(c), "deny", None) for c in (
+        "tar -xzf hooks.tgz", "tar xf hooks.tgz -C build", "tar xJf claude.tar.xz", "tar xf gitfile.tbz",
+        "tar xf link-out.tgz", "tar --strip-components=1 -xf deep.tgz", "unzip hooks.zip", "unzip -d out hooks.zip",
+    )]
+    asked = [("bash", bash(c), "ask", None) for c in (
+        "tar xf up.tgz",  # a member outside the workspace
+        "tar xf missing.tgz", "curl -sL http://x/a.tgz | tar xz", "tar -xf - < ok.tgz",  # members not known
+        "tar --transform s/a/b/ -xf ok.tgz", "unzip \"$ARCHIVE\"",
+    )]
+    assert_cases(DEFAULT_POLICY, allowed + refused + asked, paths=archives.context, cwd=archives.workspace)
+
+
+def test_an_extraction_meets_the_edits_rules_of_what_it_writes(archives):
+    policy = {**DEFAULT_POLICY, "edits": {"deny": [".env*"]}}
+    assert_cases(policy, [("bash", bash("tar xzf env.tgz"), "deny", "edits.deny[0]"),
+                          ("bash", bash("tar xzf ok.tgz"), "allow", None)],
+                 paths=archives.context, cwd=archives.workspace)
+
+
+def test_without_the_file_system_an_extraction_is_asked_about(archives):
+    context = PathContext(archives.workspace, archives.context.homes, archives.context.protected_dirs, filesystem=False)
+    assert_cases(DEFAULT_POLICY, [("bash", bash("tar xzf ok.tgz"), "ask", None)], paths=context,
+                 cwd=archives.workspace)
+
+
+def test_the_member_list_is_bounded(tmp_path):
+    _tar(tmp_path / "many.tar", [f"f{i}" for i in range(MEMBER_LIMIT + 1)], mode="w")
+    assert members(str(tmp_path / "many.tar"), "tar") is None
+    (tmp_path / "junk.tgz").write_bytes(b"\x1f\x8b not really gzip")
+    assert members(str(tmp_path / "junk.tgz"), "tar") is None
+    _tar(tmp_path / "few.tgz", ["a/b/c", "a/d"])
+    assert [m.name for m in members(str(tmp_path / "few.tgz"), "tar", strip=1) or []] == ["b/c", "d"]
