@@ -20,10 +20,10 @@ import zipfile
 from typing import NamedTuple
 
 # Beyond this many members the list is not read to its end: the extraction is asked about.
-MEMBER_LIMIT = 5_000
+MEMBER_LIMIT = 2_000
 # A compressed tar is decompressed to be listed: beyond this size it is not (the decision
 # would wait seconds), and the extraction is asked about. A zip's list is its directory.
-COMPRESSED_TAR_LIMIT = 64 * 1024 * 1024
+COMPRESSED_TAR_LIMIT = 16 * 1024 * 1024
 
 
 class Member(NamedTuple):
