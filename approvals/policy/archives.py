@@ -1,4 +1,5 @@
-"""What an extraction writes: the member names of a tar or zip archive on disk.
+"""What an extraction writes: the member names of a tar or zip archive on disk, and the
+files a patch names.
 
 `tar -xf a.tgz` and `unzip a.zip` write files they do not name on their command line; an
 archive the agent made or downloaded can hold `.git/hooks/pre-commit`, a `sub/.git`
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import stat
 import tarfile
 import zipfile
@@ -101,3 +103,49 @@ def link_target(member: Member) -> str:
     if member.link.startswith("/") or member.hard:
         return member.link
     return posixpath.normpath(posixpath.join(posixpath.dirname(member.name), member.link))
+
+
+# A patch read to find its files: at most this much of it.
+PATCH_LIMIT = 4 * 1024 * 1024
+_DIFF_NAME = re.compile(r"^(?:\+\+\+|---|\*\*\*) (.+?)(?:\t.*)?$|^diff --git (.+)$|^(?:rename|copy) (?:from|to) (.+)$")
+
+
+def patch_text(path: str) -> str | None:
+    """A patch file's text (None: not there, unreadable or too large to read here)."""
+    try:
+        if os.path.getsize(path) > PATCH_LIMIT:
+            return None
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def patch_targets(text: str, strip: int | None) -> list[Member]:
+    """The files a unified, context or git patch names (old and new names, renames and
+    copies), as `patch -pN` reads them: `strip` leading components dropped; `None` (no
+    `-p`: GNU patch may keep the whole name or only its base) gives every reading."""
+    names: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("*** ") and line.rstrip().endswith("****"):
+            continue  # a context diff's hunk header (`*** 1,3 ****`), not a file name
+        found = _DIFF_NAME.match(line)
+        if found is None:
+            continue
+        if found.group(2) is not None:
+            names += found.group(2).split(" ")  # `diff --git a/x b/y` (names with spaces: each word)
+        else:
+            names.append((found.group(1) or found.group(3)).strip())
+    out: list[Member] = []
+    for name in dict.fromkeys(names):
+        name = name.strip('"')
+        if not name or name == "/dev/null":
+            continue
+        parts = [p for p in name.split("/") if p not in ("", ".")]
+        levels = range(len(parts)) if strip is None else [strip]
+        absolute = name.startswith("/") and strip in (None, 0)
+        for level in levels:
+            if level < len(parts):
+                kept = "/".join(parts[level:])
+                out.append(Member("/" + kept if absolute and level == 0 else kept))
+    return out

@@ -85,7 +85,8 @@ def may_name_files_git(inv: Invocation) -> bool:
     """Whether a git command may name files it reads or writes (`git status`, `git log`,
     `git diff`, `git push origin a:b` name none, so their path checks are skipped)."""
     sub = inv.subcommand
-    return bool(inv.values) or sub in ("config", "clone", "init", "worktree") or "--no-index" in inv.options \
+    return bool(inv.values) or sub in ("config", "clone", "init", "worktree", "apply", "am") \
+        or "--no-index" in inv.options \
         or bool(inv.operands) and sub not in _NO_OBJECTS or sub in _STDIN_NAMES and bool(inv.options) \
         or sub in _IGNORED_TOO and _IGNORED_TOO[sub] in inv.options
 
@@ -150,6 +151,8 @@ def _writes(inv: Invocation, words) -> list[FileUse]:
     if sub in ("archive", "format-patch", "log", "show", "diff"):
         return [FileUse("write", v, (at,)) for v, at in _values(inv, ("-o", "--output", "--output-directory"))]
     ops = _operands(inv, words)
+    if sub in ("apply", "am"):
+        return _patches(inv, ops)
     if sub in _WORKTREE_WRITES:
         return _worktree_writes(inv, ops)
     if sub == "clone" and len(ops) >= 2:
@@ -158,6 +161,24 @@ def _writes(inv: Invocation, words) -> list[FileUse]:
         made = ops[1:2] if sub == "worktree" else ops[:1]  # `worktree add DIR`, `init DIR`
         return [FileUse("write", op.word, (op.at,), True) for op in made]
     return []
+
+
+def _patches(inv: Invocation, ops: list[_Operand]) -> list[FileUse]:
+    """`git apply` and `git am` write the files their patches name (read from each patch
+    file, or the input: script_eval._extracted); git refuses paths in `.git`, not the
+    agent's control files (`.claude/settings.json`)."""
+    if inv.subcommand == "apply" and (inv.options & {"--check", "--cached"} or (
+            inv.options & {"--stat", "--numstat", "--summary"} and "--apply" not in inv.options)):
+        return []  # nothing of the working tree is written
+    if inv.subcommand == "am" and inv.options & {"--abort", "--skip", "--quit", "--show-current-patch"}:
+        return []
+    strip = inv.value("-p")
+    known = strip is None or strip.isdigit()
+    level = 1 if strip is None else int(strip) if known else 0  # git's default: -p1
+    root = inv.value("--directory") or "."
+    sources = [op.word if not op.wild else "" for op in ops] or ["-"]
+    return [FileUse("write", root, (), True, extracts=(source if known else "", "patch", level, False))
+            for source in sources]
 
 
 # Subcommands that write the files their pathspecs name (from the index, a commit, or by

@@ -424,8 +424,20 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
         # `patch [FILE [PATCHFILE]]`, `-o OUT`, `-i PATCHFILE`, `-r REJECTS` (a patch read from
         # the input names its own files: not seen, see the README's known limits)
         ops = _operands(inv, words)
-        return [FileUse("write", w, at) for w, at in ops[:1]] + [FileUse("read", w, at) for w, at in ops[1:2]] \
+        out = [FileUse("write", w, at) for w, at in ops[:1]] + [FileUse("read", w, at) for w, at in ops[1:2]] \
             + _value_uses(inv, ("-o", "-r"), "write") + _value_uses(inv, ("-i",), "read")
+        if not ops and not inv.values.get("-o") and "--dry-run" not in inv.options:
+            # the files the patch names are written: read from the patch (`-i FILE`, else
+            # its input: a file or a here-document; see script_eval._extracted)
+            source = inv.value("-i") or "-"
+            strip = inv.value("-p")
+            level = int(strip) if strip is not None and strip.isdigit() else None
+            if strip is not None and level is None:
+                source = ""  # a strip level only known at run time
+            directory, directory_at = inv.value("-d") or ".", tuple(inv.value_at.get("-d", ()))
+            out.append(FileUse("write", directory, directory_at, True,
+                               extracts=(source, "patch", -1 if level is None else level, False)))
+        return out + _value_uses(inv, ("-B",), "write")  # `-B PREFIX`: backups written at PREFIX+name
     if program == "history" and inv.options & {"-w", "-a", "-r", "-n"}:
         access = "write" if inv.options & {"-w", "-a"} else "read"
         return [FileUse(access, w, at) for w, at in _operands(inv, words)]

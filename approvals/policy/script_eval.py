@@ -164,16 +164,29 @@ def _extracted(walk: _Walk, cmd: SimpleCommand, fu: FileUse, dynamic: bool) -> t
     source, kind, strip, junk = fu.extracts
     resolver = walk.resolver
     listed = None
+    text = None
+    if kind == "patch" and source == "-":  # the patch is the command's input
+        if cmd.stdin == "heredoc" and cmd.stdin_text is not None:
+            text = cmd.stdin_text
+        inputs = [r for r in cmd.redirects if r.reads and r.op == "<" and not r.dynamic]
+        source = inputs[-1].target if cmd.stdin == "file" and inputs else ""
     source_at = [i for i, w in enumerate(cmd.words) if w == source]
-    if source and resolver.ctx.filesystem and not dynamic and not any(i in cmd.dynamic_at for i in source_at):
+    if text is not None:
+        listed = archives.patch_targets(text, None if strip < 0 else strip)
+        source = "its input"
+    elif source and resolver.ctx.filesystem and not dynamic and not any(i in cmd.dynamic_at for i in source_at):
         archive = resolver.locate(source, walk.cwds, access="read")
         if archive.real is not None and not archive.unknown:
-            listed = archives.members(archive.real, kind, strip=strip, junk=junk)
+            if kind == "patch":
+                read = archives.patch_text(archive.real)
+                listed = None if read is None else archives.patch_targets(read, None if strip < 0 else strip)
+            else:
+                listed = archives.members(archive.real, kind, strip=strip, junk=junk)
     what = f"`{cmd.text}`"
     if listed is None:
         loc = resolver.locate(posixpath.join(fu.word, "$MEMBER"), walk.cwds, dynamic=True, access="write")
         use, unknown_floors = decide_use(walk.policy, resolver, loc, "write")
-        reason = f"{what} extracts files whose names are not known before it runs, so they may lie anywhere."
+        reason = f"{what} writes files whose names are not known before it runs, so they may lie anywhere."
         return [replace(use, reason=reason)], unknown_floors
     out: list[PathUse] = []
     floors: list[str] = []
@@ -187,7 +200,8 @@ def _extracted(walk: _Walk, cmd: SimpleCommand, fu: FileUse, dynamic: bool) -> t
                                    access="link")
             use, more = decide_use(walk.policy, resolver, link, "link")
         if use.decision != "allow":
-            out.append(replace(use, reason=f"{what} extracts `{member.name}` from `{source}`: {use.reason}"))
+            verb = "patches" if kind == "patch" else "extracts"
+            out.append(replace(use, reason=f"{what} {verb} `{member.name}` from `{source}`: {use.reason}"))
             floors += more
             if len(out) >= _SHOWN_MEMBERS:
                 break

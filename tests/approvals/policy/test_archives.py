@@ -94,3 +94,40 @@ def test_the_member_list_is_bounded(tmp_path):
     assert members(str(tmp_path / "junk.tgz"), "tar") is None
     _tar(tmp_path / "few.tgz", ["a/b/c", "a/d"])
     assert [m.name for m in members(str(tmp_path / "few.tgz"), "tar", strip=1) or []] == ["b/c", "d"]
+
+
+GIT_DIFF = "diff --git a/{0} b/{0}\nnew file mode 100644\n--- /dev/null\n+++ b/{0}\n@@ -0,0 +1 @@\n+x\n"
+
+
+@pytest.fixture
+def patches(sandbox):
+    ws = Path(sandbox.workspace)
+    (ws / "ok.diff").write_text(GIT_DIFF.format("src/new.py"))
+    (ws / "hook.diff").write_text(GIT_DIFF.format(".git/hooks/pre-commit"))
+    (ws / "claude.diff").write_text(GIT_DIFF.format(".claude/settings.json"))
+    (ws / "mcp.patch").write_text("--- /dev/null\n+++ .mcp.json\t2026-12-02 10:00:00\n@@ -0,0 +1 @@\n+{}\n")
+    (ws / "out.diff").write_text("--- /dev/null\n+++ /srv/x\n@@ -0,0 +1 @@\n+x\n")
+    (ws / "context.diff").write_text("*** a/src/app.py\n--- b/src/app.py\n***************\n*** 1 ****\n! a\n--- 1 ----\n! b\n")
+    return sandbox
+
+
+def test_a_patch_is_decided_by_the_files_it_names(patches):
+    def heredoc(path: str) -> str:
+        return "patch -p1 <<'EOF'\n" + GIT_DIFF.format(path) + "EOF"
+
+    allowed = [("bash", bash(c), "allow", None) for c in (
+        "patch -p1 < ok.diff", "patch -p1 -i ok.diff", "git apply ok.diff", "git apply --check claude.diff",
+        "git apply --stat hook.diff", "patch < context.diff", "patch src/app.py hook.diff", "patch -d src -p1 < ok.diff",
+        "patch --dry-run -p1 < hook.diff", heredoc("src/b.py"), "git apply --cached claude.diff",
+    )]
+    refused = [("bash", bash(c), "deny", None) for c in (
+        "patch -p1 < hook.diff", "patch -p1 -i claude.diff", "patch < mcp.patch", "git apply claude.diff",
+        "git apply < claude.diff", "git am claude.diff", "git apply -v hook.diff", heredoc(".git/hooks/post-merge"),
+        "git apply <<'EOF'\n" + GIT_DIFF.format(".mcp.json") + "EOF",
+    )]
+    asked = [("bash", bash(c), "ask", None) for c in (
+        "patch -p0 < out.diff",  # a file outside the workspace
+        "cat hook.diff | patch -p1", "patch -p1 < missing.diff", "patch -p\"$N\" < ok.diff",  # files not known
+        "git diff HEAD~1 | git apply -R", "patch -p1 -B /srv/ < ok.diff",
+    )]
+    assert_cases(DEFAULT_POLICY, allowed + refused + asked, paths=patches.context, cwd=patches.workspace)

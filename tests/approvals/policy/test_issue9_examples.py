@@ -6,6 +6,8 @@ built-in default policy. The last table is the other half of the bargain: reads 
 inside the workspace and everyday commands stay allowed, so reviewers do not drown.
 """
 
+from pathlib import Path
+
 from approvals.policy import DEFAULT_POLICY, compile_policy, evaluate
 
 from .policytest import DENY_LIST_POLICY, assert_cases, bash
@@ -199,6 +201,8 @@ def test_a_reads_deny_on_env_files_holds_for_every_way_of_reading_them(sandbox):
 
 
 def test_everyday_work_inside_the_workspace_stays_allowed(sandbox):
+    # a patch of the workspace's code (a patch's files are read from it: test_archives.py)
+    (Path(sandbox.workspace) / "build" / "fix.diff").write_text("--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n")
     allowed = [
         ("read", {"file_path": "src/app.py"}, "allow", "classes.read-only"),
         ("read", {"file_path": f"{sandbox.workspace}/README.md"}, "allow", "classes.read-only"),
