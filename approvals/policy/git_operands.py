@@ -166,10 +166,11 @@ def _writes(inv: Invocation, words) -> list[FileUse]:
 def _patches(inv: Invocation, ops: list[_Operand]) -> list[FileUse]:
     """`git apply` and `git am` write the files their patches name (read from each patch
     file, or the input: script_eval._extracted); git refuses paths in `.git`, not the
-    agent's control files (`.claude/settings.json`)."""
-    if inv.subcommand == "apply" and (inv.options & {"--check", "--cached"} or (
+    agent's control files (`.claude/settings.json`). `--cached` writes them to the index
+    only, from where the next commit and checkout write them: decided the same."""
+    if inv.subcommand == "apply" and (inv.options & {"--check"} or (
             inv.options & {"--stat", "--numstat", "--summary"} and "--apply" not in inv.options)):
-        return []  # nothing of the working tree is written
+        return []  # nothing is written
     if inv.subcommand == "am" and inv.options & {"--abort", "--skip", "--quit", "--show-current-patch"}:
         return []
     strip = inv.value("-p")

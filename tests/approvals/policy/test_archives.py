@@ -118,12 +118,13 @@ def test_a_patch_is_decided_by_the_files_it_names(patches):
     allowed = [("bash", bash(c), "allow", None) for c in (
         "patch -p1 < ok.diff", "patch -p1 -i ok.diff", "git apply ok.diff", "git apply --check claude.diff",
         "git apply --stat hook.diff", "patch < context.diff", "patch src/app.py hook.diff", "patch -d src -p1 < ok.diff",
-        "patch --dry-run -p1 < hook.diff", heredoc("src/b.py"), "git apply --cached claude.diff",
+        "patch --dry-run -p1 < hook.diff", heredoc("src/b.py"), "git apply --cached ok.diff",
     )]
     refused = [("bash", bash(c), "deny", None) for c in (
         "patch -p1 < hook.diff", "patch -p1 -i claude.diff", "patch < mcp.patch", "git apply claude.diff",
         "git apply < claude.diff", "git am claude.diff", "git apply -v hook.diff", heredoc(".git/hooks/post-merge"),
         "git apply <<'EOF'\n" + GIT_DIFF.format(".mcp.json") + "EOF",
+        "git apply --cached claude.diff",  # staged, the next checkout writes it
     )]
     asked = [("bash", bash(c), "ask", None) for c in (
         "patch -p0 < out.diff",  # a file outside the workspace
