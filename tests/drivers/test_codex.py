@@ -439,6 +439,37 @@ async def test_declined_file_change_is_not_written(tmp_path, codex_bin, model_se
 
 
 @pytest.mark.agents
+@pytest.mark.parametrize("target, moved", [("../moved.txt", False), ("renamed.txt", True)])
+async def test_a_moved_file_is_decided_by_where_it_goes(tmp_path, codex_bin, model_server, target, moved):
+    # Codex's `*** Move to:` is one file change: the policy judged only the file it moved.
+    from approvals.policy import DEFAULT_POLICY, PathContext, compile_policy, evaluate
+
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "keep.txt").write_text("one\n")
+    model_server.add_turns([apply_patch(f"*** Update File: keep.txt\n*** Move to: {target}\n@@\n-one\n+two\n",
+                                        call_id="call_move")], [message("ok")])
+    policy, verdicts = compile_policy(DEFAULT_POLICY), []
+
+    def decide(request: ToolRequest) -> Decision:
+        verdict = evaluate(policy, {"tool": request.tool, "input": dict(request.input), "cwd": request.cwd},
+                           paths=PathContext(str(tmp_path / "ws")))
+        verdicts.append(verdict)
+        return Decision("allow") if verdict.decision == "allow" else Decision("deny", reason=verdict.reason)
+
+    ctx = make_ctx(tmp_path, decide, codex_bin=codex_bin, model_server=model_server)
+    result = await run(ctx)
+
+    assert result.status == "completed", ctx.activities
+    [request] = ctx.requests
+    assert (request.input["file_path"], request.input["move_path"]) == (
+        "keep.txt", target if moved else str(tmp_path / "moved.txt"))
+    assert [v.decision for v in verdicts] == ["allow" if moved else "ask"], verdicts[0].reason
+    assert (ctx.workspace / "renamed.txt").exists() is moved
+    assert not (tmp_path / "moved.txt").exists()
+    assert (ctx.workspace / "keep.txt").exists() is not moved
+
+
+@pytest.mark.agents
 async def test_multi_file_patch_asks_per_file_and_one_refusal_refuses_all(tmp_path, codex_bin, model_server):
     patch = add_file_patch("a.txt", "alpha") + add_file_patch("secret/b.txt", "beta")
     model_server.add_turns([apply_patch(patch, call_id="call_two")], [message("ok")])
