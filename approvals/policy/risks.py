@@ -498,6 +498,9 @@ def environment_reason(inv: Invocation, cmd: SimpleCommand) -> str | None:
         names = [w for w in words[1:] if not w.startswith("-")]
         if not names:
             return f"`{name}` prints the environment, which holds the agent's credentials"
+    if name == "ps" and any(not w.startswith("-") and "e" in w for w in words[1:]):
+        # BSD-style `e` (`ps eww`, `ps axe`): every process's environment, the server's too
+        return "`ps e` prints the environment of processes, which holds credentials"
     if name == "set" and len(words) == 1:
         return "`set` prints every variable, the agent's credentials among them"
     if name == "compgen" and any(w in ("-e", "-v", "variable", "export") for w in words[1:]):
@@ -515,9 +518,9 @@ def environment_reason(inv: Invocation, cmd: SimpleCommand) -> str | None:
 # Programs any check above looks at: a command outside them, without assignments, run-time
 # words, a wrapper or a redirected input, has nothing for these checks to find.
 RISKY_PROGRAMS = frozenset(SHELLS | set(INTERPRETERS) | set(_CODE) | NETWORK | {"source", ".", "env", "printenv", "set",
-                                                                             "compgen"} | set(_PRINTS_VARIABLES))
+                                                                             "compgen", "ps"} | set(_PRINTS_VARIABLES))
 DECLARERS = frozenset({"export", "declare", "typeset", "readonly", "local"})
-ENV_PRINTERS = frozenset({"env", "printenv", "set", "compgen"} | set(_PRINTS_VARIABLES))
+ENV_PRINTERS = frozenset({"env", "printenv", "set", "compgen", "ps"} | set(_PRINTS_VARIABLES))
 
 
 def may_run_code(inv: Invocation) -> bool:

@@ -279,6 +279,8 @@ SECRET_READS = [
     # they quote each line of a file of names they cannot use, or draw it as a path
     "date -f .env", "date --file=.env", "du --files0-from=.env", "wc --files0-from=.env", "sort --files0-from=.env",
     "tree --fromfile .env", "diff --from-file=.env x", "hostname -F .env",
+    # BSD `ps e` prints each process's environment: the server's secrets, same user
+    "ps eww", "ps axe", "ps e -p 1", "ps auxe",
     "awk 'BEGIN{while((getline l < \".env\")>0) print l}'", "awk 'BEGIN{f=\".env\"; getline l < f; print l}'",
 )
 

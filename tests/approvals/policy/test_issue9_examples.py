@@ -233,6 +233,7 @@ def test_everyday_work_inside_the_workspace_stays_allowed(sandbox):
         "script -qc ls build/session.log", "date -u +%F", "date -d yesterday", "hostname -f", "tree -L 2 src",
         "tree -o build/tree.txt", "du -sh src", "wc --files0-from=build/list", "less -R src/app.py",
         "xxd src/app.py build/app.hex", "time ls", "/usr/bin/time -v ls -o x", "flock build/lock ls", "flock 9",
-        "parallel echo ::: a b", "parallel --joblog build/j echo ::: a", "ack TODO src", "bat src/app.py",
+        "parallel echo ::: a b", "parallel --joblog build/j echo ::: a", "ack TODO src", "bat src/app.py", "ps aux",
+        "ps -ef", "ps -p 1 -o comm=",
     )]
     assert_cases(DEFAULT_POLICY, allowed, paths=sandbox.context, cwd=sandbox.workspace)
