@@ -303,7 +303,7 @@ _CATALOGUE: dict[str, Spec] = {
                   "/capath: /url: /output-dir: /create-dirs 4/ipv4 6/ipv6 0/http1.0 /http1.1 /http2 /compressed "
                   "N/no-buffer n/netrc /netrc-file: q/disable /trace: /trace-ascii: /stderr: /variable: "
                   "/expand-url: /expand-data: /request-target: /resolve: /retry: /unix-socket: Z/parallel "
-                  "/proto: /socks5: /mail-from: /mail-rcpt: /oauth2-bearer: /aws-sigv4: /fail-with-body "
+                  "/proto: /proto-default: /socks5: /mail-from: /mail-rcpt: /oauth2-bearer: /aws-sigv4: /fail-with-body "
                   "/libcurl: /upload-file=T /remote-name-all /location-trusted"),
     "wget": _spec("O/output-document: o/output-file: a/append-output: q/quiet v/verbose n: i/input-file: "
                   "F/force-html B/base: /config: t/tries: T/timeout: w/wait: c/continue N/timestamping "

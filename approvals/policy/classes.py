@@ -219,7 +219,28 @@ _CURL_BODY = frozenset({"-d", "--data-binary", "--data-raw", "--data-ascii", "--
                         "--form-string", "-T", "--mail-rcpt", "--mail-from"})
 
 
+# The schemes curl fetches as a web request does; `file://` reads a local file (a read of
+# that path, see operands.py); any other (`gopher://`, `dict://`, `telnet://`, `ldap://`,
+# `smb://`, `mqtt://`, `scp://`…) sends what the URL says to the service it names — to a
+# database or Redis on 127.0.0.1 as well: remote-mutation.
+_CURL_FETCH = frozenset({"http", "https", "ftp", "ftps", "file"})
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def curl_urls(inv: Invocation) -> list[tuple[str, str]]:
+    """(scheme, URL) of each URL a curl command fetches (`--proto-default`'s scheme, else
+    http, for one written without)."""
+    default = (inv.value("--proto-default") or "http").lower()
+    out = []
+    for url in list(inv.operands) + list(inv.values.get("--url", ())):
+        found = _SCHEME.match(url)
+        out.append((found.group(1).lower() if found else default, url))
+    return out
+
+
 def _curl(inv: Invocation):
+    if any(scheme not in _CURL_FETCH for scheme, _ in curl_urls(inv)):
+        return REMOTE
     method = inv.value("-X")
     body = bool(inv.options & _CURL_BODY) or any(o.startswith(("--data", "--form")) for o in inv.options)
     if body or (method is not None and method.upper() not in ("GET", "HEAD", "OPTIONS")):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from urllib.parse import unquote
 
 from .fileuse import FileUse
 from .git_operands import git_file_uses
@@ -234,6 +235,23 @@ def _tar(inv: Invocation, words) -> list[FileUse]:
     return archive
 
 
+def _file_urls(inv: Invocation) -> list[FileUse]:
+    """`curl file:///etc/shadow` reads /etc/shadow (percent-decoded, any host part dropped);
+    a URL curl expands (`{a,b}`, `[1-9]`) reads paths only known at run time."""
+    from .classes import curl_urls
+
+    out = []
+    for scheme, url in curl_urls(inv):
+        if scheme != "file":
+            continue
+        path = url.split("://", 1)[1] if "://" in url else url
+        if not path.startswith("/"):
+            path = "/" + path.split("/", 1)[1] if "/" in path else "/"
+        path = unquote(path.split("?", 1)[0].split("#", 1)[0])
+        out.append(FileUse("read", "$URL" if any(c in url for c in "{}[]") else path, ()))
+    return out
+
+
 def _find(words) -> list[FileUse]:
     """The files find's `-fprint FILE`-like actions write its listing to (what it runs
     with `-exec` is read as a command of its own, see wrappers)."""
@@ -243,7 +261,8 @@ def _find(words) -> list[FileUse]:
 def _network(inv: Invocation, words) -> list[FileUse]:
     program = inv.program
     if program == "curl":
-        out = _value_uses(inv, ("-o", "-c", "-D", "--trace", "--trace-ascii", "--stderr", "--libcurl"), "write")
+        out = _file_urls(inv)
+        out += _value_uses(inv, ("-o", "-c", "-D", "--trace", "--trace-ascii", "--stderr", "--libcurl"), "write")
         out += _value_uses(inv, ("--output-dir",), "write", tree=True)
         out += _value_uses(inv, ("-T", "-K"), "read")
         out += _value_uses(inv, ("-d", "--data-binary", "--data-ascii", "--data-urlencode", "--json", "-F",

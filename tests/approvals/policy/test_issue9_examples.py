@@ -234,6 +234,7 @@ def test_everyday_work_inside_the_workspace_stays_allowed(sandbox):
         "tree -o build/tree.txt", "du -sh src", "wc --files0-from=build/list", "less -R src/app.py",
         "xxd src/app.py build/app.hex", "time ls", "/usr/bin/time -v ls -o x", "flock build/lock ls", "flock 9",
         "parallel echo ::: a b", "parallel --joblog build/j echo ::: a", "ack TODO src", "bat src/app.py", "ps aux",
-        "ps -ef", "ps -p 1 -o comm=",
+        "ps -ef", "ps -p 1 -o comm=", "curl -s https://example.com/api",
+        "curl -sL http://127.0.0.1:8000/healthz", "curl -o build/page.html https://example.com",
     )]
     assert_cases(DEFAULT_POLICY, allowed, paths=sandbox.context, cwd=sandbox.workspace)
