@@ -50,6 +50,11 @@ _GREP_FOLLOWS = {"grep": {"-R"}, "ugrep": {"-R", "--dereference-recursive"}, "rg
 _FIND_WRITES = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
 
 
+# xmllint's options that load what a document names (entities, XIncludes, DTDs, schemas).
+_XML_LOADS = frozenset({"--noent", "--xinclude", "--loaddtd", "--dtdattr", "--valid", "--dtdvalid", "--dtdvalidfpi",
+                        "--schema", "--relaxng", "--schematron", "--catalogs", "--path", "--load-trace"})
+
+
 def _op(inv: Invocation, k: int) -> tuple[str, tuple[int, ...]]:
     words_at = inv.positional_at[k] if k < len(inv.positional_at) else -1
     return inv.positionals[k], (words_at,)
@@ -331,6 +336,10 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
         recursive = program in ("diff",) and bool(inv.options & {"-r", "--recursive"})
         deref = recursive and "--no-dereference" not in inv.options  # diff -r compares what links point to
         reads = [FileUse("read", w, at, recursive, deref=deref) for w, at in _operands(inv, words)]
+        if program == "xmllint" and any(w.split("=", 1)[0] in _XML_LOADS for w in words[1:]):
+            # a document's external entities and XIncludes (`SYSTEM "file:///root/.ssh/id_rsa"`)
+            # are read and printed: files named inside it, only known when it runs
+            reads.append(FileUse("read", "$ENTITY", ()))
         return reads + _value_uses(inv, ("--from-file", "--to-file", "--files0-from"), "read")
     if program in _WRITE_ALL:
         tree = bool(inv.options & {"-r", "-R"}) and program in ("rm", "chattr", "setfacl", "shred")

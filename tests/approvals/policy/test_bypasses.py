@@ -374,3 +374,12 @@ def test_a_reads_rule_holds_for_a_file_curl_reads_by_its_url(sandbox):
     assert_cases(policy, [("bash", bash(f"curl -s file://{sandbox.workspace}/.env"), "deny", "reads.deny[0]"),
                           ("bash", bash(f"curl -s file://{sandbox.workspace}/README.md"), "allow", None)],
                  paths=sandbox.context, cwd=sandbox.workspace)
+
+
+def test_files_a_document_names_are_reads_of_paths_known_only_when_it_runs(sandbox):
+    # xmllint prints an external entity's file (`<!ENTITY x SYSTEM "file:///…/.env">`)
+    policy = {**DENY_LIST_POLICY, "reads": {"deny": [".env*"]}}
+    assert_at_least(policy, ask("xmllint --noent doc.xml", "xmllint --xinclude doc.xml",
+                                "xmllint --noout --dtdvalid x.dtd doc.xml"), paths=sandbox.context, cwd=sandbox.workspace)
+    assert_cases(policy, [("bash", bash("xmllint --format doc.xml"), "allow", None)], paths=sandbox.context,
+                 cwd=sandbox.workspace)
