@@ -21,6 +21,7 @@ from urllib.parse import unquote
 from .fileuse import FileUse
 from .git_operands import git_file_uses
 from .options import WILD, Invocation
+from .sed_script import sed_read_files
 
 _READ_ALL = frozenset({
     "cat", "tac", "less", "more", "most", "head", "tail", "nl", "od", "xxd", "hexdump", "hd", "strings", "base64",
@@ -223,8 +224,10 @@ def _tar(inv: Invocation, words) -> list[FileUse]:
                for w, at in _operands(inv, words)]
     if inv.options & {"-c", "-r", "-u", "-A"}:
         deref = "-h" in inv.options  # tar -h archives what links point to
+        named = [FileUse("read", "$NAMES", (), True)] if "-T" in inv.options else []  # names read from a list
         return [FileUse("write", u.word, u.at) for u in archive] + \
-            [FileUse("read", w, at, True, deref=deref) for w, at in members] + _value_uses(inv, ("-T",), "read")
+            [FileUse("read", w, at, True, deref=deref) for w, at in members] + _value_uses(inv, ("-T",), "read") + \
+            named
     if "-x" in inv.options:
         source = inv.value("-f") or ""
         if source == "-" or inv.options & {"--transform"}:
@@ -366,6 +369,9 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
     if program == "sed":
         files = _script_first(inv, words, ("-e", "-f"))
         out = [FileUse("read", w, at) for w, at in files] + _value_uses(inv, ("-f",), "read")
+        scripts = list(inv.values.get("-e", ())) or ([] if "-f" in inv.options else list(inv.operands[:1]))
+        # `r FILE`/`R FILE` print FILE (a name with a run-time part: known only when it runs)
+        out += [FileUse("read", name, ()) for script in scripts for name in sed_read_files(script)]
         if "-i" in inv.options:
             out += [FileUse("write", w, at) for w, at in files]
         return out
@@ -398,8 +404,9 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
                 out.append(FileUse("read", w[3:], at))
         return out
     if program == "sort":
+        listed = [FileUse("read", "$NAMES", ())] if "--files0-from" in inv.options else []  # sorts what it names
         return [FileUse("read", w, at) for w, at in _operands(inv, words)] + _value_uses(inv, ("-o",), "write") + \
-            _value_uses(inv, ("--files0-from",), "read")
+            _value_uses(inv, ("--files0-from",), "read") + listed
     # What these print of a file they read names: `date -f .env` and `du --files0-from=.env`
     # quote each line they cannot use, `tree --fromfile .env` draws each line as a path.
     if program in ("date", "hostname"):
@@ -425,8 +432,9 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
         ops = _operands(inv, words)
         recursive = "-r" in inv.options
         deref = recursive and "-y" not in inv.options  # zip stores what links point to unless -y
+        listed = [FileUse("read", "$NAMES", (), recursive)] if "-@" in words or "--names-stdin" in words else []
         return [FileUse("write", w, at) for w, at in ops[:1]] + \
-            [FileUse("read", w, at, recursive, deref=deref) for w, at in ops[1:]]
+            [FileUse("read", w, at, recursive, deref=deref) for w, at in ops[1:]] + listed
     if program == "find":
         return _find(words)
     if program == "git":

@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from .operands import AWK_GETLINE_FROM
 from .options import Invocation
+from .sed_script import sed_runs_code
 from .shell import SimpleCommand
 from .wrappers import SHELLS
 
@@ -57,85 +58,6 @@ _GIT_SUB_CODE = {
     # one the agent names, whose config (not a protected `.git/config`) it could then write
     "init": ("--template", "--separate-git-dir"),
 }
-
-
-def _sed_delimited(script: str, i: int, delim: str) -> int:
-    """Index just after the next unescaped `delim` from i."""
-    n = len(script)
-    while i < n:
-        ch = script[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == delim:
-            return i + 1
-        i += 1
-    return n
-
-
-def _sed_address(script: str, i: int) -> int:
-    n = len(script)
-    if i < n and (script[i].isdigit() or script[i] in "+~"):
-        i += 1
-        while i < n and (script[i].isdigit() or script[i] == "~"):
-            i += 1
-    elif i < n and script[i] == "$":
-        i += 1
-    elif i < n and script[i] == "/":
-        i = _sed_delimited(script, i + 1, "/")
-    elif i + 1 < n and script[i] == "\\":
-        i = _sed_delimited(script, i + 2, script[i + 1])
-    else:
-        return i
-    while i < n and script[i] in "IM":
-        i += 1
-    return i
-
-
-def _sed_runs_code(script: str) -> str | None:
-    """Whether a sed script runs a command (`e`, the `e` flag of `s`) or writes a file
-    (`w`, `W`, the `w` flag of `s`), read command by command as GNU sed reads it."""
-    i = 0
-    n = len(script)
-    while i < n:
-        while i < n and script[i] in " \t\n;{}":
-            i += 1
-        if i >= n:
-            break
-        i = _sed_address(script, i)
-        while i < n and script[i] in " \t":
-            i += 1
-        if i < n and script[i] == ",":
-            i = _sed_address(script, i + 1)
-        while i < n and script[i] in " \t!":
-            i += 1
-        if i >= n:
-            break
-        command = script[i]
-        if command == "e":
-            return "runs a command"
-        if command in "wW":
-            return "writes a file"
-        if command in "sy" and i + 1 < n:
-            delim = script[i + 1]
-            j = _sed_delimited(script, i + 2, delim)
-            j = _sed_delimited(script, j, delim)
-            k = j
-            while k < n and script[k] not in ";\n}":
-                k += 1
-            flags = script[j:k]
-            if command == "s" and "e" in flags.split("w", 1)[0]:
-                return "runs a command"
-            if command == "s" and "w" in flags:
-                return "writes a file"
-            i = k
-            continue
-        if command in "aicrR:btTvlLqQ#" or command == "F":
-            while i < n and script[i] != "\n" and (command in "aic#" or script[i] != ";"):
-                i += 1
-            continue
-        i += 1
-    return None
 
 
 def _awk_runs_code(program: str) -> bool:
@@ -222,7 +144,7 @@ def _sed(inv: Invocation, cmd: SimpleCommand) -> str | None:
         return "the `sed` script is only known at run time"
     scripts = list(inv.values.get("-e", ())) or list(inv.operands[:1])
     for script in scripts:
-        why = _sed_runs_code(script)
+        why = sed_runs_code(script)
         if why:
             return f"the `sed` script {why}"
     return None

@@ -283,6 +283,9 @@ SECRET_READS = [
     # they quote each line of a file of names they cannot use, or draw it as a path
     "date -f .env", "date --file=.env", "du --files0-from=.env", "wc --files0-from=.env", "sort --files0-from=.env",
     "tree --fromfile .env", "diff --from-file=.env x", "hostname -F .env",
+    # sed's `r`/`R` print the file they name; archivers and sort read the files a list names
+    "sed 'r .env' src/app.py", "sed -e '$R .env' src/app.py", "sed '1r /etc/shadow' src/app.py",
+    "zip out.zip -@ < list", "tar cf out.tar -T list", "tar cf - --files-from=list", "sort --files0-from=list",
     # curl reads local files by their URL
     "curl file:///home/dev/.ssh/id_rsa", "curl -s FILE:///root/.ssh/id_rsa", "curl file://localhost/etc/shadow",
     "curl file:///etc/%73hadow", "curl --url file:///proc/1/environ", "curl --proto-default file /etc/shadow",
