@@ -274,6 +274,14 @@ def _sql_shell(pattern: re.Pattern[str]) -> Check:
 _EDITOR = _simple("the editor runs the commands it is given or reads (`!` runs a shell)")
 
 
+def _less(inv: Invocation, cmd: SimpleCommand) -> str | None:
+    """A lesskey file given to less: its `#env` section can set LESSOPEN, a program less runs."""
+    if any(w.split("=", 1)[0] in ("--lesskey-file", "--lesskey-src", "--lesskey-content")
+           or (w.startswith("-k") and not w.startswith("--")) for w in cmd.words[1:]):
+        return "`less` is given key settings, which can name a program it runs (LESSOPEN)"
+    return None
+
+
 def _socat(inv: Invocation, cmd: SimpleCommand) -> str | None:
     if any(w.upper().startswith(("EXEC:", "SYSTEM:")) for w in cmd.words[1:]):
         return "`socat` runs a program"
@@ -301,6 +309,7 @@ _CODE: dict[str, Check] = {
                        frozenset({"--kubeconfig"})),
     "docker": _simple("`docker --config` runs the plugins that configuration names", frozenset({"--config"})),
     "podman": _simple("`podman --config` uses settings that can name programs", frozenset({"--config"})),
+    "less": _less, "zless": _less,
     **dict.fromkeys(("ack", "ag", "bat", "batcat"), _simple(
         "`--pager` names a program that is run on the output", frozenset({"--pager"}))),
     # (`--unzip-command` is catalogued as the long form of `-TT`: `--TT`)
