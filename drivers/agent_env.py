@@ -14,7 +14,11 @@ driver runs — gets only:
    from the server's environment;
 4. the values in `GATEHOUSE_AGENT_ENV_VALUES` (driver setting `env_values`), e.g. a model
    proxy URL;
-5. what the driver itself sets: the run's isolated `HOME` and config directories, its
+5. `GIT_CEILING_DIRECTORIES`: the directories holding Gatehouse's workspaces and agent
+   homes (driver setting `git_ceiling`), so that git run in a workspace that is no
+   repository of its own never finds the repository above it — Gatehouse's own checkout
+   when its var directory lies inside it (`git stash` there would stash the server's code);
+6. what the driver itself sets: the run's isolated `HOME` and config directories, its
    isolation switches (these win over everything above).
 
 Steps 1–4 never pass a forbidden name (`GATEHOUSE_*`, `DJANGO_*`, `DATABASE_URL`,
@@ -64,6 +68,9 @@ def build(
     for key, value in (settings.get("env_values") or {}).items():
         if not is_forbidden(str(key)):
             env[str(key)] = str(value)
+    ceiling = [str(d) for d in settings.get("git_ceiling") or () if os.path.isabs(str(d))]
+    if ceiling:
+        env["GIT_CEILING_DIRECTORIES"] = os.pathsep.join(ceiling)
     for key, value in (fixed or {}).items():
         env[key] = value
     if "PATH" in env:

@@ -43,6 +43,9 @@ def driver_settings(driver: str) -> dict[str, Any]:
         # The agent's environment is an allow-list (drivers/agent_env.py): these add to it.
         "env_names": list(settings.GATEHOUSE_AGENT_ENV),
         "env_values": dict(settings.GATEHOUSE_AGENT_ENV_VALUES),
+        # git does not look for a repository above these (agent_env.build): a workspace
+        # Gatehouse made lies inside its var directory, often inside Gatehouse's own checkout
+        "git_ceiling": [str(settings.GATEHOUSE_WORKSPACES_DIR), str(settings.GATEHOUSE_RUNTIME_DIR)],
     }
     if driver == "claude-code":
         common.update(

@@ -366,6 +366,22 @@ def env_reason(cmd: SimpleCommand) -> str | None:
     for name in names:
         if risky_variable(name):
             return f"`{name}=` changes which program runs or how it starts"
+    words = cmd.words
+    if words and words[0] == "unset":
+        for word in words[1:]:
+            if not word.startswith("-") and risky_variable(word):
+                return f"`unset {word}` drops a setting Gatehouse gave the agent (where git looks, which programs run)"
+    if words and words[0] == "env":
+        for i, word in enumerate(words[1:], 1):
+            if word in ("-i", "--ignore-environment", "-") or (word.startswith("-") and not word.startswith("--")
+                                                              and "i" in word[1:].split("u", 1)[0]):
+                return "`env -i` runs the command without the environment Gatehouse gave the agent"
+            name = words[i + 1] if word in ("-u", "--unset") and i + 1 < len(words) else \
+                word.split("=", 1)[1] if word.startswith("--unset=") else word[2:] if word.startswith("-u") else ""
+            if name and risky_variable(name):
+                return f"`env -u {name}` drops a setting Gatehouse gave the agent (where git looks, which programs run)"
+            if not word.startswith("-") and "=" not in word and words[i - 1] not in ("-u", "--unset", "-C", "--chdir"):
+                break  # the command it runs
     return None
 
 
@@ -449,7 +465,8 @@ def environment_reason(inv: Invocation, cmd: SimpleCommand) -> str | None:
 # Programs any check above looks at: a command outside them, without assignments, run-time
 # words, a wrapper or a redirected input, has nothing for these checks to find.
 RISKY_PROGRAMS = frozenset(SHELLS | set(INTERPRETERS) | set(_CODE) | NETWORK | {"source", ".", "env", "printenv", "set",
-                                                                             "compgen", "ps"} | set(_PRINTS_VARIABLES))
+                                                                             "compgen", "ps", "unset"}
+                           | set(_PRINTS_VARIABLES))
 DECLARERS = frozenset({"export", "declare", "typeset", "readonly", "local"})
 ENV_PRINTERS = frozenset({"env", "printenv", "set", "compgen", "ps"} | set(_PRINTS_VARIABLES))
 

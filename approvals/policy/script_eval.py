@@ -33,6 +33,7 @@ from .archives import link_target
 from .classes import KNOWN_PROGRAMS, LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
 from .decisions import fallback, rule_reason, worse
 from .fileuse import FileUse
+from .git_hooks import git_hooks
 from .git_operands import may_name_files_git
 from .operands import NAMES_FILES, file_uses
 from .options import invocation, program_name
@@ -61,7 +62,7 @@ _NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
 class _Walk:
     """The state of one script's evaluation: where it may be, the resolver (made lazily)."""
 
-    __slots__ = ("policy", "cwds", "shown_cwd", "_make_resolver", "_resolver")
+    __slots__ = ("policy", "cwds", "shown_cwd", "_make_resolver", "_resolver", "_hooks")
 
     def __init__(self, policy: CompiledPolicy, cwd: str, resolver: Callable[[], Resolver]) -> None:
         self.policy = policy
@@ -69,6 +70,13 @@ class _Walk:
         self.shown_cwd: str | None = None
         self._make_resolver = resolver
         self._resolver: Resolver | None = None
+        self._hooks: dict[str, tuple[str, ...]] = {}
+
+    def hooks_of(self, start: str) -> tuple[str, ...]:
+        """The git hooks of the repository holding `start` (cached per directory)."""
+        if start not in self._hooks:
+            self._hooks[start] = git_hooks(start, self.resolver.ctx.protected_dirs)
+        return self._hooks[start]
 
     @property
     def resolver(self) -> Resolver:
@@ -149,6 +157,35 @@ def _paths(walk: _Walk, cmd: SimpleCommand, inv) -> tuple[list[PathUse], list[st
             uses += found
             floors += more
     return uses, floors, network
+
+
+# git subcommands that run hooks of the repository (commit's, merge's, checkout's, push's,
+# gc --auto's…); `reference-transaction` and `post-index-change` run on nearly any.
+_HOOKED = frozenset({"commit", "merge", "pull", "rebase", "cherry-pick", "revert", "am", "checkout", "switch",
+                     "worktree", "push", "fetch", "gc", "maintenance", "send-email", "stash", "reset", "restore"})
+_HOOKS_ON_ANY = frozenset({"reference-transaction", "post-index-change"})
+
+
+def _git_hooks(walk: _Walk, inv) -> tuple[str, ...]:
+    """The hooks of the repository a git command works in that it may run: installed ones
+    (a hook can run any file of the workspace — `npm test`, `.husky/pre-commit`,
+    `.pre-commit-config.yaml`), or `core.hooksPath` set. Only read with the file system."""
+    resolver = walk.resolver
+    if not resolver.ctx.filesystem:
+        return ()
+    starts = [c for c in walk.cwds if c is not None]
+    for value in inv.values.get("-C", ()):
+        starts = [posixpath.join(c, value) for c in starts] if not value.startswith("/") else [value]
+    found: list[str] = []
+    for start in starts:
+        for hook in walk.hooks_of(start):
+            if hook not in found:
+                found.append(hook)
+    if not found:
+        return ()
+    if _HOOKS_ON_ANY & set(found) or inv.subcommand in _HOOKED:
+        return tuple(found)
+    return ()
 
 
 # At most this many of an extraction's members are shown (the first that are not allowed).
@@ -289,12 +326,19 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
         reason = rule_reason(ruleset, decision, index, what)  # type: ignore[arg-type]
     else:
         decision, rule, reason = fallback(policy, ruleset, cls, what)
+    hooks = _git_hooks(walk, inv) if program == "git" and not cmd.remote else ()
     if uncertain is None and not uses and not network_device and cmd.plain and not may_run_code(inv) \
-            and linked is None:
+            and linked is None and not hooks:
         # the common case: nothing but the command's own rule or class decides it
         return Segment._make(cmd.text, written, cls, decision, rule, False, reason, walk.shown_cwd, (),
                              "pattern" if decision == "ask" else None, (), inv)
     found_floors = _floors(cmd, inv, ruleset, decision, uncertain, what, network_device)
+    if hooks:
+        exact = ruleset.exact_allow(inv) if ruleset is not None else None
+        if exact is None:
+            found_floors.append(("ask", "commands.interpreter", f"{what} runs the repository's git hooks "
+                                 f"({', '.join(hooks)}), which can run files of the workspace, so a person decides.",
+                                 "exact"))
     if linked is not None and looks_through(linked):
         found_floors.append(("ask", "commands.dynamic", f"{what} runs `{linked}` through a link, which is not read "
                                                         "for the commands it runs, so a person decides.", None))
@@ -340,7 +384,7 @@ def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: st
     if cmd.too_deep:
         out.append(("ask", "commands.nesting", f"{what} runs commands nested deeper than the policy reads, "
                                                "so a person decides.", None))
-    env = env_reason(cmd) if cmd.assigns or cmd.words[0] in DECLARERS else None
+    env = env_reason(cmd) if cmd.assigns or cmd.words[0] in DECLARERS or cmd.words[0] in ("unset", "env") else None
     if env:
         out.append(("ask", "commands.environment", f"{what}: {env}, so a person decides.", None))
     code = code_reason(inv, cmd, cmd.stdin_text is not None)

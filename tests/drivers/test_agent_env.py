@@ -132,6 +132,33 @@ def test_worker_passes_the_settings_to_every_driver(settings: Any) -> None:
         assert options["env_names"] == ["AWS_REGION"] and options["env_values"] == {"ANTHROPIC_BASE_URL": "http://proxy"}
 
 
+def test_git_in_a_workspace_without_a_repository_never_finds_the_one_above(tmp_path: Path, settings: Any) -> None:
+    # Gatehouse's workspaces lie in its var directory, often inside its own checkout: there
+    # `git stash` or `git checkout main` in a fresh workspace would change the server's code.
+    import subprocess
+
+    from drivers.worker import driver_settings
+
+    outer = tmp_path / "checkout"
+    settings.GATEHOUSE_WORKSPACES_DIR = outer / "var" / "workspaces"
+    settings.GATEHOUSE_RUNTIME_DIR = outer / "var" / "runtime"
+    workspace = settings.GATEHOUSE_WORKSPACES_DIR / "run-1"
+    workspace.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(outer)], check=True)
+    options = driver_settings("scripted")
+    env = agent_env.build(options, source={"PATH": os.environ["PATH"]})
+
+    assert env["GIT_CEILING_DIRECTORIES"] == f"{outer}/var/workspaces:{outer}/var/runtime"
+    found = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=workspace, env=env, capture_output=True, text=True)
+    assert found.returncode != 0 and "not a git repository" in found.stderr
+    unbounded = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=workspace,
+                               env={"PATH": os.environ["PATH"]}, capture_output=True, text=True)
+    assert unbounded.stdout.strip() == str(outer)  # what the ceiling keeps it from
+    # an operator's value does not replace it
+    assert agent_env.build({**options, "env_values": {"GIT_CEILING_DIRECTORIES": "/"}},
+                           source={})["GIT_CEILING_DIRECTORIES"] == env["GIT_CEILING_DIRECTORIES"]
+
+
 # -- scripted: the commands of a scenario ----------------------------------------------------------
 
 

@@ -132,6 +132,9 @@ INTERPRETERS = ask(
 )
 
 ENVIRONMENT = ask(
+    # dropping what Gatehouse set (where git stops looking for a repository, HOME, PATH)
+    "unset GIT_CEILING_DIRECTORIES; git stash", "unset HOME", "env -u GIT_CEILING_DIRECTORIES git status",
+    "env -uHOME git status", "env --unset=PATH ls", "env -i git status", "env - git status",
     "LD_PRELOAD=/tmp/x.so ls", "LD_LIBRARY_PATH=/tmp ls", "PATH=/tmp:$PATH ls", "PATH=/tmp:$PATH; ls",
     "export PATH=/tmp:$PATH", "export LD_PRELOAD=/tmp/x.so", "declare -x LD_PRELOAD=/tmp/x.so",
     "env LD_PRELOAD=/tmp/x.so ls", "sudo LD_PRELOAD=/tmp/x.so ls", "GIT_SSH_COMMAND=evil git fetch",
