@@ -85,13 +85,14 @@ def _zip(path: str) -> list[Member] | None:
         if len(infos) > MEMBER_LIMIT:
             return None
         for info in infos:
+            name = info.filename.replace("\\", "/")  # unzip reads `\\` as a separator
             mode = info.external_attr >> 16
             if stat.S_ISLNK(mode) and info.file_size <= 4096:
                 # unzip makes a link whose target is the member's content
                 target = archive.read(info).decode("utf-8", errors="replace")
-                out.append(Member(info.filename, target))
+                out.append(Member(name, target))
             else:
-                out.append(Member(info.filename))
+                out.append(Member(name))
     return out
 
 
@@ -107,7 +108,32 @@ def link_target(member: Member) -> str:
 
 # A patch read to find its files: at most this much of it.
 PATCH_LIMIT = 4 * 1024 * 1024
-_DIFF_NAME = re.compile(r"^(?:\+\+\+|---|\*\*\*) (.+?)(?:\t.*)?$|^diff --git (.+)$|^(?:rename|copy) (?:from|to) (.+)$")
+_DIFF_NAME = re.compile(r"^(?:\+\+\+|---|\*\*\*) (.+?)(?:\t.*)?$|^diff --git (.+)$|^(?:rename|copy) (?:from|to) (.+)$"
+                        r"|^Index: (.+)$")
+_QUOTED_OR_WORD = re.compile(r'"(?:[^"\\]|\\.)*"|\S+')
+_C_ESCAPES = {"a": "\a", "b": "\b", "t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
+
+
+def _unquoted(name: str) -> str:
+    """A name as git writes it: C-quoted (`"b/.cl\\141ude/x"`) when it holds special
+    characters; git apply and GNU patch unquote it, and so is it read here."""
+    if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
+        return name
+    body, out, i = name[1:-1], bytearray(), 0
+    while i < len(body):
+        char = body[i]
+        if char == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in "01234567" and i + 3 < len(body) + 1 and all(c in "01234567" for c in body[i + 1:i + 4]):
+                out.append(int(body[i + 1:i + 4], 8) & 0xFF)
+                i += 4
+                continue
+            out += _C_ESCAPES.get(nxt, nxt).encode()
+            i += 2
+            continue
+        out += char.encode()
+        i += 1
+    return out.decode("utf-8", errors="replace")
 
 
 def patch_text(path: str) -> str | None:
@@ -133,12 +159,11 @@ def patch_targets(text: str, strip: int | None) -> list[Member]:
         if found is None:
             continue
         if found.group(2) is not None:
-            names += found.group(2).split(" ")  # `diff --git a/x b/y` (names with spaces: each word)
+            names += _QUOTED_OR_WORD.findall(found.group(2))  # `diff --git a/x "b/y z"`: each word
         else:
-            names.append((found.group(1) or found.group(3)).strip())
+            names.append((found.group(1) or found.group(3) or found.group(4)).strip())
     out: list[Member] = []
-    for name in dict.fromkeys(names):
-        name = name.strip('"')
+    for name in dict.fromkeys(_unquoted(n) for n in names):
         if not name or name == "/dev/null":
             continue
         parts = [p for p in name.split("/") if p not in ("", ".")]

@@ -40,12 +40,50 @@ def git_hooks(start: str, ceilings: tuple[str, ...] = ()) -> tuple[str, ...]:
     custom = [v.strip('"') for v in _HOOKS_PATH.findall(config)]
     if custom and custom[-1] not in ("", "/dev/null"):
         return ("core.hooksPath",)
+    configured = _programs_of_the_workspace(config)
+    if configured:
+        return configured
     try:
         names = sorted(os.listdir(posixpath.join(common, "hooks")))
     except OSError:
         return ()
     return tuple(n for n in names if not n.endswith(".sample") and not n.startswith(".")
                  and os.access(posixpath.join(common, "hooks", n), os.X_OK))
+
+
+_SECTION = re.compile(r"^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+\"([^\"]*)\")?\s*\]", re.MULTILINE)
+_PROGRAM_KEYS = re.compile(r"^(core\.(fsmonitor|pager|sshcommand|askpass|editor)|diff\.external|pager\..*|"
+                           r"(diff|merge)\..*\.(command|textconv|driver)|filter\..*\.(clean|smudge|process)|"
+                           r"gpg\.(.*\.)?program|credential\.(.*\.)?helper|sequence\.editor)$")
+
+
+def _programs_of_the_workspace(config: str) -> tuple[str, ...]:
+    """Settings of the repository (written by a person before the run: `.git/config` is
+    protected) that name a program in the workspace (`core.fsmonitor = tools/watch.sh`,
+    `filter.x.clean = ./scripts/clean`), or include another file: git runs such a program,
+    which the agent can edit, on nearly any command (`git status` runs fsmonitor and clean
+    filters). Named `config:KEY`."""
+    found: list[str] = []
+    section = ""
+    for line in config.splitlines():
+        head = _SECTION.match(line)
+        if head is not None:
+            section = head.group(1).lower() + (f".{head.group(2)}" if head.group(2) else "")
+            if section.split(".", 1)[0] in ("include", "includeif"):
+                found.append("config:include")
+            continue
+        key, eq, value = line.partition("=")
+        if not eq or not section:
+            continue
+        name = f"{section}.{key.strip().lower()}"
+        if _PROGRAM_KEYS.match(name) and any(_in_workspace(word) for word in re.split(r"[\s'\"!=;|&]+", value)):
+            found.append(f"config:{name}")
+    return tuple(dict.fromkeys(found))
+
+
+def _in_workspace(word: str) -> bool:
+    """A program path relative to where git runs: `./x`, `../x`, `tools/x.sh`."""
+    return bool(word) and not word.startswith(("/", "~", "$")) and "/" in word
 
 
 def _git_dir(start: str, ceilings: tuple[str, ...]) -> str | None:

@@ -169,7 +169,8 @@ _HOOKS_ON_ANY = frozenset({"reference-transaction", "post-index-change"})
 def _git_hooks(walk: _Walk, inv) -> tuple[str, ...]:
     """The hooks of the repository a git command works in that it may run: installed ones
     (a hook can run any file of the workspace — `npm test`, `.husky/pre-commit`,
-    `.pre-commit-config.yaml`), or `core.hooksPath` set. Only read with the file system."""
+    `.pre-commit-config.yaml`), `core.hooksPath` set, or a setting naming a program in the
+    workspace (`config:core.fsmonitor`: any git command). Only read with the file system."""
     resolver = walk.resolver
     if not resolver.ctx.filesystem:
         return ()
@@ -183,7 +184,7 @@ def _git_hooks(walk: _Walk, inv) -> tuple[str, ...]:
                 found.append(hook)
     if not found:
         return ()
-    if _HOOKS_ON_ANY & set(found) or inv.subcommand in _HOOKED:
+    if _HOOKS_ON_ANY & set(found) or any(h.startswith("config:") for h in found) or inv.subcommand in _HOOKED:
         return tuple(found)
     return ()
 

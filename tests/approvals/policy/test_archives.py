@@ -132,3 +132,17 @@ def test_a_patch_is_decided_by_the_files_it_names(patches):
         "git diff HEAD~1 | git apply -R", "patch -p1 -B /srv/ < ok.diff",
     )]
     assert_cases(DEFAULT_POLICY, allowed + refused + asked, paths=patches.context, cwd=patches.workspace)
+
+
+def test_names_written_the_way_the_tools_unquote_them_are_read_that_way(sandbox):
+    ws = Path(sandbox.workspace)
+    # git C-quotes a name (`\141` is `a`) and git apply unquotes it; GNU patch reads `Index:`
+    quoted = '"b/.cl\\141ude/settings.json"'
+    (ws / "quoted.diff").write_text(f'diff --git "a/.cl\\141ude/settings.json" {quoted}\nnew file mode 100644\n'
+                                    f"--- /dev/null\n+++ {quoted}\n@@ -0,0 +1 @@\n+{{}}\n")
+    (ws / "index.diff").write_text("Index: .git/hooks/pre-commit\n===\n@@ -0,0 +1 @@\n+x\n")
+    with zipfile.ZipFile(ws / "backslash.zip", "w") as archive:  # unzip writes `.git/hooks/post-checkout`
+        archive.writestr(zipfile.ZipInfo(".git\\hooks\\post-checkout"), "x")
+    assert_cases(DEFAULT_POLICY, [("bash", bash(c), "deny", None) for c in (
+        "git apply quoted.diff", "patch -p1 < quoted.diff", "patch -p0 < index.diff", "unzip backslash.zip",
+    )], paths=sandbox.context, cwd=sandbox.workspace)

@@ -81,3 +81,17 @@ def test_without_the_file_system_no_hook_is_seen(sandbox):
     _hook(_repo(sandbox.workspace), "pre-commit")
     context = PathContext(sandbox.workspace, sandbox.context.homes, sandbox.context.protected_dirs, filesystem=False)
     assert_cases(DEFAULT_POLICY, _table((), ("git commit -m wip",)), paths=context, cwd=sandbox.workspace)
+
+
+@pytest.mark.parametrize("key, value, asked", [
+    ("core.fsmonitor", "tools/watch.sh", True),  # `git status` runs it
+    ("filter.x.clean", "./scripts/clean %f", True),
+    ("include.path", "../settings.inc", True),  # a file the agent may edit, holding any setting
+    ("filter.lfs.clean", "git-lfs clean -- %f", False),  # a program of the machine
+    ("core.pager", "less -R", False),
+])
+def test_a_repository_setting_naming_a_program_of_the_workspace_asks_on_any_git_command(sandbox, key, value, asked):
+    _repo(sandbox.workspace)
+    subprocess.run(["git", "-C", sandbox.workspace, "config", key, value], check=True)
+    table = _table(NO_HOOKS, ()) if asked else _table((), NO_HOOKS)
+    assert_cases(DEFAULT_POLICY, table, paths=sandbox.context, cwd=sandbox.workspace)
