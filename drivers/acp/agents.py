@@ -53,6 +53,9 @@ CLAUDE_PROVIDER_ENV = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUT
 CLAUDE_ISOLATION_ENV = {
     # No start-up `git status` (it runs a repository's fsmonitor and filter programs).
     "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS": "1",
+    # each Bash call starts in the workspace, where the gate judges its paths (as the
+    # claude-code driver: a `cd` kept for the next call moved what a path meant)
+    "CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR": "1",
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "DISABLE_TELEMETRY": "1",
     "DISABLE_AUTOUPDATER": "1",

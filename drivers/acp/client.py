@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -300,7 +301,10 @@ class AcpClient:
             raise RequestError(REFUSED, f"{cwd} is not a directory in the workspace")
         script = shlex.join([command, *args]) if args else command
         argv = [command, *args] if args else ["/bin/sh", "-c", command]
-        covering = next((a for a in self.allowed.values() if not a.finished and a.command and a.command == script), None)
+        # an approved command covers a terminal only where it was judged to run: run elsewhere
+        # (`cwd: .git`), its paths mean other files, so it is gated again there
+        covering = next((a for a in self.allowed.values() if not a.finished and a.command and a.command == script
+                         and os.path.normpath(a.request.cwd) == os.path.normpath(str(workdir))), None)
         if covering is not None:
             covering.command = ""  # one approved command covers one terminal
             step_id = covering.step_id

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -166,6 +167,22 @@ def outside_paths(call: Mapping[str, Any], workspace: Path) -> list[str]:
     return outside
 
 
+# Where an agent's shell tool says its command runs: OpenCode's `workdir`, Gemini CLI's
+# `directory`, others' `cwd` (relative to the workspace, as the agents read them).
+COMMAND_DIR_KEYS = ("workdir", "cwd", "directory", "dir_path")
+
+
+def command_cwd(tool_input: Mapping[str, Any], workspace: Path) -> str:
+    """The directory a shell command runs in, as the agent's tool input names it (the gate
+    judges its paths from there: `workdir: .git` with `echo x > hooks/pre-commit` writes a
+    hook), else the workspace."""
+    for key in COMMAND_DIR_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip() and "\x00" not in value:
+            return os.path.normpath(os.path.join(str(workspace), os.path.expanduser(value.strip())))
+    return str(workspace)
+
+
 def build_request(call: Mapping[str, Any], workspace: Path, *, plan_options: bool = False) -> ToolRequest:
     """A permission request's tool call (merged with what `tool_call` updates said) as a
     canonical ToolRequest with a reviewer presentation."""
@@ -188,7 +205,10 @@ def build_request(call: Mapping[str, Any], workspace: Path, *, plan_options: boo
         return ToolRequest("ExitPlanMode", {"plan": plan}, cwd, "plan_review", "plan", {**presentation, "title": "Review the agent's plan", "plan": plan}, call_id)
     if kind == "execute" or (isinstance(raw.get("command"), str) and kind in ("other", "think")):
         command = _command_of(raw)
+        cwd = command_cwd(raw, workspace)
         presentation.update(command=clip(command), title=str(raw.get("description") or "") or "Run a shell command")
+        if cwd != str(workspace):
+            presentation["cwd"] = cwd
         return ToolRequest("bash", {"command": command}, cwd, "permission", "command", presentation, call_id)
     if kind in ("edit", "delete", "move"):
         path = _path_of(call, raw)

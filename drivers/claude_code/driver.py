@@ -112,6 +112,10 @@ ISOLATION_ENV = {
     "DISABLE_ERROR_REPORTING": "1",
     # No start-up `git status` (it runs a repository's fsmonitor and clean filters): isolation.py.
     "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS": "1",
+    # Each Bash call starts in the workspace: the gate judges a command's paths from there,
+    # while the CLI otherwise keeps a `cd` for the next call (`cd .git`, then
+    # `echo x > hooks/pre-commit`, was judged as a write of `hooks/pre-commit`: observed).
+    "CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR": "1",
     "TERM": "dumb",
 }
 

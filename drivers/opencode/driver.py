@@ -55,6 +55,7 @@ class OpenCodeRun:
         self.abort: tuple[str, str] | None = None
         self.session_error = ""
         self.tools: dict[str, str] = {}  # callID -> OpenCode tool name
+        self.inputs: dict[str, Mapping[str, Any]] = {}  # callID -> the call's input (its bash `workdir`)
         self.steps: dict[str, int] = {}  # callID -> step id of an allowed permission
         self.texts: dict[str, str] = {}  # text part id -> its text so far (emitted at the end)
         self.user_messages: set[str] = set()  # message ids of the prompts (not the agent's words)
@@ -288,6 +289,8 @@ class OpenCodeRun:
         tool = str(part.get("tool") or "")
         self.tools[call_id] = tool
         state = part.get("state") or {}
+        if isinstance(state, Mapping) and isinstance(state.get("input"), Mapping) and state["input"]:
+            self.inputs[call_id] = state["input"]
         status = str(state.get("status") or "") if isinstance(state, Mapping) else ""
         if status not in ("running", "completed", "error"):
             return
@@ -360,7 +363,7 @@ class OpenCodeRun:
     async def _permission(self, props: Mapping[str, Any]) -> None:
         tool = props.get("tool") or {}
         call_id = str(tool.get("callID") or "") if isinstance(tool, Mapping) else ""
-        request = mapping.permission_request(props, self.workspace, self.tools.get(call_id, ""))
+        request = mapping.permission_request(props, self.workspace, self.tools.get(call_id, ""), self.inputs.get(call_id))
         path = f"/permission/{request.native_id}/reply"
         outside = mapping.outside_workspace(request, self.workspace)
         if outside:

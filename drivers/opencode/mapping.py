@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from drivers.acp.mapping import clip, relative_path
+from drivers.acp.mapping import clip, command_cwd, relative_path
 from drivers.base import Decision, ToolRequest
 
 # OpenCode permission name -> (canonical tool, subtype); `edit` is decided per tool below.
@@ -26,9 +26,11 @@ PERMISSIONS: dict[str, tuple[str, str]] = {
 }
 
 
-def permission_request(event: Mapping[str, Any], workspace: Path, tool_name: str = "") -> ToolRequest:
+def permission_request(event: Mapping[str, Any], workspace: Path, tool_name: str = "",
+                       call_input: Mapping[str, Any] | None = None) -> ToolRequest:
     """A `permission.asked` (properties) as a canonical ToolRequest. `tool_name` is the
-    OpenCode tool of the call (from its message part), which tells a write from an edit."""
+    OpenCode tool of the call (from its message part), which tells a write from an edit;
+    `call_input` the call's input, whose `workdir` is where a bash command runs."""
     permission = str(event.get("permission") or "")
     metadata_value = event.get("metadata")
     metadata: Mapping[str, Any] = metadata_value if isinstance(metadata_value, Mapping) else {}
@@ -39,6 +41,9 @@ def permission_request(event: Mapping[str, Any], workspace: Path, tool_name: str
     if permission == "bash":
         command = str(metadata.get("command") or " && ".join(patterns))
         presentation.update(title="Run a shell command", command=clip(command))
+        cwd = command_cwd(call_input or {}, workspace)
+        if cwd != str(workspace):
+            presentation["cwd"] = cwd
         return ToolRequest("bash", {"command": command}, cwd, "permission", "command", presentation, native_id)
     if permission == "edit":
         path = relative_path(str(metadata.get("filepath") or (patterns[0] if patterns else "")), workspace)

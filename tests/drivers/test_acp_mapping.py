@@ -37,3 +37,26 @@ def test_an_argv_command_is_judged_as_the_shell_line_that_runs_exactly_it(tmp_pa
     call = {"toolCallId": "t1", "kind": "execute", "rawInput": {"command": ["bash", "-lc", "rm -rf ~"]}}
     request = mapping.build_request(call, tmp_path)
     assert request.input == {"command": "bash -lc 'rm -rf ~'"}
+
+
+@pytest.mark.parametrize(("raw", "where"), [
+    ({"command": "echo x > hooks/pre-commit", "workdir": ".git"}, ".git"),  # OpenCode's bash
+    ({"command": "ls", "directory": "src"}, "src"),  # Gemini CLI's run_shell_command
+    ({"command": "ls", "cwd": "/srv"}, "/srv"),
+    ({"command": "ls"}, "."),
+])
+def test_a_command_is_judged_where_the_agent_says_it_runs(tmp_path: Path, raw: dict, where: str) -> None:
+    # Judged from the workspace, `workdir: .git` + `echo x > hooks/pre-commit` was a write of
+    # `hooks/pre-commit`, while the agent ran it in `.git`: a git hook.
+    request = mapping.build_request({"toolCallId": "t1", "kind": "execute", "rawInput": raw}, tmp_path)
+    assert request.cwd == str((tmp_path / where).resolve() if not where.startswith("/") else Path(where))
+
+
+def test_the_policy_then_refuses_the_hook_the_command_would_write(tmp_path: Path) -> None:
+    from approvals.policy import DEFAULT_POLICY, PathContext, compile_policy, evaluate
+
+    raw = {"command": "echo x > hooks/pre-commit", "workdir": ".git"}
+    request = mapping.build_request({"toolCallId": "t1", "kind": "execute", "rawInput": raw}, tmp_path)
+    verdict = evaluate(compile_policy(DEFAULT_POLICY), {"tool": request.tool, "input": dict(request.input),
+                                                        "cwd": request.cwd}, paths=PathContext(str(tmp_path)))
+    assert verdict.decision == "deny", verdict.reason

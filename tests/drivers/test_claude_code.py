@@ -643,3 +643,19 @@ def test_plan_mode_lets_through_only_what_the_policy_core_reads_as_read_only(com
     from drivers.claude_code.mapping import is_read_only_shell
 
     assert is_read_only_shell(command) is read_only
+
+
+@pytest.mark.agents
+async def test_each_command_starts_in_the_workspace_where_the_gate_judged_it(tmp_path: Path, model: FakeAnthropicServer) -> None:
+    # The CLI keeps a `cd` for its next Bash call unless told not to: `cd .git`, then
+    # `echo x > hooks/pre-commit`, was judged as a write of `hooks/pre-commit` (observed).
+    require_cli()
+    model.add_turns([tool_use("Bash", {"command": "mkdir -p sub && cd sub", "description": "go"})],
+                    [tool_use("Bash", {"command": "pwd > where.txt", "description": "where"})], [text("done")])
+    ctx = make_ctx(tmp_path, model, allow)
+    result = await run_driver(ctx)
+
+    assert result.status == "completed", ctx.activities
+    assert [r.cwd for r in ctx.requests] == [str(ctx.workspace)] * 2
+    assert (ctx.workspace / "where.txt").read_text().strip() == str(ctx.workspace)
+    assert not (ctx.workspace / "sub" / "where.txt").exists()

@@ -176,3 +176,19 @@ async def test_a_new_run_of_the_session_continues_the_conversation(tmp_path: Pat
     assert follow_up.agent_state == first.agent_state and not follow_up.conversation_resumed
     last = json.dumps(agent.server.main_requests[-1]["messages"])
     assert "Remember the word heron." in last and "Which word?" in last
+
+
+@pytest.mark.agents
+async def test_a_command_is_judged_in_the_directory_it_runs_in(tmp_path: Path, agent: Agent) -> None:
+    # OpenCode's bash runs in its `workdir`; judged from the workspace, `workdir: .git` with
+    # `echo x > hooks/pre-commit` would have been a write of `hooks/pre-commit`.
+    (tmp_path / "ws" / "sub").mkdir(parents=True)
+    agent.script([chat.tool_call("bash", {"command": "pwd > where.txt", "description": "where", "workdir": "sub"})],
+                 agent.say("done"))
+    ctx = make_ctx(tmp_path, agent, allow)
+    result = await run_driver(ctx)
+
+    assert result.status == "completed", ctx.activities
+    [request] = [r for r in ctx.requests if r.tool == "bash"]
+    assert request.cwd == str(ctx.workspace / "sub")
+    assert (ctx.workspace / "sub" / "where.txt").read_text().strip() == str(ctx.workspace / "sub")
