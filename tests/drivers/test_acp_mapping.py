@@ -60,3 +60,28 @@ def test_the_policy_then_refuses_the_hook_the_command_would_write(tmp_path: Path
     verdict = evaluate(compile_policy(DEFAULT_POLICY), {"tool": request.tool, "input": dict(request.input),
                                                         "cwd": request.cwd}, paths=PathContext(str(tmp_path)))
     assert verdict.decision == "deny", verdict.reason
+
+
+async def test_an_approved_command_covers_a_terminal_only_where_it_was_judged(tmp_path: Path) -> None:
+    # claude-code-acp runs an approved command through the client's terminal, naming a cwd:
+    # the approval (judged in the workspace) must not cover it run in `.git`.
+    from acp import RequestError
+
+    from drivers.acp.client import AcpClient, _Allowed
+    from drivers.base import Decision, ToolRequest
+    from tests.drivers.fake_context import FakeRunContext
+
+    (tmp_path / "ws" / ".git" / "hooks").mkdir(parents=True)
+    ctx = FakeRunContext(workspace=tmp_path / "ws", runtime_dir=tmp_path, decide=lambda r: Decision("deny", reason="no"))
+    client = AcpClient(ctx, env={}, on_abort=lambda reason, text: None)
+    command = "echo x > hooks/pre-commit"
+    judged = ToolRequest("bash", {"command": command}, str(client.workspace), "permission", "command", {}, "c1")
+    client.allowed["c1"] = _Allowed(request=judged, step_id=1, command=command)
+
+    with pytest.raises(RequestError):
+        await client.create_terminal("s", command, cwd=".git")
+
+    [asked] = ctx.requests  # gated again, where it runs
+    assert asked.cwd == str(client.workspace / ".git")
+    assert not (tmp_path / "ws" / ".git" / "hooks" / "pre-commit").exists()
+    assert client.allowed["c1"].command == command  # still covers the command where it was judged
