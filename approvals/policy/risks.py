@@ -320,6 +320,7 @@ _CODE: dict[str, Check] = {
     "ncat": _simple("`ncat -e` runs a program", frozenset({"-e", "-c", "--exec", "--sh-exec", "--lua-exec"})),
     "emacs": _simple("the editor is told to run code", frozenset({"--eval", "-l", "--load", "--batch", "-batch"})),
     "alias": _simple("`alias` defines a command name that runs something else"),
+    "hash": _simple("`hash -p` makes a command name run another program", frozenset({"-p"})),
     "at": _simple("`at` schedules commands from its input"),
     "batch": _simple("`batch` schedules commands from its input"),
     "crontab": lambda inv, cmd: None if inv.options & {"-l"} else "`crontab` installs commands that run later",

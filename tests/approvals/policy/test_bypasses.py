@@ -342,6 +342,7 @@ RUNS_THE_WORKSPACE_S_CODE = ask(
     "git clone --separate-git-dir=x . sub", "date -s 2020-01-01", "hostname evil",
     "ack --pager=./evil x", "ag --pager ./evil x", "bat --paging=always --pager=./evil a",
     "less -k keys README.md", "less --lesskey-src=keys README.md",
+    "hash -p ./evil ls; ls", "hash -p /bin/rm ls",
     # provider programs, credential plugins and indexes from files the agent can write
     "terraform plan", "terraform validate", "terraform show", "kubectl --kubeconfig=./kc.yaml get pods",
     "kubectl get pods --kubeconfig ./kc.yaml", "KUBECONFIG=./kc.yaml kubectl get pods", "docker --config ./d ps",
