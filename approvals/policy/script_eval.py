@@ -230,7 +230,7 @@ def _extracted(walk: _Walk, cmd: SimpleCommand, fu: FileUse, dynamic: bool) -> t
     floors: list[str] = []
     for member in listed:
         written = posixpath.join(fu.word, member.name)
-        loc = resolver.locate(written, walk.cwds, access="write", follow=False)
+        loc = resolver.locate(written, walk.cwds, access="write")  # (through a link already there)
         use, more = decide_use(walk.policy, resolver, loc, "write")
         if use.decision == "allow" and member.link is not None:
             target = link_target(member)

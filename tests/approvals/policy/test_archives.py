@@ -52,6 +52,7 @@ def archives(sandbox):
     _tar(ws / "up.tgz", ["../../../elsewhere/x"])
     _tar(ws / "deep.tgz", ["top/.git/hooks/x"])
     _tar(ws / "env.tgz", [".env"])
+    _tar(ws / "through.tgz", ["etc-link/cron.d/job", "rc"])  # through links already in the workspace
     _zip(ws / "ok.zip", ["src/ok.py"])
     _zip(ws / "hooks.zip", ["src/ok.py", ".git/hooks/post-checkout"])
     return sandbox
@@ -65,6 +66,7 @@ def test_an_extraction_is_decided_by_what_the_archive_holds(archives):
     refused = [("bash", bash(c), "deny", None) for c in (
         "tar -xzf hooks.tgz", "tar xf hooks.tgz -C build", "tar xJf claude.tar.xz", "tar xf gitfile.tbz",
         "tar xf link-out.tgz", "tar --strip-components=1 -xf deep.tgz", "unzip hooks.zip", "unzip -d out hooks.zip",
+        "tar xzf through.tgz",
     )]
     asked = [("bash", bash(c), "ask", None) for c in (
         "tar xf up.tgz",  # a member outside the workspace
