@@ -224,7 +224,13 @@ _CURL_BODY = frozenset({"-d", "--data-binary", "--data-raw", "--data-ascii", "--
 # `smb://`, `mqtt://`, `scp://`…) sends what the URL says to the service it names — to a
 # database or Redis on 127.0.0.1 as well: remote-mutation.
 _CURL_FETCH = frozenset({"http", "https", "ftp", "ftps", "file"})
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+# curl's protocols, read before a `:` (curl takes `file:/etc/passwd` without the slashes; a
+# host such as `localhost:8000` is no protocol: http)
+_CURL_PROTOCOLS = frozenset({"dict", "file", "ftp", "ftps", "gopher", "gophers", "http", "https", "imap", "imaps",
+                             "ldap", "ldaps", "mqtt", "pop3", "pop3s", "rtmp", "rtmpe", "rtmps", "rtmpt", "rtmpte",
+                             "rtmpts", "rtsp", "scp", "sftp", "smb", "smbs", "smtp", "smtps", "telnet", "tftp", "ws",
+                             "wss"})
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 
 
 def curl_urls(inv: Invocation) -> list[tuple[str, str]]:
@@ -234,7 +240,10 @@ def curl_urls(inv: Invocation) -> list[tuple[str, str]]:
     out = []
     for url in list(inv.operands) + list(inv.values.get("--url", ())):
         found = _SCHEME.match(url)
-        out.append((found.group(1).lower() if found else default, url))
+        scheme = found.group(1).lower() if found else ""
+        if scheme not in _CURL_PROTOCOLS:
+            scheme = "other" if "://" in url else default  # `x://…` of a protocol curl lacks: refused by curl
+        out.append((scheme, url))
     return out
 
 

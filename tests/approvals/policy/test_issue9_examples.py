@@ -236,6 +236,7 @@ def test_everyday_work_inside_the_workspace_stays_allowed(sandbox):
         "parallel echo ::: a b", "parallel --joblog build/j echo ::: a", "ack TODO src", "bat src/app.py", "ps aux",
         "ps -ef", "ps -p 1 -o comm=", "curl -s https://example.com/api",
         "curl -sL http://127.0.0.1:8000/healthz", "curl -o build/page.html https://example.com",
+        "curl localhost:8000/healthz", "curl -s example.com",
         "sed 's/x/r/' src/app.py", "sed -n '/r/p' src/app.py", "sed 's/a/b/;r build/x' src/app.py",
         "zip -r build/src.zip src", "unset FOO", "env -u FOO ls", "env FOO=1 ls",
     )]
