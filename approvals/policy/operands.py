@@ -18,6 +18,7 @@ import posixpath
 import re
 from urllib.parse import unquote
 
+from .classes import curl_urls
 from .fileuse import FileUse
 from .git_operands import git_file_uses
 from .options import WILD, Invocation
@@ -246,8 +247,6 @@ def _tar(inv: Invocation, words) -> list[FileUse]:
 def _file_urls(inv: Invocation) -> list[FileUse]:
     """`curl file:///etc/shadow` reads /etc/shadow (percent-decoded, any host part dropped);
     a URL curl expands (`{a,b}`, `[1-9]`) reads paths only known at run time."""
-    from .classes import curl_urls
-
     out = []
     for scheme, url in curl_urls(inv):
         if scheme != "file":
