@@ -33,6 +33,10 @@ def _tar(path: Path, names: list[str], links: tuple[tuple[str, str], ...] = (), 
             archive.addfile(info)
 
 
+def _bash(decision: str, *commands: str) -> list:
+    return [("bash", bash(c), decision, None) for c in commands]
+
+
 def _zip(path: Path, names: list[str]) -> None:
     with zipfile.ZipFile(path, "w") as archive:
         for name in names:
@@ -59,20 +63,20 @@ def archives(sandbox):
 
 
 def test_an_extraction_is_decided_by_what_the_archive_holds(archives):
-    allowed = [("bash", bash(c), "allow", None) for c in (
+    allowed = _bash("allow", *(
         "tar xzf ok.tgz", "tar -xf plain.tar", "tar xf ok.tgz -C build", "tar xf link-in.tgz", "unzip ok.zip",
         "unzip -o ok.zip -d build", "unzip -j hooks.zip", "tar tf hooks.tgz",
-    )]
-    refused = [("bash", bash(c), "deny", None) for c in (
+    ))
+    refused = _bash("deny", *(
         "tar -xzf hooks.tgz", "tar xf hooks.tgz -C build", "tar xJf claude.tar.xz", "tar xf gitfile.tbz",
         "tar xf link-out.tgz", "tar --strip-components=1 -xf deep.tgz", "unzip hooks.zip", "unzip -d out hooks.zip",
         "tar xzf through.tgz",
-    )]
-    asked = [("bash", bash(c), "ask", None) for c in (
+    ))
+    asked = _bash("ask", *(
         "tar xf up.tgz",  # a member outside the workspace
         "tar xf missing.tgz", "curl -sL http://x/a.tgz | tar xz", "tar -xf - < ok.tgz",  # members not known
         "tar --transform s/a/b/ -xf ok.tgz", "unzip \"$ARCHIVE\"",
-    )]
+    ))
     assert_cases(DEFAULT_POLICY, allowed + refused + asked, paths=archives.context, cwd=archives.workspace)
 
 
@@ -85,8 +89,7 @@ def test_an_extraction_meets_the_edits_rules_of_what_it_writes(archives):
 
 def test_without_the_file_system_an_extraction_is_asked_about(archives):
     context = PathContext(archives.workspace, archives.context.homes, archives.context.protected_dirs, filesystem=False)
-    assert_cases(DEFAULT_POLICY, [("bash", bash("tar xzf ok.tgz"), "ask", None)], paths=context,
-                 cwd=archives.workspace)
+    assert_cases(DEFAULT_POLICY, _bash("ask", "tar xzf ok.tgz"), paths=context, cwd=archives.workspace)
 
 
 def test_the_member_list_is_bounded(tmp_path):
@@ -117,22 +120,22 @@ def test_a_patch_is_decided_by_the_files_it_names(patches):
     def heredoc(path: str) -> str:
         return "patch -p1 <<'EOF'\n" + GIT_DIFF.format(path) + "EOF"
 
-    allowed = [("bash", bash(c), "allow", None) for c in (
+    allowed = _bash("allow", *(
         "patch -p1 < ok.diff", "patch -p1 -i ok.diff", "git apply ok.diff", "git apply --check claude.diff",
         "git apply --stat hook.diff", "patch < context.diff", "patch src/app.py hook.diff", "patch -d src -p1 < ok.diff",
         "patch --dry-run -p1 < hook.diff", heredoc("src/b.py"), "git apply --cached ok.diff",
-    )]
-    refused = [("bash", bash(c), "deny", None) for c in (
+    ))
+    refused = _bash("deny", *(
         "patch -p1 < hook.diff", "patch -p1 -i claude.diff", "patch < mcp.patch", "git apply claude.diff",
         "git apply < claude.diff", "git am claude.diff", "git apply -v hook.diff", heredoc(".git/hooks/post-merge"),
         "git apply <<'EOF'\n" + GIT_DIFF.format(".mcp.json") + "EOF",
         "git apply --cached claude.diff",  # staged, the next checkout writes it
-    )]
-    asked = [("bash", bash(c), "ask", None) for c in (
+    ))
+    asked = _bash("ask", *(
         "patch -p0 < out.diff",  # a file outside the workspace
         "cat hook.diff | patch -p1", "patch -p1 < missing.diff", "patch -p\"$N\" < ok.diff",  # files not known
         "git diff HEAD~1 | git apply -R", "patch -p1 -B /srv/ < ok.diff",
-    )]
+    ))
     assert_cases(DEFAULT_POLICY, allowed + refused + asked, paths=patches.context, cwd=patches.workspace)
 
 
@@ -145,6 +148,6 @@ def test_names_written_the_way_the_tools_unquote_them_are_read_that_way(sandbox)
     (ws / "index.diff").write_text("Index: .git/hooks/pre-commit\n===\n@@ -0,0 +1 @@\n+x\n")
     with zipfile.ZipFile(ws / "backslash.zip", "w") as archive:  # unzip writes `.git/hooks/post-checkout`
         archive.writestr(zipfile.ZipInfo(".git\\hooks\\post-checkout"), "x")
-    assert_cases(DEFAULT_POLICY, [("bash", bash(c), "deny", None) for c in (
-        "git apply quoted.diff", "patch -p1 < quoted.diff", "patch -p0 < index.diff", "unzip backslash.zip",
-    )], paths=sandbox.context, cwd=sandbox.workspace)
+    assert_cases(DEFAULT_POLICY, _bash("deny", "git apply quoted.diff", "patch -p1 < quoted.diff",
+                                       "patch -p0 < index.diff", "unzip backslash.zip"),
+                 paths=sandbox.context, cwd=sandbox.workspace)
