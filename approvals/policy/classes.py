@@ -74,7 +74,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from .options import Invocation, invocation
+from .options import WILD, Invocation, invocation
 
 READ_ONLY = "read-only"
 LOCAL = "local-mutation"
@@ -442,10 +442,10 @@ for _name in ("ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgr
               "sort", "sed", "find", "ionice", "exec", "busybox", "toybox", "doas", "sudo", "su", "runuser",
               "flock", "parallel", "chroot", "setsid", "taskset", "chrt", "unbuffer", "caffeinate", "eval",
               "trap", "coproc", "script", "dig", "nslookup", "host", "ping", "whois", "traceroute", "base64",
-              "awk", "gawk", "mawk", "nawk", "bat", "batcat"):
+              "awk", "gawk", "mawk", "nawk", "bat", "batcat", "let"):
     _CONSTANT[_name] = READ_ONLY
 for _name in ("touch", "mkdir", "cp", "mv", "ln", "chmod", "chown", "chgrp", "tee", "patch", "unzip",
-              "zip", "gzip", "gunzip", "bzip2", "xz", "unxz", "rmdir", "install", "kill", "mktemp", "git-lfs",
+              "zip", "gzip", "gunzip", "bzip2", "xz", "unxz", "rmdir", "install", "mktemp", "git-lfs",
               "sqlite3", "duckdb"):  # (a SQL shell's programs and other files: risks._sql_shell)
     _CONSTANT[_name] = LOCAL
 for _name in ("scp", "rsync", "twine", "sftp", "ftp", "lftp", "ssh", "nc", "ncat", "netcat", "socat", "telnet"):
@@ -458,6 +458,25 @@ for _name in ("export", "unset", "declare", "local", "readonly", "typeset"):
 _CONSTANT["source"] = None  # runs a script we cannot see
 _CONSTANT["."] = None
 
+def _kill(inv: Invocation):
+    """`kill %1` signals a job of the agent's own shell (local); a process id (`kill 4242`,
+    `kill -9 -1`, `kill $PID`, `xargs kill`) can be any process of the user the agent runs
+    as — Gatehouse's own server and workers among them: no class. `kill -l` only lists."""
+    targets = list(inv.positionals)
+    words = list(inv.option_words)
+    if words and words[0] in ("-s", "-n", "--signal"):
+        targets = targets[1:]  # the signal's name or number
+        words = words[1:]
+    elif words:
+        words = words[1:]  # `-9`, `-TERM`, `-SIGKILL`: the signal
+    targets += words  # after the signal, a negative number is a process group (`kill -9 -1`)
+    if inv.options & {"-l", "-L", "--list", "--table"} and not [t for t in targets if not t.isdigit()]:
+        return READ_ONLY
+    if targets and all(t != WILD and t.startswith("%") for t in targets):
+        return LOCAL
+    return None
+
+
 def _sets_system(inv: Invocation):
     """`date -s`/`date MMDDhhmm`, `hostname NAME`/`-F FILE`/`-b`: they set the system's
     clock or name (no class); without, they only print."""
@@ -469,7 +488,7 @@ def _sets_system(inv: Invocation):
 
 
 _BY_NAME: dict[str, Callable] = {
-    "date": _sets_system, "hostname": _sets_system,
+    "date": _sets_system, "hostname": _sets_system, "kill": _kill,
     "rm": _rm, "sed": _sed, "find": _find, "sort": _sort, "git": _git, "gh": _gh, "curl": _curl,
     "wget": _wget, "http": _httpie, "npm": _package_manager, "yarn": _package_manager, "pnpm": _package_manager,
     "bun": _package_manager, "pip": _pip, "uv": _uv, "tar": _tar,

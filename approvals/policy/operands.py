@@ -1,7 +1,8 @@
 """Which words of a command name files it reads or writes (the file-operand catalogue).
 
 Reads: `cat`, `less`, `head`, `tail` and the other filters, `grep`/`rg` operands after the
-pattern (and `-f` files), `sed`/`awk`/`jq` operands after the script, `source`/`.`, `cp`,
+pattern (and `-f` files), `sed`/`awk`/`jq` operands after the script (and jq's `--rawfile`/
+`--slurpfile` files and `-L` module directories), `source`/`.`, `cp`,
 `scp` and `rsync` sources, `tar c` members, `diff`, `curl -T`/`-d @file`/`-F x=@file`,
 `wget --post-file`, git's (`git_operands.py`: `git show HEAD:.env`, `git log -p -- .env`,
 `git grep KEY`, `git add -f .env`…), `< file` redirections. Writes: `tee`, `touch`,
@@ -193,6 +194,63 @@ def _script_first(inv: Invocation, words, script_options: tuple[str, ...]) -> li
         if inv.program == "awk" else ops
 
 
+_JQ_TWO = frozenset({"--arg", "--argjson", "--slurpfile", "--rawfile"})  # NAME VALUE
+_JQ_ONE = frozenset({"-f", "--from-file", "-L", "--indent", "--library-path"})
+
+
+def jq_filter(words) -> str | None:
+    """The filter jq runs, as written on its command line (None: read from `-f FILE`)."""
+    return _jq_words(words)[0]
+
+
+def _jq_reads(words) -> list[FileUse]:
+    return _jq_words(words)[1]
+
+
+def _jq_words(words) -> tuple[str | None, list[FileUse]]:
+    """jq's files: its inputs after the filter, `-f FILE` (the filter), `--slurpfile NAME
+    FILE` and `--rawfile NAME FILE` (read into a variable), `-L DIR` (its modules; `import
+    "x" as $d` reads `DIR/x.json`). `--arg`/`--argjson`/`--slurpfile`/`--rawfile` take two
+    words: `jq --rawfile k .env -n '$k'` reads `.env`, it is not the filter."""
+    out: list[FileUse] = []
+    positionals: list[int] = []
+    from_file = rest_are_args = False
+    i = 1
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            positionals += range(i + 1, len(words))
+            break
+        if word in _JQ_TWO:
+            if word in ("--slurpfile", "--rawfile") and i + 2 < len(words):
+                out.append(FileUse("read", words[i + 2], (i + 2,)))
+            i += 3
+            continue
+        name, eq, value = word.partition("=")
+        if word in _JQ_ONE or (eq and name in _JQ_ONE):
+            value_at = i if eq else i + 1
+            if value_at < len(words):
+                if name in ("-f", "--from-file"):
+                    from_file = True
+                    out.append(FileUse("read", value if eq else words[value_at], (value_at,)))
+                elif name in ("-L", "--library-path"):
+                    out.append(FileUse("read", value if eq else words[value_at], (value_at,), tree=True))
+            i = value_at + 1
+            continue
+        if word.startswith("-L") and len(word) > 2:
+            out.append(FileUse("read", word[2:], (i,), tree=True))
+        elif word in ("--args", "--jsonargs"):
+            rest_are_args = True
+        elif not word.startswith("-") or word == "-":
+            positionals.append(i)
+        i += 1
+    files = positionals if from_file else positionals[1:]
+    if rest_are_args:
+        files = []  # the words after the filter are the filter's arguments, not files
+    script = None if from_file or not positionals else words[positionals[0]]
+    return script, out + [FileUse("read", words[at], (at,)) for at in files if words[at] != "-"]
+
+
 # awk's `getline [VAR] < "FILE"` reads FILE from inside the program (a FILE that is not a
 # string literal is a run-time name: `risks` asks about it).
 AWK_GETLINE_FROM = re.compile(r"\bgetline\b(?:\s+[A-Za-z_]\w*(?:\[[^\]]*\])?)?\s*<\s*")
@@ -375,11 +433,11 @@ def file_uses(inv: Invocation, words) -> list[FileUse]:
         if "-i" in inv.options:
             out += [FileUse("write", w, at) for w, at in files]
         return out
-    if program in ("awk", "jq"):
+    if program == "jq":
+        return _jq_reads(words)
+    if program == "awk":
         out = [FileUse("read", w, at) for w, at in _script_first(inv, words, ("-f", "-e", "--from-file"))]
-        if program == "awk":
-            out += _awk_getline_reads(inv)
-        return out + _value_uses(inv, ("-f", "--rawfile", "--slurpfile"), "read")
+        return out + _awk_getline_reads(inv) + _value_uses(inv, ("-f",), "read")
     if program in ("source", "."):
         return [FileUse("read", w, at) for w, at in _operands(inv, words)[:1]]
     if program == "xargs":

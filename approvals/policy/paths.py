@@ -63,7 +63,8 @@ HOME_PROTECTED = (
     ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".login", ".logout", ".kshrc", ".mkshrc", ".inputrc",
     ".config/fish", ".xprofile", ".xinitrc", ".config/autostart", ".config/systemd", ".local/bin",
 )
-SYSTEM_PROTECTED = ("/etc", "/private/etc")
+# (and the secrets a container is given: Docker's and Kubernetes' service-account token)
+SYSTEM_PROTECTED = ("/etc", "/private/etc", "/run/secrets", "/var/run/secrets")
 # Anywhere: a sequence of path components (lower-cased) that marks an agent control file.
 _CONTROL_DIRS = (".codex", ".opencode", ".gemini")
 _SECRET_NAMES = (".env", ".env.*", "*.env", ".envrc", "*.pem", "*.key", "id_rsa*", "id_dsa*", "id_ecdsa*",
@@ -135,11 +136,19 @@ def control_tree(path: str) -> str | None:
 
 
 _PROC_SECRET = re.compile(r"^/proc/[^/]+/(task/[^/]+/)?(environ|mem|auxv|cmdline)$")
+# A process's own view of the file system: its working directory, its root, the files it
+# holds open. `/proc/<server>/cwd/var/secret_key` or `/proc/<server>/fd/7` (its database)
+# reach what the path's text does not name, and `/proc/self/cwd/…` is resolved by the
+# reading program, not by Gatehouse.
+_PROC_LINKS = re.compile(r"^/proc/[^/]+/(task/[^/]+/)?(cwd|root|exe|fd|fdinfo|map_files)(/|$)")
 
 
 def secret_path(path: str) -> str | None:
-    if path.startswith("/proc/") and _PROC_SECRET.match(path):
-        return "a process's environment or memory"
+    if path.startswith("/proc/"):
+        if _PROC_SECRET.match(path):
+            return "a process's environment or memory"
+        if _PROC_LINKS.match(path):
+            return "a process's working directory, root or open files"
     return secret_name(posixpath.basename(path))
 
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .operands import AWK_GETLINE_FROM
+from .operands import AWK_GETLINE_FROM, jq_filter
 from .options import Invocation
 from .sed_script import sed_runs_code
-from .shell import SimpleCommand
+from .shell import ARITHMETIC_MARK, SimpleCommand
 from .wrappers import SHELLS
 
 INTERPRETERS: dict[str, tuple[str, ...]] = {
@@ -129,12 +129,21 @@ def _awk(inv: Invocation, cmd: SimpleCommand) -> str | None:
         return "`awk` runs a program file, which is not read"
     if _script_words_dynamic(inv, cmd, ("-e", "--source")):
         return "the `awk` program is only known at run time"
-    program = inv.value("-e") or (inv.operands[0] if inv.operands else "")
-    if _awk_runs_code(program):
-        return "the `awk` program runs commands or writes files (`system`, a pipe or `>`)"
-    if any(not program.startswith('"', m.end()) for m in AWK_GETLINE_FROM.finditer(program)):
-        return "the `awk` program reads a file it names only at run time (`getline < name`)"
+    # every `-e`/`--source` is a part of the program, not only the last one
+    programs = list(inv.values.get("-e", ())) or [inv.operands[0] if inv.operands else ""]
+    for program in programs:
+        if _awk_runs_code(program):
+            return "the `awk` program runs commands or writes files (`system`, a pipe or `>`)"
+        if _AWK_DIRECTIVE.search(program):
+            # gawk: `@include "f"` runs another file's code, `@load "x"` a library's, and
+            # `@name(…)` calls the function named by a variable (`f = "system"; @f("id")`)
+            return "the `awk` program includes code from a file, loads a library or calls a function by name"
+        if any(not program.startswith('"', m.end()) for m in AWK_GETLINE_FROM.finditer(program)):
+            return "the `awk` program reads a file it names only at run time (`getline < name`)"
     return None
+
+
+_AWK_DIRECTIVE = re.compile(r"@\s*(include|load|[A-Za-z_][\w:]*\s*\()")
 
 
 def _sed(inv: Invocation, cmd: SimpleCommand) -> str | None:
@@ -217,6 +226,10 @@ def _opens_shell(inv: Invocation, cmd: SimpleCommand) -> str | None:
                                        (w.startswith("-") and not w.startswith("--") and w.endswith("c"))
                                        for w in cmd.words[1:]):
         return "`script` opens a shell that reads its input"
+    if program in ("script", "unbuffer") and cmd.stdin is not None:
+        # its command gets a terminal, and the input is typed into it as keys: a pager's or
+        # an editor's `!` runs a shell (`printf '!id\n' | script -qc 'less f' /dev/null`)
+        return f"`{program}` types its {_stdin(cmd)} into a program it gives a terminal"
     if program == "doas" and ("-s" in cmd.words):
         return "`doas -s` opens a shell that reads its input"
     return None
@@ -274,11 +287,19 @@ def _sql_shell(pattern: re.Pattern[str]) -> Check:
 _EDITOR = _simple("the editor runs the commands it is given or reads (`!` runs a shell)")
 
 
+# less's `+CMD` that only moves: a line or a percentage, the end (`G`, `F`), a search
+_LESS_MOVES = re.compile(r"^\+\+?(?:[0-9]*[gGFpP%]?|[/?&][^\x00-\x1f]*)$")
+
+
 def _less(inv: Invocation, cmd: SimpleCommand) -> str | None:
-    """A lesskey file given to less: its `#env` section can set LESSOPEN, a program less runs."""
+    """A lesskey file given to less: its `#env` section can set LESSOPEN, a program less
+    runs. `+CMD` is typed into less as keys when it starts: `+!id` runs a shell (in a
+    terminal, which `script -c` gives it), `+s FILE` saves the input to a file."""
     if any(w.split("=", 1)[0] in ("--lesskey-file", "--lesskey-src", "--lesskey-content")
            or (w.startswith("-k") and not w.startswith("--")) for w in cmd.words[1:]):
         return "`less` is given key settings, which can name a program it runs (LESSOPEN)"
+    if any(w.startswith("+") and not _LESS_MOVES.match(w) for w in cmd.words[1:]):
+        return "`less` is given commands to run when it starts (`!` runs a shell, `s` saves to a file)"
     return None
 
 
@@ -296,9 +317,17 @@ def _tmux(inv: Invocation, cmd: SimpleCommand) -> str | None:
     return f"`{inv.program}` runs commands in a terminal it controls"
 
 
+def _let(inv: Invocation, cmd: SimpleCommand) -> str | None:
+    if len(cmd.words) == 3 and cmd.words[1] == ARITHMETIC_MARK:
+        return cmd.words[2]  # arithmetic over a value the command does not fix (arith.py)
+    return None
+
+
 _CODE: dict[str, Check] = {
+    "let": _let,
     "awk": _awk, "sed": _sed, "git": _git, "tar": _tar, "ssh": _ssh_like, "scp": _ssh_like, "rsync": _ssh_like,
     "su": _opens_shell, "runuser": _opens_shell, "chroot": _opens_shell, "script": _opens_shell,
+    "unbuffer": _opens_shell,
     "doas": _opens_shell, "sudo": _sudo, "sqlite3": _sql_shell(_SQLITE_CODE), "duckdb": _sql_shell(_DUCKDB_CODE),
     "socat": _socat, "tmux": _tmux, "screen": _tmux,
     **dict.fromkeys(("vi", "vim", "nvim", "gvim", "view", "vimdiff", "rvim", "rview", "evim", "ex", "ed"), _EDITOR),
@@ -343,10 +372,27 @@ _ENV_EXACT = frozenset({
     "KUBECONFIG", "DOCKER_CONFIG", "DOCKER_HOST", "GH_CONFIG_DIR", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
     "RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "XDG_DATA_HOME", "XDG_DATA_DIRS", "XDG_CONFIG_DIRS",
     "CLOUDSDK_CONFIG", "GOFLAGS", "GOTOOLCHAIN", "MAVEN_OPTS", "GRADLE_OPTS", "GRADLE_USER_HOME",
+    # the shell `script`, `make` and others start; options and settings files read from the
+    # environment that can run a program (ripgrep's `--pre`, tar's `--to-command`, zip's
+    # `-TT`, man's `-P`, a .curlrc or .wgetrc that writes anywhere, GNU parallel's options,
+    # an OpenSSL engine, gpg's helpers, psql's `\!`)
+    "SHELL", "RIPGREP_CONFIG_PATH", "TAR_OPTIONS", "ZIPOPT", "UNZIP", "UNZIPOPT", "ZIPINFO", "MANOPT", "MANPL",
+    "CURL_HOME", "WGETRC", "SYSTEMWGETRC", "PARALLEL", "PARALLEL_HOME", "PARALLEL_SHELL", "OPENSSL_CONF",
+    "OPENSSL_ENGINES", "OPENSSL_MODULES", "GNUPGHOME", "PSQLRC", "SQLITE_HISTORY", "BAT_CONFIG_PATH", "BAT_OPTS",
+    "FZF_DEFAULT_COMMAND", "PERL5DB", "EXINIT", "VIMINIT", "MYVIMRC", "SCREENRC", "GREP_OPTIONS", "AWKPATH",
+    "AWKLIBPATH", "JQ_LIBRARY_PATH", "TERMINFO_DIRS", "LOCPATH", "NLSPATH", "HOSTALIASES", "MAKEFLAGS", "MAKEFILES",
 })
+# Python reads many settings from the environment; these only change its output
+_PYTHON_HARMLESS = frozenset({"PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "PYTHONHASHSEED",
+                              "PYTHONUTF8", "PYTHONFAULTHANDLER", "PYTHONLEGACYWINDOWSSTDIO", "PYTHONNOUSERSITE",
+                              "PYTHONSAFEPATH"})
 # (and the settings of package managers and build tools: an index or a wrapper they run)
 _ENV_PREFIX = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "PIP_", "UV_", "CARGO_", "YARN_",
-               "PNPM_", "BUN_", "TF_", "HELM_", "BUNDLE_", "GEM_", "POETRY_", "PIPENV_")
+               "PNPM_", "BUN_", "TF_", "HELM_", "BUNDLE_", "GEM_", "POETRY_", "PIPENV_",
+               # less's own settings (LESSOPEN, LESSKEY_SRC, LESSSECURE, `LESS='+!cmd'`…), Python's
+               # (PYTHONUSERBASE makes it run a `usercustomize.py` of that tree)
+               "LESS", "PYTHON")
+_ENV_SUFFIX = ("_PAGER",)  # GIT_PAGER, SYSTEMD_PAGER, PSQL_PAGER, BAT_PAGER, DELTA_PAGER…
 _GIT_HARMLESS = frozenset({"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
                            "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "GIT_TRACE",
                            "GIT_CURL_VERBOSE", "GIT_FLUSH", "GIT_MERGE_AUTOEDIT", "GIT_OPTIONAL_LOCKS"})
@@ -355,9 +401,9 @@ _GIT_HARMLESS = frozenset({"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER
 def risky_variable(name: str) -> bool:
     if name in _ENV_EXACT:
         return True
-    if name in _GIT_HARMLESS:
+    if name in _GIT_HARMLESS or name in _PYTHON_HARMLESS:
         return False
-    return name.startswith(_ENV_PREFIX)
+    return name.startswith(_ENV_PREFIX) or name.endswith(_ENV_SUFFIX)
 
 
 def env_reason(cmd: SimpleCommand) -> str | None:
@@ -425,6 +471,10 @@ _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|PRIVATE|COOKIE|SE
 _PRINTS_VARIABLES = {"export": ("-p",), "declare": ("-p", "-x"), "typeset": ("-p", "-x"), "readonly": ("-p",)}
 
 
+_JQ_ENV = re.compile(r"(?<![\w$.])env\b|\$ENV\b")
+_AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
+
+
 def secret_variable(name: str) -> bool:
     return _SECRET_NAME.search(name) is not None
 
@@ -449,6 +499,14 @@ def environment_reason(inv: Invocation, cmd: SimpleCommand) -> str | None:
     if name == "ps" and any(not w.startswith("-") and "e" in w for w in words[1:]):
         # BSD-style `e` (`ps eww`, `ps axe`): every process's environment, the server's too
         return "`ps e` prints the environment of processes, which holds credentials"
+    if name == "jq":
+        script = jq_filter(words)
+        if script is None and any(w in ("-f", "--from-file") or w.startswith("--from-file=") for w in words):
+            return "the `jq` filter is read from a file, and a filter can print the environment (`env`)"
+        if _JQ_ENV.search(script or ""):
+            return "the `jq` filter reads the environment (`env`, `$ENV`), which holds the agent's credentials"
+    if name in _AWKS and any("ENVIRON" in w for w in words[1:]):
+        return "the `awk` program reads the environment (`ENVIRON`), which holds the agent's credentials"
     if name == "set" and len(words) == 1:
         return "`set` prints every variable, the agent's credentials among them"
     if name == "compgen" and any(w in ("-e", "-v", "variable", "export") for w in words[1:]):
@@ -466,10 +524,10 @@ def environment_reason(inv: Invocation, cmd: SimpleCommand) -> str | None:
 # Programs any check above looks at: a command outside them, without assignments, run-time
 # words, a wrapper or a redirected input, has nothing for these checks to find.
 RISKY_PROGRAMS = frozenset(SHELLS | set(INTERPRETERS) | set(_CODE) | NETWORK | {"source", ".", "env", "printenv", "set",
-                                                                             "compgen", "ps", "unset"}
+                                                                             "compgen", "ps", "unset", "jq"}
                            | set(_PRINTS_VARIABLES))
 DECLARERS = frozenset({"export", "declare", "typeset", "readonly", "local"})
-ENV_PRINTERS = frozenset({"env", "printenv", "set", "compgen", "ps"} | set(_PRINTS_VARIABLES))
+ENV_PRINTERS = frozenset({"env", "printenv", "set", "compgen", "ps", "jq"} | _AWKS | set(_PRINTS_VARIABLES))
 
 
 def may_run_code(inv: Invocation) -> bool:

@@ -51,7 +51,7 @@ from .risks import (
     risky_variable,
 )
 from .rules import SEVERITY, CompiledPolicy
-from .shell import Script, SimpleCommand, command_name, parse_script
+from .shell import ARITHMETIC_MARK, Script, SimpleCommand, command_name, parse_script
 from .verdicts import PathUse, Segment, Verdict
 from .wrappers import looks_through
 
@@ -389,9 +389,13 @@ def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: st
     if env:
         out.append(("ask", "commands.environment", f"{what}: {env}, so a person decides.", None))
     code = code_reason(inv, cmd, cmd.stdin_text is not None)
-    exact = ruleset.exact_allow(inv) if code and ruleset is not None else None
+    arithmetic = len(cmd.words) == 3 and cmd.words[1] == ARITHMETIC_MARK
+    exact = ruleset.exact_allow(inv) if code and ruleset is not None and not arithmetic else None
     if code and exact is None:
-        out.append(("ask", "commands.interpreter", f"{what}: {code}, so a person decides.", "exact"))
+        # (arithmetic that may run code is a place in a script, not a command a rule or a
+        # grant could name: each such script is decided once, by a person)
+        out.append(("ask", "commands.interpreter", f"{what}: {code}, so a person decides.",
+                    None if arithmetic else "exact"))
     elif exact is not None:
         # the rule that names exactly this use is the one that allows it
         out.append(("allow", ruleset.labels[exact], rule_reason(ruleset, exact[0], exact[1], what), "exact-rule"))

@@ -25,6 +25,9 @@ from typing import NamedTuple
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from .arith import findings as arithmetic_findings
+from .arith import may_find as may_find_arithmetic
+
 BASH = Language(tree_sitter_bash.language())
 _local = threading.local()
 MAX_NESTED_SCRIPTS = 8
@@ -36,6 +39,11 @@ def _parser() -> Parser:
     if parser is None:
         parser = _local.parser = Parser(BASH)
     return parser
+
+
+# The second word of the `let` that stands for arithmetic which may run code (arith.py);
+# its third word says why.
+ARITHMETIC_MARK = "\x02arithmetic"
 
 
 class Redirect(NamedTuple):
@@ -531,6 +539,11 @@ def _parse(script: str, level: int) -> Script:
         for child in reversed(node.named_children):
             if child.type not in _LEAVES:
                 stack.append((child, inherit, None))
+    if may_find_arithmetic(script):
+        # arithmetic over a value the script does not fix, or a name bash resolves, runs
+        # code (`x='a[$(cmd)]'; echo $((x))`): a `let` that says why, judged as code
+        for text, why in arithmetic_findings(root, nested=level > 0):
+            out.append(SimpleCommand(text, ("let", ARITHMETIC_MARK, why), level=level))
     # Depth-first order of the stack keeps source order except for look-through commands,
     # which were appended right after their wrapper.
     return Script(tuple(out), parsed, tuple(assignments))

@@ -531,6 +531,11 @@ def inner_commands(cmd: SimpleCommand, out: list[SimpleCommand], level: int) -> 
             for sub in script.commands:
                 out.append(sub._replace(wrapped_by=sub.wrapped_by or name, remote=sub.remote or inner.remote
                                         or cmd.remote, operands_unknown=sub.operands_unknown or inner.operands_unknown))
+            for _variable, text in script.assignments:
+                # a standalone `NAME=value` of the inner shell (`bash -c 'PATH=./bin; ls'`) is
+                # judged as the `export` it amounts to for the commands after it
+                out.append(SimpleCommand(text, ("export", text), wrapped_by=name, level=level + 1,
+                                         remote=inner.remote or cmd.remote))
             continue
         if not inner.words:
             continue

@@ -392,3 +392,50 @@ def test_files_a_document_names_are_reads_of_paths_known_only_when_it_runs(sandb
                                 "xmllint --noout --dtdvalid x.dtd doc.xml"), paths=sandbox.context, cwd=sandbox.workspace)
     assert_cases(policy, [("bash", bash("xmllint --format doc.xml"), "allow", None)], paths=sandbox.context,
                  cwd=sandbox.workspace)
+
+
+# Found on 2026-12-03, each allowed before: signals to any process of the user (Gatehouse's
+# server and workers run as that user), another process's files through /proc, code a
+# gawk program pulls in or calls by name, jq's two-word options hiding the file they read,
+# the environment printed by jq or awk, settings in the environment that name a program,
+# less told to run a shell at start, and keys typed into a program `script` gives a terminal.
+ANOTHER_PROCESS_AND_HIDDEN_PROGRAMS = ask(
+    "kill 1", "kill -9 4242", "kill -TERM -1", "kill -- -1", "kill 0", "kill -s TERM 4242", "kill $PID",
+    "kill -9 $PPID", "kill %1 4242", "pgrep daphne | xargs kill", "xargs kill < build/pids",
+    "cat /proc/4242/cwd/var/secret_key", "cat /proc/4242/fd/7", "cp /proc/4242/fd/7 build/db",
+    "cat /proc/1/root/etc/passwd", "cat /proc/self/cwd/.env", "tar cf build/x.tar /proc/4242/cwd/var",
+    "cat /run/secrets/db_password", "cat /var/run/secrets/kubernetes.io/serviceaccount/token",
+    "awk '@include \"build/x.awk\"' src/app.py", "gawk '@load \"build/evil\"; {print}' src/app.py",
+    "awk 'BEGIN { f = \"system\"; @f(\"./evil\") }'", "awk -e 'BEGIN { system(\"./evil\") }' -e 1 src/app.py",
+    "jq --rawfile k .env -n '$k'", "jq --slurpfile k .env -n '$k'", "jq --arg x y .a .env", "jq -n env",
+    "jq -n '$ENV.ANTHROPIC_API_KEY'", "jq -f build/f.jq build/a.json",
+    "awk 'BEGIN { print ENVIRON[\"ANTHROPIC_API_KEY\"] }'",
+    "SHELL=./evil script -qc ls /dev/null", "RIPGREP_CONFIG_PATH=build/rgrc rg TODO", "CURL_HOME=build curl https://e.com",
+    "WGETRC=build/wgetrc wget https://e.com", "TAR_OPTIONS=--to-command=./evil tar xf build/a.tar",
+    "ZIPOPT='-TT=./evil' zip -T build/a.zip src", "MANOPT='-P ./evil' man ls", "LESS='+!./evil' less src/app.py",
+    "LESSKEY_SRC=build/keys less src/app.py", "PYTHONUSERBASE=build pip install requests", "unset LESSSECURE",
+    "PARALLEL=--shebang-wrap parallel echo ::: a", "BAT_PAGER=./evil bat src/app.py",
+    "less '+!./evil' src/app.py", "less '+s../x' src/app.py",
+    "printf '!./evil\\n' | script -qc 'less src/app.py' /dev/null", "script -qc 'man ls' /dev/null < build/keys",
+    "printf '!./evil\\n' | unbuffer -p less src/app.py",
+)
+
+
+def test_another_process_and_programs_hidden_in_options_or_settings_need_a_person(sandbox):
+    assert_at_least(DEFAULT_POLICY, ANOTHER_PROCESS_AND_HIDDEN_PROGRAMS, paths=sandbox.context, cwd=sandbox.workspace)
+    assert_cases(DEFAULT_POLICY, [("bash", bash(c), "allow", None) for c in (
+        "kill %1", "kill -9 %1", "kill -s TERM %2", "kill -l", "less +G src/app.py", "less +/TODO src/app.py",
+        "less ++F build/log", "jq .a build/a.json", "jq --arg x y .a build/a.json", "jq '.env' build/a.json",
+        "jq --rawfile k src/app.py -n '$k'", "awk '{ print $1 }' src/app.py", "PYTHONUNBUFFERED=1 pip install requests",
+        "cat /proc/cpuinfo", "cat /proc/self/status", "script -qc ls /dev/null", "LANG=C ls",
+    )], paths=sandbox.context, cwd=sandbox.workspace)
+
+
+def test_a_nested_shell_s_own_assignments_are_judged_like_the_outer_one_s(sandbox):
+    # under a policy whose default allows `bash -c`, the inner `PATH=` was dropped
+    assert_cases(DENY_LIST_POLICY, [
+        ("bash", bash("bash -c 'PATH=./evil:$PATH; ls'"), "ask", "commands.environment"),
+        ("bash", bash("sh -c 'LD_PRELOAD=./x.so; export LD_PRELOAD; ls'"), "ask", "commands.environment"),
+        ("bash", bash("timeout 5 bash -c 'BASH_ENV=./rc; bash -c ls'"), "ask", "commands.environment"),
+        ("bash", bash("bash -c 'x=1; echo $x'"), "allow", None),
+    ], paths=sandbox.context, cwd=sandbox.workspace)
