@@ -8,6 +8,7 @@ from dataclasses import replace
 from .classes import EDIT_TOOLS, READ_TOOLS, classify_tool, classify_words, is_bookkeeping, most_severe
 from .decisions import fallback
 from .grants import covering_grant, validate_grant
+from .hosts import metadata_service
 from .path_eval import decide_edit, decide_read, read_tool_path
 from .paths import PathContext, Resolver, default_context
 from .request import edit_path, move_path, validate_request
@@ -15,6 +16,8 @@ from .rules import CompiledPolicy
 from .script_eval import decide_script
 from .shell import parse_script
 from .verdicts import PathUse, RunView, Segment, Verdict
+
+FETCH_TOOLS = frozenset({"webFetch", "WebFetch", "webfetch"})
 
 __all__ = ["PathContext", "PathUse", "RunView", "Segment", "Verdict", "classify", "evaluate"]
 
@@ -56,6 +59,13 @@ def _decide(policy: CompiledPolicy, req: Mapping, paths: PathContext | None) -> 
             resolver.append(Resolver(context_of(req, paths)))
         return resolver[0]
 
+    if tool in FETCH_TOOLS and metadata_service(str(req["input"].get("url") or "")) and \
+            policy.tools.get(tool, ("ask",))[0] not in ("deny", "abort"):
+        # a floor, as for `curl` (hosts.py): a GET there returns this machine's credentials
+        url = str(req["input"].get("url"))
+        return Verdict("ask", f"`{tool}` of `{url[:200]}` reaches the cloud's metadata service, which hands out "
+                              "this machine's credentials, so a person decides.", "commands.network", (),
+                       classify_tool(tool), floors=("commands.network",)), None
     if tool in policy.tools:
         decision, reason = policy.tools[tool]
         return Verdict(decision, reason or f"The policy decides `{tool}` outright: {decision}.",

@@ -108,7 +108,8 @@ def _covers(grant: Mapping, req: Mapping, verdict, script) -> bool:
         return all(_covers_segment(grant, s) for s in verdict.segments)
     if tool in PATH_TOOLS:
         return _covers_path(grant, verdict)
-    return True
+    # a floor under another tool (a fetch of the cloud's metadata service) is decided each time
+    return not verdict.floors
 
 
 def covering_grant(grants: Sequence[Mapping], req: Mapping, verdict, script) -> Mapping | None:

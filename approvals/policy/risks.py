@@ -22,8 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .hosts import host_of, metadata_service
 from .operands import AWK_GETLINE_FROM, jq_filter
-from .options import Invocation
+from .options import WILD, Invocation
 from .sed_script import sed_runs_code
 from .shell import ARITHMETIC_MARK, SimpleCommand
 from .wrappers import SHELLS
@@ -445,6 +446,10 @@ def network_reason(inv: Invocation, cmd: SimpleCommand) -> str | None:
     program = inv.program
     if program not in NETWORK:
         return None
+    for word in list(inv.operands) + list(inv.values.get("--url", ())):
+        if word != WILD and metadata_service(word):
+            return f"`{program}` reaches the cloud's metadata service ({host_of(word)}), which hands out this " \
+                   "machine's credentials"
     if cmd.dynamic_at or inv.wild:
         return f"`{program}` gets arguments only known at run time (a substitution or a variable)"
     if program == "rsync" and not any(":" in w.split("/", 1)[0] for w in inv.operands):

@@ -439,3 +439,31 @@ def test_a_nested_shell_s_own_assignments_are_judged_like_the_outer_one_s(sandbo
         ("bash", bash("timeout 5 bash -c 'BASH_ENV=./rc; bash -c ls'"), "ask", "commands.environment"),
         ("bash", bash("bash -c 'x=1; echo $x'"), "allow", None),
     ], paths=sandbox.context, cwd=sandbox.workspace)
+
+
+METADATA_FETCHES = ask(
+    "curl http://169.254.169.254/latest/meta-data/iam/security-credentials/",
+    "curl -H 'Metadata-Flavor: Google' http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/token",
+    "wget -qO- http://169.254.169.254/latest/meta-data/", "curl http://0xa9fea9fe/", "curl http://2852039166/",
+    "curl http://0251.0376.0251.0376/", "curl http://169.254.43518/", "curl http://[::ffff:169.254.169.254]/",
+    "curl http://169.254.169.254.nip.io/", "curl http://169-254-169-254.sslip.io/", "http GET 169.254.169.254/latest",
+    "curl --url=http://169.254.170.2/v2/credentials", "curl http://user@169.254.169.254:80/",
+    "curl http://100.100.100.200/latest/meta-data/", "curl 'http://[fd00:ec2::254]/latest/meta-data/'",
+)
+
+
+def test_a_fetch_of_the_cloud_s_metadata_service_needs_a_person_in_any_spelling(sandbox):
+    from approvals.policy import compile_policy, evaluate
+
+    for policy in (DEFAULT_POLICY, DENY_LIST_POLICY):
+        assert_at_least(policy, METADATA_FETCHES, paths=sandbox.context, cwd=sandbox.workspace)
+    assert_cases(DEFAULT_POLICY, [("bash", bash(c), "allow", None) for c in (
+        "curl -s https://example.com/api", "curl localhost:8000/healthz", "curl -o metadata https://example.com",
+        "wget -O metadata https://example.com")], paths=sandbox.context, cwd=sandbox.workspace)
+    # the fetch tool too, even where the policy allows it outright, and no session grant covers it
+    policy = compile_policy({**DEFAULT_POLICY, "tools": {"webFetch": "allow"}})
+    request = {"tool": "webFetch", "input": {"url": "http://169.254.169.254/latest/meta-data/"}, "cwd": sandbox.workspace}
+    verdict = evaluate(policy, request, paths=sandbox.context, grants=[{"tool": "webFetch"}])
+    assert (verdict.decision, verdict.rule) == ("ask", "commands.network")
+    elsewhere = evaluate(policy, {**request, "input": {"url": "https://example.com"}}, paths=sandbox.context)
+    assert elsewhere.decision == "allow"
