@@ -18,3 +18,4 @@ class FileUse(NamedTuple):
     # --strip-components, unzip's -j; "" for the archive: read from a pipe or renamed by a
     # --transform, so its members are not known); its members are writes (`archives.py`)
     extracts: tuple[str, str, int, bool] | None = None
+    tracked: bool = False  # a read of what git tracks in the repository at the path (`git diff`, `git log -p`)

@@ -25,11 +25,17 @@ Reads, so that a `reads` rule on a file holds for every git route to it:
   (`cat-file --batch`, `hash-object --stdin-paths`, `--pathspec-from-file=-`) are paths
   only known at run time.
 
-Not modelled: what the history or the index already holds, printed without naming a file
-(`git log -p`, `git show REV`, `git diff --cached`, `git cat-file -p SHA`, `git archive
-HEAD`): a committed secret can be read that way. `git add -A`/`add .`/`commit -a`/`stash
--u` are not tree reads: git skips ignored files, the policy does not read .gitignore, and a
-tree read would refuse them in every workspace holding an ignored `.env`.
+- a command that prints tracked files' contents without naming a file (`git diff`, `git
+  show`, `git log -p`, `git format-patch`, `git archive HEAD`, `git stash show -p`…) reads
+  every path the repository's index holds (`git_index.py`): a tracked `.env` is read, an
+  ignored one is not. After a git command of the same script that changes something
+  (`git add -A && git diff --cached`) the index on disk is stale: the whole tree is read.
+
+Not modelled: a file the history holds but the index no longer does (`git log -p` of a
+`.env` committed once and removed since), and an object named by its hash (`git cat-file
+-p SHA`). `git add -A`/`add .`/`commit -a`/`stash -u` are not tree reads: git skips ignored
+files, the policy does not read .gitignore, and a tree read would refuse them in every
+workspace holding an ignored `.env` (what they stage is read by the command that prints it).
 
 Writes: `git config --global`/`--system`/`-f` files, the directories `clone`, `init` and
 `worktree add` create, `-o`/`--output` files, and the repository `git -C DIR` changes.
@@ -81,11 +87,37 @@ _RANGE = re.compile(r"(?:^|[^/.])\.\.\.?(?:[^/.]|$)")
 _MAGIC_SHORT = {"/": "top", "!": "exclude", "^": "exclude"}
 
 
+# Printing the contents of tracked files: `git diff`, `git show` unless told to print only
+# names or numbers; `git log -p` and the other patch options; patches and archives.
+_QUIET = frozenset({"--stat", "--numstat", "--shortstat", "--name-only", "--name-status", "--summary", "--dirstat",
+                    "-s", "--no-patch", "--quiet", "--raw", "--check", "--compact-summary"})
+_PATCH = frozenset({"-p", "-u", "--patch", "--cc", "-c", "--full-diff", "--remerge-diff", "--patch-with-stat",
+                    "--patch-with-raw", "--color-words", "-m", "--binary", "--word-diff", "-U", "--unified",
+                    "-W", "--function-context"})
+
+
+def prints_tracked(inv: Invocation) -> bool:
+    """Whether a git command prints the contents of the files it tracks, unless a pathspec
+    or an object name narrows it (`git diff`, `git show HEAD~2`, `git log -p`)."""
+    sub = inv.subcommand
+    patch = bool(inv.options & _PATCH) or any(w.startswith(("-U", "--unified", "--word-diff", "--diff-merges"))
+                                              for w in inv.option_words)
+    if sub in ("diff", "show", "difftool"):
+        return patch or not inv.options & _QUIET
+    if sub in ("log", "whatchanged", "diff-tree", "diff-index", "diff-files"):
+        return patch
+    if sub == "stash":
+        return bool(inv.operands[:1] == ("show",) and patch)
+    return sub in ("format-patch", "archive", "fast-export", "bundle")
+
+
 def may_name_files_git(inv: Invocation) -> bool:
     """Whether a git command may name files it reads or writes (`git status`, `git log`,
-    `git diff`, `git push origin a:b` name none, so their path checks are skipped)."""
+    `git push origin a:b` name none, so their path checks are skipped; `git diff` prints
+    what the repository tracks)."""
     sub = inv.subcommand
     return bool(inv.values) or sub in ("config", "clone", "init", "worktree", "apply", "am") \
+        or prints_tracked(inv) \
         or "--no-index" in inv.options \
         or bool(inv.operands) and sub not in _NO_OBJECTS or sub in _STDIN_NAMES and bool(inv.options) \
         or sub in _IGNORED_TOO and _IGNORED_TOO[sub] in inv.options
@@ -244,6 +276,12 @@ def _reads(inv: Invocation, words) -> list[FileUse]:
     out = _object_reads(inv, ops, where) + _pathspec_reads(inv, ops, where) + _option_reads(inv, words, where)
     if any(o in inv.options for o in _STDIN_NAMES.get(sub, ())):
         out.append(_STDIN_READ)
+    if not out and prints_tracked(inv):
+        # no file named: it prints any file the repository tracks (a tracked `.env` in
+        # `git diff`); another repository (`--git-dir`, `--work-tree`) is walked whole
+        elsewhere = any(o in inv.values for o in ("--git-dir", "--work-tree"))
+        base, at = where
+        out.append(FileUse("read", base or ".", at, True, tracked=not elsewhere))
     return out
 
 

@@ -63,7 +63,7 @@ TREE_SCAN_LIMIT = 20_000
 
 
 def _tree_hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: str,
-              linked: LinkedTree | None = None) -> tuple[str, str, str] | None:
+              linked: LinkedTree | None = None, tracked: bool = False) -> tuple[str, str, str] | None:
     """A recursive read (`grep -r KEY .`, `rg KEY`, the Grep tool) reads every file under
     its path: the most restrictive `reads` deny or ask rule that a file of the workspace
     under it matches, so a deny on `.env*` is not sidestepped by searching the directory
@@ -72,7 +72,10 @@ def _tree_hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: 
     to check is asked about."""
     if ruleset is None or loc.real is None or not any(ruleset.rules.get(d) for d in ("deny", "ask")):
         return None
-    if linked is not None:
+    found = resolver.tracked_entries(loc.real, TREE_SCAN_LIMIT) if tracked else None
+    if found is not None:
+        entries, cut = found  # what git tracks there: `git diff`, `git show`, `git log -p`
+    elif linked is not None:
         entries, cut = list(linked.inside), linked.cut
     else:
         entries, cut = resolver.workspace_entries_under(loc.real, TREE_SCAN_LIMIT)
@@ -94,9 +97,11 @@ def _tree_hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: 
 
 
 def _read_hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: str, tree: bool,
-              linked: LinkedTree | None = None) -> tuple[str, str, str] | None:
+              linked: LinkedTree | None = None, tracked: bool = False) -> tuple[str, str, str] | None:
     """The `reads` rule for a read of `loc`: its own match, or (a recursive read) a more
-    restrictive one for what it reaches."""
+    restrictive one for what it reaches (`tracked`: what git tracks there)."""
+    if tracked:
+        return _tree_hit(ruleset, loc, resolver, what, None, True)
     own = _hit(ruleset, loc, resolver, what)
     if not tree or (own is not None and own[0] == "deny"):
         return own
@@ -167,14 +172,17 @@ def _floors(policy: CompiledPolicy, loc: Location, access: str, cls: str | None,
 
 
 def decide_use(policy: CompiledPolicy, resolver: Resolver, loc: Location, access: str, *,
-               redirect: bool = False, tree: bool = False, deref: bool = False) -> tuple[PathUse, list[str]]:
+               redirect: bool = False, tree: bool = False, deref: bool = False,
+               tracked: bool = False) -> tuple[PathUse, list[str]]:
     """The PathUse of one file a command touches (and the floors it raised); `tree`: the
     command acts on everything under it (a read then answers for what it reaches);
-    `deref`: that read follows the links it meets there."""
+    `deref`: that read follows the links it meets there; `tracked`: the read is of what
+    git tracks in the repository there (a `git diff` naming no file)."""
     if access == "read":
-        what = f"reading `{loc.written}`" + (" recursively" if tree else "")
+        what = ("printing the files git tracks here (name the paths to narrow it: `-- src`)" if tracked else
+                f"reading `{loc.written}`" + (" recursively" if tree else ""))
         linked = resolver.linked_tree(loc.real, TREE_SCAN_LIMIT) if tree and deref and loc.real else None
-        decided = _read_hit(policy.reads, loc, resolver, what, tree, linked) or ("allow", "", "")
+        decided = _read_hit(policy.reads, loc, resolver, what, tree, linked, tracked) or ("allow", "", "")
         decision, rule, reason, floors = _floors(policy, loc, access, READ_ONLY, decided)
         if linked is not None:
             decision, rule, reason = _links_out(policy, resolver, linked, what, (decision, rule, reason), floors)

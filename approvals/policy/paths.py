@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import NamedTuple
 
+from .git_index import tracked_paths
+
 
 @dataclass(frozen=True)
 class PathContext:
@@ -355,6 +357,33 @@ class Resolver:
                 if len(found) >= limit:
                     return found, True
         return found, False
+
+    def tracked_entries(self, real: str, limit: int) -> tuple[list[str], bool] | None:
+        """The workspace-relative paths git tracks in the repository a git command run in
+        `real` works in (its index: `git_index.py`), and whether there were more than
+        `limit`. The repository is found as git finds it, from `real` up, but not above
+        the workspace (agents run with GIT_CEILING_DIRECTORIES there); none found: nothing
+        is tracked. None when the index cannot be read or the `.git` is a file naming a
+        repository elsewhere: the caller walks the tree instead."""
+        if not self.ctx.filesystem:
+            return [], False
+        ws = self.real_workspace
+        directory = real
+        while True:
+            git = posixpath.join(directory, ".git")
+            if os.path.isdir(git):
+                break
+            if os.path.lexists(git):
+                return None
+            if directory == ws or not _under(directory, ws):
+                return [], False
+            directory = posixpath.dirname(directory)
+        paths = tracked_paths(posixpath.join(git, "index"))
+        if paths is None:
+            return None
+        top = directory[len(ws.rstrip("/")) + 1:] if directory != ws else ""
+        found = [posixpath.join(top, path) if top else path for path in paths[:limit]]
+        return found, len(paths) > limit
 
     def linked_tree(self, real: str, limit: int) -> LinkedTree:
         """What a recursive read of `real` that follows links (`grep -R`, `rg -L`, `zip -r`)

@@ -62,7 +62,7 @@ _NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
 class _Walk:
     """The state of one script's evaluation: where it may be, the resolver (made lazily)."""
 
-    __slots__ = ("policy", "cwds", "shown_cwd", "_make_resolver", "_resolver", "_hooks")
+    __slots__ = ("policy", "cwds", "shown_cwd", "_make_resolver", "_resolver", "_hooks", "index_changed")
 
     def __init__(self, policy: CompiledPolicy, cwd: str, resolver: Callable[[], Resolver]) -> None:
         self.policy = policy
@@ -71,6 +71,9 @@ class _Walk:
         self._make_resolver = resolver
         self._resolver: Resolver | None = None
         self._hooks: dict[str, tuple[str, ...]] = {}
+        # an earlier git command of the script may have changed what git tracks (`git add
+        # -A && git diff --cached`): the index on disk no longer says what a later one prints
+        self.index_changed = False
 
     def hooks_of(self, start: str) -> tuple[str, ...]:
         """The git hooks of the repository holding `start` (cached per directory)."""
@@ -149,7 +152,8 @@ def _paths(walk: _Walk, cmd: SimpleCommand, inv) -> tuple[list[PathUse], list[st
         deref = fu.deref or (tree and cmd.follows_links)
         loc = resolver.locate(fu.word, [resolver.workspace] if fu.top else walk.cwds, dynamic=dynamic, glob=glob,
                               access=access, tree=tree, follow=fu.follow)
-        use, more = decide_use(policy, resolver, loc, fu.access, tree=tree, deref=deref)
+        use, more = decide_use(policy, resolver, loc, fu.access, tree=tree, deref=deref,
+                               tracked=fu.tracked and not walk.index_changed)
         uses.append(use)
         floors += more
         if fu.extracts is not None:
@@ -424,9 +428,13 @@ def decide_script(policy: CompiledPolicy, command: str, cwd: str, resolver: Call
     walk = _Walk(policy, cwd, resolver)
     segments = []
     for cmd in script.commands:
-        segments.append(_segment(walk, cmd))
+        segment = _segment(walk, cmd)
+        segments.append(segment)
         if cmd.words[0] in ("cd", "pushd", "popd") and not cmd.dynamic_name:
             walk.change_directory(cmd)
+        elif segment.side_effect_class != READ_ONLY and segment.invocation is not None \
+                and segment.invocation.program == "git":
+            walk.index_changed = True
     for name, text in script.assignments:
         if risky_variable(name):
             segments.append(_assignment_segment(name, text))

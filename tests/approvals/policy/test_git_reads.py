@@ -237,3 +237,84 @@ def test_pathspecs_from_the_top_are_judged_from_the_repository_top_whatever_the_
         ("bash", bash("git checkout -- ':(top).claude/settings.json'"), "deny", "classes.protected"),
         ("bash", bash("git restore -- ':/.claude/settings.json'"), "deny", "classes.protected"),
     ], paths=secrets_context(workspace), cwd=str(workspace / "src"))
+
+
+def _git(ws: Path, *args: str) -> None:
+    import os
+    import subprocess
+
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(ws.parent), "GIT_CONFIG_GLOBAL": "/dev/null"}
+    subprocess.run(["git", *args], cwd=ws, check=True, env=env, capture_output=True)
+
+
+def _repository(ws: Path, *tracked: str, ignore: str = "") -> None:
+    _git(ws, "init", "-q")
+    (ws / ".gitignore").write_text(ignore)
+    _git(ws, "add", "-f", "src", ".gitignore", *tracked)
+
+
+PRINTERS = ("git diff", "git diff --cached", "git diff HEAD~1 HEAD", "git show", "git show HEAD~2", "git log -p",
+            "git log --patch --oneline", "git log -U1", "git whatchanged -p", "git format-patch -1 --stdout",
+            "git archive HEAD", "git stash show -p", "git -C src diff", "cd src && git diff", "git diff --stat -p",
+            "git diff-tree -p HEAD", "git difftool -y")
+
+
+def test_printing_what_git_tracks_reads_a_tracked_denied_file(workspace: Path) -> None:
+    """`git diff`, `git show`, `git log -p`… print any file the repository tracks without
+    naming it: a tracked `.env` is read by them (the index says what is tracked)."""
+    _repository(workspace, ".env")
+    assert_cases(DENY_ENV, denied(*PRINTERS) + [("bash", bash(command), "allow", None) for command in (
+        "git log", "git log --oneline", "git log --stat", "git diff --stat", "git diff --name-only", "git show -s",
+        "git show --name-status HEAD", "git diff -- src", "git log -p -- src", "git show HEAD:src/app.py",
+        "git status", "git stash show")], paths=secrets_context(workspace), cwd=str(workspace))
+
+
+def test_an_untracked_denied_file_does_not_stop_git_diff(workspace: Path) -> None:
+    _repository(workspace, ignore=".env\nconfig/\n")
+    # (`git archive`, `git diff-tree` and `git difftool` are asked about by the default policy whatever they read)
+    unclassified = ("stash", "archive", "diff-tree", "difftool")
+    assert_cases(DENY_ENV, [("bash", bash(command), "allow", None) for command in PRINTERS
+                            if not any(word in command for word in unclassified)],
+                 paths=secrets_context(workspace), cwd=str(workspace))
+
+
+def test_what_an_earlier_command_of_the_script_stages_is_printed_too(workspace: Path) -> None:
+    """`git add -A && git diff --cached` prints what the add staged, which the index on
+    disk does not list yet: after a git command that changes something, a printing one
+    reads the whole tree."""
+    _repository(workspace, ignore="config/\n")  # `.env` is neither ignored nor tracked
+    assert_cases(DENY_ENV, denied("git add -A && git diff --cached", "git add . ; git show", "git stash -u; git stash show -p")
+                 + [("bash", bash("git diff && git add -A"), "allow", None),
+                    ("bash", bash("git diff --cached"), "allow", None)],
+                 paths=secrets_context(workspace), cwd=str(workspace))
+
+
+def test_an_index_that_does_not_read_means_the_whole_tree(workspace: Path) -> None:
+    _repository(workspace, ignore=".env\n")
+    (workspace / ".git" / "index").write_bytes(b"DIRC\x00\x00\x00\x02\x00\x00\x00\x05garbage")
+    assert_cases(DENY_ENV, denied("git diff"), paths=secrets_context(workspace), cwd=str(workspace))
+
+
+@pytest.mark.parametrize("setup", ["v2", "v3", "v4", "sha256"])
+def test_the_index_is_read_in_every_version_git_writes(tmp_path: Path, setup: str) -> None:
+    from approvals.policy.git_index import parse_index, tracked_paths
+
+    ws = tmp_path / "r"
+    ws.mkdir()
+    _git(ws, "init", "-q", *(["--object-format=sha256"] if setup == "sha256" else []))
+    names = [".env", "src/app.py", "/".join(["d" * 200] * 5) + "/x.txt", "sp ace.txt", "ünï.txt"]
+    for name in names:
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws / name).write_text("x")
+    _git(ws, "add", ".")
+    if setup == "v3":
+        (ws / "new.txt").write_text("x")
+        _git(ws, "add", "-N", "new.txt")  # intent-to-add: an extended flag, version 3
+        names.append("new.txt")
+    if setup in ("v3", "v4"):
+        _git(ws, "update-index", "--index-version", setup[1])
+    index = ws / ".git" / "index"
+    assert index.read_bytes()[4:8] == bytes([0, 0, 0, int(setup[1]) if setup in ("v3", "v4") else 2])
+    assert tracked_paths(str(index)) == tuple(sorted(names))
+    assert tracked_paths(str(ws / ".git" / "missing")) == ()
+    assert parse_index(index.read_bytes()[:-30]) is None  # truncated
