@@ -8,7 +8,8 @@ included, so a value the agent chose runs a command the gate never saw:
 
     x='a[$(rm -rf ~)]'; echo $((x))        x=$(cat build/payload); echo $((x + 1))
 
-A name bash resolves at run time does the same: a nameref (`declare -n r='a[$(cmd)]'`),
+A prompt expansion (`${x@P}`) of such a value runs its command substitutions outright.
+A name bash resolves at run time does the same as arithmetic: a nameref (`declare -n r='a[$(cmd)]'`),
 an indirect expansion (`${!x}` where x holds such a name), and the names `printf -v`,
 `read`, `mapfile`, `unset`, `[[ -v … ]]`, `declare` take (`printf -v 'a[$(cmd)]' x`).
 
@@ -323,6 +324,13 @@ def _expansion_reason(node: Node, names: _Names) -> str | None:
         target = children[2]
         if target.type == "variable_name" and names.of(_text(target)) == ANY:
             return f"`{_text(node)}` reads the variable `${_text(target)}` names, which the command does not fix"
+    if "@" in types and any(c.type == "P" for c in children):
+        # `${x@P}` expands the value as a prompt string: command substitutions in it run
+        target = children[1]
+        if target.type == "subscript" and target.named_children:
+            target = target.named_children[0]
+        if target.type == "variable_name" and names.of(_text(target)) == ANY:
+            return f"`{_text(node)}` expands the value of `{_text(target)}` as a prompt, running what it substitutes"
     for i, child in enumerate(children):
         if child.type == ":" and i > 1:
             # `${x:offset:length}`: arithmetic

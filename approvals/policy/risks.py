@@ -350,6 +350,8 @@ _CODE: dict[str, Check] = {
     "ncat": _simple("`ncat -e` runs a program", frozenset({"-e", "-c", "--exec", "--sh-exec", "--lua-exec"})),
     "emacs": _simple("the editor is told to run code", frozenset({"--eval", "-l", "--load", "--batch", "-batch"})),
     "alias": _simple("`alias` defines a command name that runs something else"),
+    **dict.fromkeys(("mapfile", "readarray"), _simple("`-C` names a command run as lines are read",
+                                                      frozenset({"-C"}))),
     "hash": _simple("`hash -p` makes a command name run another program", frozenset({"-p"})),
     "at": _simple("`at` schedules commands from its input"),
     "batch": _simple("`batch` schedules commands from its input"),
@@ -407,10 +409,22 @@ def risky_variable(name: str) -> bool:
     return name.startswith(_ENV_PREFIX) or name.endswith(_ENV_SUFFIX)
 
 
+def _read_names(words) -> list[str]:
+    """The variables `read`, `mapfile`/`readarray`, `getopts` and `printf -v` assign (every
+    word that could be a name: an option's value too, which only over-reads)."""
+    if words[0] == "printf":
+        return [words[i + 1] if w == "-v" else w[2:] for i, w in enumerate(words[:-1] if words else [])
+                if w == "-v" or (w.startswith("-v") and len(w) > 2)] + \
+            ([words[-1][2:]] if words[-1].startswith("-v") and len(words[-1]) > 2 else [])
+    return [w for w in words[1:] if w.isidentifier()]
+
+
 def env_reason(cmd: SimpleCommand) -> str | None:
     names = list(cmd.assigns)
     if cmd.words and cmd.words[0] in ("export", "declare", "typeset", "readonly", "local"):
         names += [w.split("=", 1)[0].rstrip("+") for w in cmd.words[1:] if "=" in w and not w.startswith("-")]
+    if cmd.words and cmd.words[0] in NAME_ASSIGNERS:
+        names += _read_names(cmd.words)  # `read PATH < f`, `printf -v BASH_ENV x`
     for name in names:
         if risky_variable(name):
             return f"`{name}=` changes which program runs or how it starts"
@@ -529,9 +543,12 @@ def environment_reason(inv: Invocation, cmd: SimpleCommand) -> str | None:
 # Programs any check above looks at: a command outside them, without assignments, run-time
 # words, a wrapper or a redirected input, has nothing for these checks to find.
 RISKY_PROGRAMS = frozenset(SHELLS | set(INTERPRETERS) | set(_CODE) | NETWORK | {"source", ".", "env", "printenv", "set",
-                                                                             "compgen", "ps", "unset", "jq"}
+                                                                             "compgen", "ps", "unset", "jq",
+                                                                             "read", "mapfile", "readarray", "getopts",
+                                                                             "printf"}
                            | set(_PRINTS_VARIABLES))
 DECLARERS = frozenset({"export", "declare", "typeset", "readonly", "local"})
+NAME_ASSIGNERS = frozenset({"read", "mapfile", "readarray", "getopts", "printf"})
 ENV_PRINTERS = frozenset({"env", "printenv", "set", "compgen", "ps", "jq"} | _AWKS | set(_PRINTS_VARIABLES))
 
 

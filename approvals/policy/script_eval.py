@@ -42,6 +42,7 @@ from .paths import Resolver
 from .risks import (
     DECLARERS,
     ENV_PRINTERS,
+    NAME_ASSIGNERS,
     NETWORK,
     code_reason,
     env_reason,
@@ -389,7 +390,8 @@ def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: st
     if cmd.too_deep:
         out.append(("ask", "commands.nesting", f"{what} runs commands nested deeper than the policy reads, "
                                                "so a person decides.", None))
-    env = env_reason(cmd) if cmd.assigns or cmd.words[0] in DECLARERS or cmd.words[0] in ("unset", "env") else None
+    env = env_reason(cmd) if cmd.assigns or cmd.words[0] in DECLARERS or cmd.words[0] in NAME_ASSIGNERS \
+        or cmd.words[0] in ("unset", "env") else None
     if env:
         out.append(("ask", "commands.environment", f"{what}: {env}, so a person decides.", None))
     code = code_reason(inv, cmd, cmd.stdin_text is not None)

@@ -42,6 +42,7 @@ RUNS_CODE = [
     "unset 'a[$(rm -rf ~)]'",
     "[[ -v 'a[$(rm -rf ~)]' ]]",
     "test -v 'a[$(rm -rf ~)]'",
+    "x='$(rm -rf ~)'; echo \"${x@P}\"", "x=$(cat build/p); echo ${x@P}", "a=($(cat build/p)); echo ${a[@]@P}",
 ]
 
 FIXED = [
@@ -52,6 +53,7 @@ FIXED = [
     "name=HOME; echo ${!name}", "echo ${!BASH*}", "echo ${x:-default} ${x#pre}", "printf -v out '%s' hi; echo $out",
     "declare -a arr=(1 2 3); echo ${arr[1]}", "x=$(cat build/p); declare x; export x", "let i=1 j=i+1",
     "s=hello; echo ${s:1:2}", "for f in src/*.py; do echo ${#f}; done", "echo $((RANDOM % 6)) $(($$ + 1))",
+    "x=hello; echo ${x@Q} ${x@P} ${HOME@P}",
 ]
 
 
@@ -78,6 +80,7 @@ def test_arithmetic_over_integers_and_names_without_a_subscript_stays_allowed(sa
     "x='a[$(touch {p})]'; echo ${{!x}}",
     "x='a[$(touch {p})]'; [[ $x -eq 1 ]]",
     "x='a[$(touch {p})]'; echo ${{a[x]}}",
+    "x='$(touch {p})'; echo ${{x@P}}",
 ])
 def test_the_premise_holds_in_this_machine_s_bash(script, tmp_path):
     """What the gate asks about does run a command in bash (the reason the check exists)."""

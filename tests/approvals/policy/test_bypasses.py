@@ -467,3 +467,19 @@ def test_a_fetch_of_the_cloud_s_metadata_service_needs_a_person_in_any_spelling(
     assert (verdict.decision, verdict.rule) == ("ask", "commands.network")
     elsewhere = evaluate(policy, {**request, "input": {"url": "https://example.com"}}, paths=sandbox.context)
     assert elsewhere.decision == "allow"
+
+
+def test_builtins_that_assign_a_variable_are_judged_like_an_assignment(sandbox):
+    # `read PATH < f` sets PATH like `PATH=…` does; `mapfile -C` runs its callback
+    assert_cases(DENY_LIST_POLICY, [
+        ("bash", bash("read PATH < build/p; ls"), "ask", "commands.environment"),
+        ("bash", bash("read -r LD_PRELOAD < build/p; export LD_PRELOAD; ls"), "ask", "commands.environment"),
+        ("bash", bash("printf -v PATH ./evil; ls"), "ask", "commands.environment"),
+        ("bash", bash("printf -vBASH_ENV x; bash -c ls"), "ask", "commands.environment"),
+        ("bash", bash("mapfile -t PATH < build/p; ls"), "ask", "commands.environment"),
+        ("bash", bash("getopts a PATH"), "ask", "commands.environment"),
+        ("bash", bash("mapfile -C 'rm -rf ~' -c 1 a < build/p"), "ask", "commands.interpreter"),
+        ("bash", bash("readarray -tC ./evil a < build/p"), "ask", "commands.interpreter"),
+        ("bash", bash("read -r line < src/app.py; echo \"$line\""), "allow", None),
+        ("bash", bash("printf -v out '%s' x; printf '%s\\n' PATH"), "allow", None),
+    ], paths=sandbox.context, cwd=sandbox.workspace)
