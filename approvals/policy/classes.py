@@ -322,12 +322,18 @@ def _package_manager(inv: Invocation):
     if sub in ("ls", "list", "view", "info", "show", "outdated", "why", "explain", "search", "help",
                "--version", "-v", "whoami", "doctor", "root", "prefix", "bin", "config", "get"):
         if sub == "config" and rest and rest[0] not in ("get", "list", "ls"):
-            return LOCAL
+            # `npm config set init-module ./x.js --location=project` writes a settings file
+            # that names programs npm runs (init-module, script-shell, git): no class
+            return None
         return READ_ONLY
     if sub == "audit":
         return None if "fix" in rest or "--fix" in inv.option_words else READ_ONLY
     if sub in ("init", "create"):
-        # `npm init NAME` runs the registry's `create-NAME` (as `npx` would); `-w DIR` installs
+        # `npm init NAME` runs the registry's `create-NAME` (as `npx` would); `-w DIR`
+        # installs; and a bare `npm init` runs the `init-module` its settings name, which a
+        # project `.npmrc` (the repository's, or one the agent wrote) can set to its own code
+        if program in ("npm", "bun"):
+            return None  # (`bun init` also runs `bun install` in the directory)
         return None if rest or sub == "create" or inv.values.get("-w") or "--workspaces" in inv.options else LOCAL
     scripted = {"npm": _NPM_SCRIPTED, "pnpm": _PNPM_SCRIPTED, "bun": _BUN_SCRIPTED}.get(program, frozenset())
     if sub in scripted:

@@ -325,6 +325,8 @@ RUNS_THE_WORKSPACE_S_CODE = ask(
     "npm install", "npm i", "npm install lodash", "npm ci", "npm install --ignore-scripts", "npm i --ignore-scripts x",
     "npm uninstall lodash", "npm update", "npm rebuild", "npm link", "npm pack", "npm dedupe", "npm prune",
     "npm install-test", "npm audit fix", "npm init react-app x", "npm init -y -w packages/a", "npm --prefix sub install",
+    # (a project `.npmrc` — `init-module=./evil.js`, tried with npm 11 — makes `npm init -y` run it)
+    "npm init -y", "npm init", "npm config set init-module ./evil.js --location=project",
     "pnpm install", "pnpm add x --ignore-scripts", "yarn", "yarn install", "yarn add x", "yarn info react",
     "bun install", "bun install --ignore-scripts=false", "bun install --ignore-scripts false",
     "pip install .", "pip install -e .", "pip install --editable=.", "pip install ./pkg", "pip install src/pkg",
