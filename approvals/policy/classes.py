@@ -498,10 +498,10 @@ _BY_NAME: dict[str, Callable] = {
     "rm": _rm, "sed": _sed, "find": _find, "sort": _sort, "git": _git, "gh": _gh, "curl": _curl,
     "wget": _wget, "http": _httpie, "npm": _package_manager, "yarn": _package_manager, "pnpm": _package_manager,
     "bun": _package_manager, "pip": _pip, "uv": _uv, "tar": _tar,
-    # (`cargo fetch|tree|metadata` run the `rustc` or `rustc-wrapper` the workspace's
-    # `.cargo/config.toml` names: they have no class)
-    "cargo": _sub({"publish": REMOTE, "yank": REMOTE, "add": LOCAL, "remove": LOCAL, "search": READ_ONLY,
-                   "--version": READ_ONLY}),
+    # (`cargo fetch|tree|metadata|add|remove` run the `rustc` or `rustc-wrapper` the
+    # workspace's `.cargo/config.toml` names — tried with cargo 1.95: `add` and `remove`
+    # lock the dependencies for the compiler's version: they have no class)
+    "cargo": _sub({"publish": REMOTE, "yank": REMOTE, "search": READ_ONLY, "--version": READ_ONLY}),
     "docker": _docker, "podman": _docker,
     "kubectl": _sub({"get": READ_ONLY, "describe": READ_ONLY, "logs": READ_ONLY, "explain": READ_ONLY,
                      "version": READ_ONLY, "top": READ_ONLY, "diff": READ_ONLY, "apply": REMOTE,

@@ -339,6 +339,7 @@ RUNS_THE_WORKSPACE_S_CODE = ask(
     # a Dockerfile's RUN and COPY (`COPY .env /`, `RUN cat /.env`); a `.cargo/config.toml`'s
     # `rustc-wrapper` (cargo 1.x runs `rustc -vV` through it for fetch, tree and metadata)
     "docker build .", "podman build -t x .", "cargo fetch", "cargo tree", "cargo metadata --format-version 1",
+    "cargo add serde", "cargo remove serde",
     # git told to run a program, or to make a repository whose hooks or config the agent chose
     # (each ran ./evil in a try with git 2.39, the first one too)
     "git ls-remote -u ./evil .", "git init --template=./t sub", "git init --separate-git-dir=x sub",

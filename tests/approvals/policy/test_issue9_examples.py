@@ -228,7 +228,7 @@ def test_everyday_work_inside_the_workspace_stays_allowed(sandbox):
         "pip download requests -d build", "patch src/app.py build/fix.diff", "patch -p1 < build/fix.diff",
         "git --git-dir=.git log --oneline", "awk '{ getline x < \"src/app.py\"; print x }' src/app.py",
         "awk 'NR==1 {getline; print}' src/app.py", "pnpm init",
-        "echo build >> .git/info/exclude", "cat sub/.git", "git init sub", "touch .gitignore", "cargo add serde",
+        "echo build >> .git/info/exclude", "cat sub/.git", "git init sub", "touch .gitignore", "cargo search serde",
         "docker pull python:3.12", "git fetch -u origin", "kubectl get pods", "docker ps", "terraform fmt",
         "script -qc ls build/session.log", "date -u +%F", "date -d yesterday", "hostname -f", "tree -L 2 src",
         "tree -o build/tree.txt", "du -sh src", "wc --files0-from=build/list", "less -R src/app.py",
