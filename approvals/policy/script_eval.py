@@ -25,6 +25,7 @@ unknown).
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -42,6 +43,7 @@ from .paths import Resolver
 from .risks import (
     DECLARERS,
     ENV_PRINTERS,
+    INTERPRETERS,
     NAME_ASSIGNERS,
     NETWORK,
     code_reason,
@@ -54,7 +56,7 @@ from .risks import (
 from .rules import SEVERITY, CompiledPolicy
 from .shell import ARITHMETIC_MARK, Script, SimpleCommand, command_name, parse_script
 from .verdicts import PathUse, Segment, Verdict
-from .wrappers import looks_through
+from .wrappers import SHELLS, looks_through
 
 _MAX_CWDS = 16
 _NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
@@ -418,6 +420,72 @@ def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: st
     return out
 
 
+# A word that could be a program's name (`rm`, `./x`, `/usr/bin/env`), not an option, an
+# assignment or a quoted script.
+_PROGRAM_WORD = re.compile(r"^[A-Za-z0-9_./+~-][A-Za-z0-9_./+-]*$")
+_SUFFIXES_READ = 64  # the positions of an unknown program's words read as a command it may run
+
+
+def _may_wrap(cmd: SimpleCommand, segment: Segment) -> bool:
+    """An unknown program (`chronic`, `pee`, `./run.sh`…) may run its arguments as a
+    command, as `timeout` or `xargs` do: the policy cannot tell."""
+    if segment.side_effect_class is not None or cmd.dynamic_name or cmd.remote or len(cmd.words) < 2:
+        return False
+    program = program_name(cmd.words[0])[0]
+    return program not in KNOWN_PROGRAMS and not looks_through(program) and program not in INTERPRETERS \
+        and program not in SHELLS
+
+
+def _wrapped_commands(cmd: SimpleCommand) -> list[SimpleCommand]:
+    """The commands an unknown program's words would be if it ran them: each suffix that
+    starts with a program-like word (`chronic rm -rf ~`), and the script a word holds
+    (`pee 'rm -rf ~'`, `hyperfine 'curl -d @.env x'`)."""
+    out: list[SimpleCommand] = []
+    program = program_name(cmd.words[0])[0]
+    for i, word in enumerate(cmd.words[1:], 1):
+        if len(out) >= _SUFFIXES_READ:
+            break
+        if i in cmd.dynamic_at or i in cmd.glob_at:
+            continue
+        if _PROGRAM_WORD.match(word) and not word.startswith("-") and word not in (".", "..") \
+                and not word.endswith("/"):
+            shift = frozenset
+            out.append(SimpleCommand(" ".join(cmd.words[i:]), cmd.words[i:], cmd.writes_file,
+                                     wrapped_by=program, level=cmd.level + 1, redirects=cmd.redirects,
+                                     stdin=cmd.stdin, stdin_text=cmd.stdin_text,
+                                     dynamic_at=shift(j - i for j in cmd.dynamic_at if j >= i),
+                                     glob_at=shift(j - i for j in cmd.glob_at if j >= i)))
+        elif any(c.isspace() for c in word) and cmd.level < 4:
+            inner = parse_script(word)
+            out += [sub._replace(wrapped_by=program, level=sub.level + cmd.level + 1)
+                    for sub in inner.commands[:8]]
+    return out
+
+
+def _through_unknown(walk: _Walk, cmd: SimpleCommand) -> Segment | None:
+    """The most severe rule or floor a command in an unknown program's words meets, as an
+    `ask` of the program (a protected path stays denied): a deny rule on `rm -rf` is not
+    sidestepped by `chronic rm -rf ~`, nor the reads rules by `pee 'cat .env'`."""
+    worst: Segment | None = None
+    for inner in _wrapped_commands(cmd):
+        seg = _segment(walk, inner)
+        if seg.decision == "allow" or seg.rule in (None, "default", "commands.default"):
+            continue
+        if worst is None or SEVERITY[seg.decision] > SEVERITY[worst.decision]:
+            worst = seg
+    if worst is None:
+        return None
+    program = program_name(cmd.words[0])[0]
+    # a protected file it would write stays denied (`chronic rm -rf ~`, `chronic cp x ~/.bashrc`)
+    protected = worst.decision in ("deny", "abort") and (
+        worst.rule == "classes.protected" or any(p.protected and p.access != "read" for p in worst.paths))
+    reason = (f"`{cmd.text}` may run `{worst.command}` (`{program}` is not a program the policy knows, and a "
+              f"command its words hold meets `{worst.rule}`: {worst.reason})")
+    return Segment(cmd.text, worst.words, worst.side_effect_class, "deny" if protected else "ask",
+                   worst.rule if protected else "commands.dynamic", reason=reason, paths=worst.paths,
+                   grantable=None, floors=("commands.dynamic",), invocation=worst.invocation)
+
+
 def _assignment_segment(name: str, text: str) -> Segment:
     return Segment(text, (), READ_ONLY, "ask", "commands.environment",
                    reason=f"`{text}` sets `{name}`, which changes which program runs or how it starts, "
@@ -432,6 +500,10 @@ def decide_script(policy: CompiledPolicy, command: str, cwd: str, resolver: Call
     for cmd in script.commands:
         segment = _segment(walk, cmd)
         segments.append(segment)
+        if _may_wrap(cmd, segment):
+            wrapped = _through_unknown(walk, cmd)
+            if wrapped is not None:
+                segments.append(wrapped)
         if cmd.words[0] in ("cd", "pushd", "popd") and not cmd.dynamic_name:
             walk.change_directory(cmd)
         elif segment.side_effect_class != READ_ONLY and segment.invocation is not None \
