@@ -411,6 +411,11 @@ def _sub(table: Mapping[str, str], default=None) -> Callable:
 
 
 def _tar(inv: Invocation):
+    # `tar cf host:x src`: an archive name with a colon before any slash is on another
+    # machine, reached by `rsh`/`ssh` (unless `--force-local`): the files go there
+    if "--force-local" not in inv.options and any(
+            ":" in name and "/" not in name.split(":", 1)[0] for name in inv.values.get("-f", ())):
+        return REMOTE
     return READ_ONLY if inv.options & {"-t"} and not inv.options & {"-x", "-c", "-r", "-u"} else LOCAL
 
 

@@ -379,7 +379,7 @@ _ENV_EXACT = frozenset({
     # environment that can run a program (ripgrep's `--pre`, tar's `--to-command`, zip's
     # `-TT`, man's `-P`, a .curlrc or .wgetrc that writes anywhere, GNU parallel's options,
     # an OpenSSL engine, gpg's helpers, psql's `\!`)
-    "SHELL", "RIPGREP_CONFIG_PATH", "TAR_OPTIONS", "ZIPOPT", "UNZIP", "UNZIPOPT", "ZIPINFO", "MANOPT", "MANPL",
+    "SHELL", "RIPGREP_CONFIG_PATH", "TAR_OPTIONS", "TAPE", "ZIPOPT", "UNZIP", "UNZIPOPT", "ZIPINFO", "MANOPT", "MANPL",
     "CURL_HOME", "WGETRC", "SYSTEMWGETRC", "PARALLEL", "PARALLEL_HOME", "PARALLEL_SHELL", "OPENSSL_CONF",
     "OPENSSL_ENGINES", "OPENSSL_MODULES", "GNUPGHOME", "PSQLRC", "SQLITE_HISTORY", "BAT_CONFIG_PATH", "BAT_OPTS",
     "FZF_DEFAULT_COMMAND", "PERL5DB", "EXINIT", "VIMINIT", "MYVIMRC", "SCREENRC", "GREP_OPTIONS", "AWKPATH",

