@@ -289,6 +289,18 @@ def _linked_program(walk: _Walk, cmd: SimpleCommand) -> str | None:
     return None
 
 
+_LAST_JOB = ("$!", "${!}")
+
+
+def _own_jobs(cmd: SimpleCommand, inv):
+    """`kill $!` signals the job this shell last started in the background, as `kill %+`
+    does (classes._kill): read it so; any other run-time word stays unknown."""
+    if not any(w in _LAST_JOB for w in cmd.words):
+        return inv
+    words = tuple("%+" if w in _LAST_JOB else w for w in cmd.words)
+    return invocation(words, frozenset(i for i in cmd.wild_at if cmd.words[i] not in _LAST_JOB))
+
+
 def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     policy = walk.policy
     written = cmd.words
@@ -306,7 +318,7 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
         cmd = cmd._replace(words=(linked,) + cmd.words[1:])
         inv = invocation(cmd.words, cmd.wild_at)
     program = inv.program
-    cls = own_cls = classify_invocation(inv)
+    cls = own_cls = classify_invocation(inv if program != "kill" else _own_jobs(cmd, inv))
     uses: tuple[PathUse, ...] = ()
     path_floors: list[str] = []
     network_device = False

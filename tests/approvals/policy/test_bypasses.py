@@ -404,7 +404,7 @@ def test_files_a_document_names_are_reads_of_paths_known_only_when_it_runs(sandb
 # less told to run a shell at start, and keys typed into a program `script` gives a terminal.
 ANOTHER_PROCESS_AND_HIDDEN_PROGRAMS = ask(
     "kill 1", "kill -9 4242", "kill -TERM -1", "kill -- -1", "kill 0", "kill -s TERM 4242", "kill $PID",
-    "kill -9 $PPID", "kill %1 4242", "pgrep daphne | xargs kill", "xargs kill < build/pids",
+    "kill -9 $PPID", "kill %1 4242", "kill $! 4242", "pgrep daphne | xargs kill", "xargs kill < build/pids",
     "cat /proc/4242/cwd/var/secret_key", "cat /proc/4242/fd/7", "cp /proc/4242/fd/7 build/db",
     "cat /proc/1/root/etc/passwd", "cat /proc/self/cwd/.env", "tar cf build/x.tar /proc/4242/cwd/var",
     "cat /run/secrets/db_password", "cat /var/run/secrets/kubernetes.io/serviceaccount/token",
@@ -427,7 +427,7 @@ ANOTHER_PROCESS_AND_HIDDEN_PROGRAMS = ask(
 def test_another_process_and_programs_hidden_in_options_or_settings_need_a_person(sandbox):
     assert_at_least(DEFAULT_POLICY, ANOTHER_PROCESS_AND_HIDDEN_PROGRAMS, paths=sandbox.context, cwd=sandbox.workspace)
     assert_cases(DEFAULT_POLICY, [("bash", bash(c), "allow", None) for c in (
-        "kill %1", "kill -9 %1", "kill -s TERM %2", "kill -l", "less +G src/app.py", "less +/TODO src/app.py",
+        "kill %1", "kill -9 %1", "kill -s TERM %2", "kill -l", "sleep 9 & kill $!", "kill -9 \"$!\"", "less +G src/app.py", "less +/TODO src/app.py",
         "less ++F build/log", "jq .a build/a.json", "jq --arg x y .a build/a.json", "jq '.env' build/a.json",
         "jq --rawfile k src/app.py -n '$k'", "awk '{ print $1 }' src/app.py", "PYTHONUNBUFFERED=1 pip install requests",
         "cat /proc/cpuinfo", "cat /proc/self/status", "script -qc ls /dev/null", "LANG=C ls",
