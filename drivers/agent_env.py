@@ -18,7 +18,10 @@ driver runs — gets only:
    homes (driver setting `git_ceiling`), so that git run in a workspace that is no
    repository of its own never finds the repository above it — Gatehouse's own checkout
    when its var directory lies inside it (`git stash` there would stash the server's code);
-6. what the driver itself sets: the run's isolated `HOME` and config directories, its
+6. `LESSSECURE=1`: `less` runs no shell (`!`), pipe, editor, log file or input
+   preprocessor (`LESSOPEN`), should a program give it a terminal and keys (`script -c`);
+   the policy asks before a command changes or drops it (`LESS*` is a risky variable);
+7. what the driver itself sets: the run's isolated `HOME` and config directories, its
    isolation switches (these win over everything above).
 
 Steps 1–4 never pass a forbidden name (`GATEHOUSE_*`, `DJANGO_*`, `DATABASE_URL`,
@@ -71,6 +74,7 @@ def build(
     ceiling = [str(d) for d in settings.get("git_ceiling") or () if os.path.isabs(str(d))]
     if ceiling:
         env["GIT_CEILING_DIRECTORIES"] = os.pathsep.join(ceiling)
+    env["LESSSECURE"] = "1"
     for key, value in (fixed or {}).items():
         env[key] = value
     if "PATH" in env:

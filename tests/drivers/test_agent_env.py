@@ -83,6 +83,7 @@ def test_build_passes_only_the_allow_list() -> None:
     assert env == {
         "PATH": "/usr/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "TERM": "xterm", "TZ": "UTC",
         "ANTHROPIC_API_KEY": "sk", "AGENT_PASS_ME": "operator-listed-value-0815", "HOME": "/run/home",
+        "LESSSECURE": "1",
     }  # fmt: skip
 
 
@@ -94,7 +95,7 @@ def test_forbidden_names_never_pass_even_when_a_driver_or_operator_names_them() 
         prefixes=("GATEHOUSE_",),
         source=source,
     )
-    assert env == {}
+    assert env == {"LESSSECURE": "1"}  # (set for every agent: agent_env step 6)
     assert agent_env.refused({"env_names": ["GATEHOUSE_X", "OK"], "env_values": {"DJANGO_Y": "y"}}) == ["DJANGO_Y", "GATEHOUSE_X"]
 
 
@@ -248,3 +249,28 @@ def codex_bin() -> str:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+def test_less_runs_no_shell_for_an_agent(tmp_path: Path) -> None:
+    """Even in a terminal with keys typed into it (`script -c`), `less` under the agent's
+    environment refuses `!cmd`."""
+    import shutil
+    import subprocess
+
+    if not (shutil.which("script") and shutil.which("less")):
+        pytest.skip("script(1) or less is not installed")
+    page = tmp_path / "page.txt"
+    page.write_text("hello\n")
+    proof = tmp_path / "ran"
+    keys = f"!touch {proof}\n\nqq"
+    env = agent_env.build({}, source={"PATH": os.environ["PATH"], "TERM": "xterm"})
+
+    def less(environment: dict[str, str]) -> bool:
+        proof.unlink(missing_ok=True)
+        subprocess.run(["script", "-qc", f"less {page}", "/dev/null"], input=keys, text=True, env=environment,
+                       capture_output=True, timeout=20, check=False)
+        return proof.exists()
+
+    assert not less(env)
+    assert not less({**env, "LESSSECURE": "0"})  # any value keeps it on
+    assert less({k: v for k, v in env.items() if k != "LESSSECURE"})  # the premise: without it, a shell runs
