@@ -435,7 +435,7 @@ def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: st
 # A word that could be a program's name (`rm`, `./x`, `/usr/bin/env`), not an option, an
 # assignment or a quoted script.
 _PROGRAM_WORD = re.compile(r"^[A-Za-z0-9_./+~-][A-Za-z0-9_./+-]*$")
-_SUFFIXES_READ = 64  # the positions of an unknown program's words read as a command it may run
+_SUFFIXES_READ = 256  # more program-like words than this: not read, asked about
 
 
 def _may_wrap(cmd: SimpleCommand, segment: Segment) -> bool:
@@ -448,25 +448,24 @@ def _may_wrap(cmd: SimpleCommand, segment: Segment) -> bool:
         and program not in SHELLS
 
 
-def _wrapped_commands(cmd: SimpleCommand) -> list[SimpleCommand]:
+def _wrapped_commands(cmd: SimpleCommand) -> list[SimpleCommand] | None:
     """The commands an unknown program's words would be if it ran them: each suffix that
     starts with a program-like word (`chronic rm -rf ~`), and the script a word holds
-    (`pee 'rm -rf ~'`, `hyperfine 'curl -d @.env x'`)."""
+    (`pee 'rm -rf ~'`, `hyperfine 'curl -d @.env x'`); None when there are too many."""
     out: list[SimpleCommand] = []
     program = program_name(cmd.words[0])[0]
     for i, word in enumerate(cmd.words[1:], 1):
-        if len(out) >= _SUFFIXES_READ:
-            break
+        if len(out) > _SUFFIXES_READ:
+            return None
         if i in cmd.dynamic_at or i in cmd.glob_at:
             continue
         if _PROGRAM_WORD.match(word) and not word.startswith("-") and word not in (".", "..") \
                 and not word.endswith("/"):
-            shift = frozenset
             out.append(SimpleCommand(" ".join(cmd.words[i:]), cmd.words[i:], cmd.writes_file,
                                      wrapped_by=program, level=cmd.level + 1, redirects=cmd.redirects,
                                      stdin=cmd.stdin, stdin_text=cmd.stdin_text,
-                                     dynamic_at=shift(j - i for j in cmd.dynamic_at if j >= i),
-                                     glob_at=shift(j - i for j in cmd.glob_at if j >= i)))
+                                     dynamic_at=frozenset(j - i for j in cmd.dynamic_at if j >= i),
+                                     glob_at=frozenset(j - i for j in cmd.glob_at if j >= i)))
         elif any(c.isspace() for c in word) and cmd.level < 4:
             inner = parse_script(word)
             out += [sub._replace(wrapped_by=program, level=sub.level + cmd.level + 1)
@@ -478,8 +477,15 @@ def _through_unknown(walk: _Walk, cmd: SimpleCommand) -> Segment | None:
     """The most severe rule or floor a command in an unknown program's words meets, as an
     `ask` of the program (a protected path stays denied): a deny rule on `rm -rf` is not
     sidestepped by `chronic rm -rf ~`, nor the reads rules by `pee 'cat .env'`."""
+    program = program_name(cmd.words[0])[0]
+    inners = _wrapped_commands(cmd)
+    if inners is None:
+        return Segment(cmd.text, cmd.words, None, "ask", "commands.dynamic",
+                       reason=f"`{program}` is not a program the policy knows, and its words hold more commands it "
+                              "may run than the policy reads, so a person decides.", grantable=None,
+                       floors=("commands.dynamic",))
     worst: Segment | None = None
-    for inner in _wrapped_commands(cmd):
+    for inner in inners:
         seg = _segment(walk, inner)
         if seg.decision == "allow" or seg.rule in (None, "default", "commands.default"):
             continue
@@ -487,7 +493,6 @@ def _through_unknown(walk: _Walk, cmd: SimpleCommand) -> Segment | None:
             worst = seg
     if worst is None:
         return None
-    program = program_name(cmd.words[0])[0]
     # a protected file it would write stays denied (`chronic rm -rf ~`, `chronic cp x ~/.bashrc`)
     protected = worst.decision in ("deny", "abort") and (
         worst.rule == "classes.protected" or any(p.protected and p.access != "read" for p in worst.paths))
