@@ -96,6 +96,15 @@ def _real(path: str) -> str:
         return posixpath.normpath(path)
 
 
+def _single_root(path: str) -> str:
+    return "/" + path.lstrip("/") if path.startswith("//") else path
+
+
+def _lexical(path: str) -> str:
+    """A path resolved by its text alone (`..` collapsed, `//x` is `/x`)."""
+    return _single_root(posixpath.normpath(path))
+
+
 def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
@@ -215,7 +224,7 @@ def _root_index(roots: tuple[tuple[str, str], ...]
     for index, (root, label) in enumerate(roots):
         at.setdefault(root, []).append((index, label))
         parent = root
-        while parent not in ("/", ""):
+        while posixpath.dirname(parent) != parent:
             parent = posixpath.dirname(parent)
             above.setdefault(parent, label)
     return {root: tuple(hits) for root, hits in at.items()}, above
@@ -226,7 +235,7 @@ class Resolver:
 
     def __init__(self, ctx: PathContext) -> None:
         self.ctx = ctx
-        self._real: Callable[[str], str] = _real if ctx.filesystem else posixpath.normpath
+        self._real: Callable[[str], str] = _real if ctx.filesystem else _lexical
         self.workspace = posixpath.normpath(ctx.workspace)
         self.real_workspace = self._real(self.workspace)
         homes = [posixpath.normpath(h) for h in ctx.homes if h and h.startswith("/")]
@@ -298,9 +307,10 @@ class Resolver:
                 if found is None or index < found[0]:
                     found = (index, label)
                 break
-            if low in ("/", ""):
+            parent = posixpath.dirname(low)
+            if parent == low:  # `/`, `` — and `//`, which dirname keeps as it is
                 break
-            low = posixpath.dirname(low)
+            low = parent
         if found is not None:
             return found[1]
         # someone else's home: /root/.ssh, /home/x/.bashrc
@@ -375,7 +385,7 @@ class Resolver:
                 break
             if os.path.lexists(git):
                 return None
-            if directory == ws or not _under(directory, ws):
+            if directory == ws or not _under(directory, ws) or posixpath.dirname(directory) == directory:
                 return [], False
             directory = posixpath.dirname(directory)
         paths = tracked_paths(posixpath.join(git, "index"))
@@ -475,7 +485,8 @@ class Resolver:
         return Location(word, None, None, None, False, protected, secret_name(posixpath.basename(word)), True)
 
     def _one(self, word: str, raw: str, tree: bool, follow: bool = True) -> Location:
-        path = posixpath.normpath(raw)
+        # (`//x` is `/x` on Linux; normpath keeps a leading `//`, which POSIX leaves open)
+        path = _single_root(posixpath.normpath(raw))
         head, name = posixpath.split(raw.rstrip("/") or "/")
         if follow or path == "/" or name in ("", ".", ".."):
             real = self._real(raw)

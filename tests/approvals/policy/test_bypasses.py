@@ -513,3 +513,18 @@ def test_a_tar_archive_on_another_machine_is_a_remote_mutation(sandbox):
     )] + [("bash", bash("TAPE=h:x tar c src"), "ask", "commands.environment")]
         + [("bash", bash(c), "allow", None) for c in ("tar -czf build/a.tgz src", "tar --force-local -cf c:x src")],
         paths=sandbox.context, cwd=sandbox.workspace)
+
+
+def test_a_path_with_a_double_slash_is_decided_as_the_path_it_names(sandbox):
+    """`//etc/x` is `/etc/x` on Linux. posixpath keeps a leading `//` (dirname('//') is
+    '//'), and the protected-root walk went round forever on it: one `cat //x` hung the
+    policy — and the worker thread that evaluated it."""
+    from approvals.policy import PathContext
+
+    cases = [("bash", bash("cat //x"), "allow", None), ("bash", bash("echo x > //etc/x"), "deny", "classes.protected"),
+             ("bash", bash(f"cat /{sandbox.home}/.ssh/id_rsa"), "ask", "reads.sensitive"),
+             ("bash", bash("rm -rf //"), "deny", None), ("bash", bash("cp a ////etc/passwd"), "deny", "classes.protected"),
+             ("write", {"file_path": "//etc/x"}, "deny", "classes.protected")]
+    assert_cases(DEFAULT_POLICY, cases, paths=sandbox.context, cwd=sandbox.workspace)
+    lexical = PathContext(sandbox.workspace, (sandbox.home,), (sandbox.var,), filesystem=False)
+    assert_cases(DEFAULT_POLICY, cases, paths=lexical, cwd=sandbox.workspace)
