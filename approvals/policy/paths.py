@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import islice
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from .git_index import tracked_paths
 
@@ -230,6 +230,9 @@ def _root_index(roots: tuple[tuple[str, str], ...]
     return {root: tuple(hits) for root, hits in at.items()}, above
 
 
+T = TypeVar("T")
+
+
 class Resolver:
     """Resolves the paths of one request against one PathContext (real paths cached)."""
 
@@ -245,6 +248,16 @@ class Resolver:
             d2 for d in ctx.protected_dirs if d and d.startswith("/") for d2 in (posixpath.normpath(d), self._real(d))))
         self.roots = self._protected_roots()
         self._at_root, self._above_root = _root_index(self.roots)
+        # the trees walked for this request, by (walk, path, limit): the same tree read by
+        # several commands of a script (or the suffixes of an unknown program's words) is
+        # walked once
+        self._walked: dict[tuple[str, str, int], object] = {}
+
+    def _once(self, kind: str, real: str, limit: int, walk: Callable[[str, int], T]) -> T:
+        key = (kind, real, limit)
+        if key not in self._walked:
+            self._walked[key] = walk(real, limit)
+        return self._walked[key]  # type: ignore[return-value]
 
     def _protected_roots(self) -> tuple[tuple[str, str], ...]:
         # lower-cased: on a case-insensitive file system `~/.SSH` is `~/.ssh`
@@ -346,6 +359,9 @@ class Resolver:
         return self._real(path)
 
     def workspace_entries_under(self, real: str, limit: int) -> tuple[list[str], bool]:
+        return self._once("tree", real, limit, self._workspace_entries_under)
+
+    def _workspace_entries_under(self, real: str, limit: int) -> tuple[list[str], bool]:
         """The workspace-relative paths of the files and directories a recursive read of
         `real` reaches inside the workspace (all of it when `real` contains the workspace),
         without following links; and whether the walk stopped at `limit` entries. Nothing
@@ -369,6 +385,9 @@ class Resolver:
         return found, False
 
     def tracked_entries(self, real: str, limit: int) -> tuple[list[str], bool] | None:
+        return self._once("tracked", real, limit, self._tracked_entries)
+
+    def _tracked_entries(self, real: str, limit: int) -> tuple[list[str], bool] | None:
         """The workspace-relative paths git tracks in the repository a git command run in
         `real` works in (its index: `git_index.py`), and whether there were more than
         `limit`. The repository is found as git finds it, from `real` up, but not above
@@ -396,6 +415,9 @@ class Resolver:
         return found, len(paths) > limit
 
     def linked_tree(self, real: str, limit: int) -> LinkedTree:
+        return self._once("linked", real, limit, self._linked_tree)
+
+    def _linked_tree(self, real: str, limit: int) -> LinkedTree:
         """What a recursive read of `real` that follows links (`grep -R`, `rg -L`, `zip -r`)
         reaches: the workspace-relative paths inside the workspace, including files reached
         through a link, and the links whose target lies outside both the workspace and

@@ -435,7 +435,7 @@ def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: st
 # A word that could be a program's name (`rm`, `./x`, `/usr/bin/env`), not an option, an
 # assignment or a quoted script.
 _PROGRAM_WORD = re.compile(r"^[A-Za-z0-9_./+~-][A-Za-z0-9_./+-]*$")
-_SUFFIXES_READ = 256  # more program-like words than this: not read, asked about
+_SUFFIXES_READ = 128  # more program-like words than this: not read, asked about
 
 
 def _may_wrap(cmd: SimpleCommand, segment: Segment) -> bool:
