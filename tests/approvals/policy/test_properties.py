@@ -209,3 +209,26 @@ def test_a_respelling_of_a_denied_command_from_the_option_catalogue_is_never_all
     policy = compile_policy({"commands": {"deny": [rule], "default": "allow"}, "default": "allow"})
     verdict = evaluate(policy, {"tool": "bash", "input": {"command": command}, "cwd": "/home/dev/project"})
     assert verdict.decision == "deny", (rule, command, verdict.rule, verdict.reason)
+
+
+# Shell words of every kind the policy reads specially, and paths of every shape.
+_FUZZ_WORDS = st.sampled_from([
+    "//", "/", "..", ".", "~", "~/", "/etc", "*", "?", "[a]", "{a,b}", "$HOME", "${x}", "$(", ")", "`", "'", '"', "\\",
+    "<", ">", ">>", "2>&1", "|", "&&", ";", "&", "<<<", "x", "-", "--", "-rf", "rm", "cat", "cp", "ln", "-s", "git", "-C",
+    "diff", "show", "-p", "tar", "cf", "h:x", "find", "-exec", "{}", "\\;", "xargs", "sh", "-c", "env", "sudo", "curl",
+    "http://169.254.169.254/", "file:///etc/passwd", "$((", "))", "=", "x=", "for", "in", "do", "done", "!", "@P",
+    "declare", "-n", "printf", "-v", "read", "[[", "]]", "-eq", "let", "jq", "--rawfile", "awk", "@include", "less",
+    "+!id", "script", "-qc", "chronic", "pee", "'rm -rf ~'", "kill", "$!", "%1", ".env", "src/app.py", ".git/hooks/x",
+    "npm", "init", "cargo", "add", "\n"])
+_FUZZ_POLICIES = [DEFAULT, ISSUE, compile_policy({**DEFAULT_POLICY, "reads": {"deny": [".env*"]}})]
+
+
+@settings(max_examples=300)
+@given(st.lists(_FUZZ_WORDS, min_size=1, max_size=14), st.lists(st.sampled_from([" ", "", "/"]), min_size=14, max_size=14))
+def test_any_script_gets_a_verdict(words, separators):
+    """Whatever the agent sends, the policy answers (a crash or a loop in it would stall the
+    worker thread that decides: `cat //x` once looped for ever)."""
+    script = "".join(w + s for w, s in zip(words, separators, strict=False))
+    for policy in _FUZZ_POLICIES:
+        verdict = evaluate(policy, {"tool": "bash", "input": {"command": script}, "cwd": "/home/dev/project"})
+        assert verdict.decision in ("allow", "ask", "deny", "abort")
