@@ -2,7 +2,7 @@
 
 import json
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from approvals.policy import DEFAULT_POLICY, canonical_json, classify, compile_policy, evaluate, parse_json_strict
@@ -225,6 +225,8 @@ _FUZZ_POLICIES = [DEFAULT, ISSUE, compile_policy({**DEFAULT_POLICY, "reads": {"d
 
 @settings(max_examples=300)
 @given(st.lists(_FUZZ_WORDS, min_size=1, max_size=14), st.lists(st.sampled_from([" ", "", "/"]), min_size=14, max_size=14))
+@example(["cat", "//", "x"], [" ", "", ""] + [" "] * 11)  # the loop found by fuzzing
+@example(["chronic", "diff", "-rf", "//", "'rm -rf ~'"], [" "] * 14)
 def test_any_script_gets_a_verdict(words, separators):
     """Whatever the agent sends, the policy answers (a crash or a loop in it would stall the
     worker thread that decides: `cat //x` once looped for ever)."""
