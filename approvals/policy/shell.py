@@ -23,7 +23,7 @@ import threading
 from typing import NamedTuple
 
 import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from .arith import findings as arithmetic_findings
 from .arith import may_find as may_find_arithmetic
@@ -385,6 +385,28 @@ def parse_script(script: str) -> Script:
     return _parse(script, 0)
 
 
+_BACKQUOTED = re.compile(r"(?<!\\)`((?:[^`\\]|\\.)*)`", re.DOTALL)
+_BACKQUOTE_ESCAPE = re.compile(r"\\([\\`$])")
+_TEXT_QUERY: list[Query] = []
+
+
+def _unparsed_backquotes(root: Node) -> list[str]:
+    """The commands in backquotes that tree-sitter-bash leaves inside a word, a pattern or
+    a here-document's body instead of parsing them as command substitutions."""
+    if not _TEXT_QUERY:
+        _TEXT_QUERY.append(Query(BASH, "[(word) (regex) (string_content) (extglob_pattern) (heredoc_body)] @t"))
+    out = []
+    for node in QueryCursor(_TEXT_QUERY[0]).captures(root).get("t", []):
+        text = _text(node)
+        if "`" not in text:
+            continue
+        if node.type == "heredoc_body" and node.parent is not None and any(
+                c.type == "heredoc_start" and any(q in _text(c) for q in "'\"\\") for c in node.parent.children):
+            continue  # `<<'EOF'`: the body is literal
+        out += [_BACKQUOTE_ESCAPE.sub(r"\1", found) for found in _BACKQUOTED.findall(text)]
+    return out
+
+
 def _last_command(node):
     """The node a redirection after `a && b` applies to: the last element of the list."""
     while node.type == "list":
@@ -539,6 +561,16 @@ def _parse(script: str, level: int) -> Script:
         for child in reversed(node.named_children):
             if child.type not in _LEAVES:
                 stack.append((child, inherit, None))
+    if "`" in script:
+        # backquotes the grammar leaves as text (`${x:-`cmd`}`, `${x#`cmd`}`, an unquoted
+        # here-document's body) still run their command: read it as a nested script
+        for backquoted in _unparsed_backquotes(root):
+            if level >= MAX_NESTED_SCRIPTS:
+                out.append(SimpleCommand(backquoted[:200], ("`",), too_deep=True, level=level + 1))
+                continue
+            sub = _parse(backquoted, level + 1)
+            parsed = parsed and sub.parsed
+            out.extend(sub.commands)
     if may_find_arithmetic(script):
         # arithmetic over a value the script does not fix, or a name bash resolves, runs
         # code (`x='a[$(cmd)]'; echo $((x))`): a `let` that says why, judged as code
