@@ -398,12 +398,33 @@ def _unparsed_backquotes(root: Node) -> list[str]:
     out = []
     for node in QueryCursor(_TEXT_QUERY[0]).captures(root).get("t", []):
         text = _text(node)
-        if "`" not in text:
+        if "`" not in text and "$(" not in text:
             continue
         if node.type == "heredoc_body" and node.parent is not None and any(
                 c.type == "heredoc_start" and any(q in _text(c) for q in "'\"\\") for c in node.parent.children):
             continue  # `<<'EOF'`: the body is literal
         out += [_BACKQUOTE_ESCAPE.sub(r"\1", found) for found in _BACKQUOTED.findall(text)]
+        if node.type != "heredoc_body":  # (a body's `$(…)` are parsed: they are its children)
+            out += _dollar_parens(text)
+    return out
+
+
+def _dollar_parens(text: str) -> list[str]:
+    """The scripts of the `$(…)` in a text the grammar did not parse (`${x#$(cmd)}`): each
+    from its `$(` to the parenthesis that closes it; one left open is taken to the end
+    (and then fails to parse, so it is asked about)."""
+    out = []
+    i = text.find("$(")
+    while i >= 0:
+        if i > 0 and text[i - 1] == "\\":
+            i = text.find("$(", i + 2)
+            continue
+        depth, j = 1, i + 2
+        while j < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[j], 0)
+            j += 1
+        out.append(text[i + 2:j - 1] if depth == 0 else text[i + 2:] + ")")
+        i = text.find("$(", j)
     return out
 
 
@@ -561,8 +582,8 @@ def _parse(script: str, level: int) -> Script:
         for child in reversed(node.named_children):
             if child.type not in _LEAVES:
                 stack.append((child, inherit, None))
-    if "`" in script:
-        # backquotes the grammar leaves as text (`${x:-`cmd`}`, `${x#`cmd`}`, an unquoted
+    if "`" in script or "$(" in script:
+        # backquotes (and `$(…)` in a pattern) the grammar leaves as text (`${x:-`cmd`}`, `${x#`cmd`}`, an unquoted
         # here-document's body) still run their command: read it as a nested script
         for backquoted in _unparsed_backquotes(root):
             if level >= MAX_NESTED_SCRIPTS:

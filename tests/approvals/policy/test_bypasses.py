@@ -532,11 +532,14 @@ def test_a_path_with_a_double_slash_is_decided_as_the_path_it_names(sandbox):
 
 def test_backquotes_the_grammar_leaves_as_text_are_read_as_commands(sandbox):
     # tree-sitter-bash keeps `cmd` inside ${x:-…}, ${x#…}, ${x/…/…} and an unquoted
-    # here-document as plain text; bash runs it (`echo "${x:-`touch f`}"` made f)
+    # here-document, and $(cmd) in a ${x#…} pattern, as plain text; bash runs them
+    # (`echo "${x:-`touch f`}"` and, x set, `echo "${x#$(touch g)}"` made f and g)
     assert_cases(DENY_LIST_POLICY, [("bash", bash(c), "deny", "commands.deny[0]") for c in (
         'echo "${x:-`rm -rf ~`}"', "echo ${x:=`rm -rf ~`}", 'echo "${x#`rm -rf ~`}"', 'echo "${x/`rm -rf ~`/y}"',
         "cat <<EOF\n`rm -rf ~`\nEOF\n", 'echo "${x:-`echo \\`rm -rf ~\\``}"',
+        'echo "${x#$(rm -rf ~)}"', 'echo "${x%%$(rm -rf ~)}"', 'echo "${x#$(echo $(rm -rf ~))}"',
     )] + [("bash", bash(c), "allow", None) for c in (
         "echo a\\`b", "echo '`rm -rf ~`'", "cat <<'EOF'\n`rm -rf ~`\nEOF\n", "cat <<\\EOF\n`rm -rf ~`\nEOF\n",
-        'echo "${x:-`date`}"', "cat <<EOF\nbuilt `date`\nEOF\n",
+        'echo "${x:-`date`}"', "cat <<EOF\nbuilt `date`\nEOF\n", 'echo "${x#\\$(rm -rf ~)}"', "echo ${x//|/ }",
+        "echo ${x#$(date)}",
     )], paths=sandbox.context, cwd=sandbox.workspace)
