@@ -270,7 +270,8 @@ def loosened_fields(requested: Mapping[str, Any], ceiling: Mapping[str, Any]) ->
     explicit value unless that is the loosest, and only the tightest value tightens it);
     permission and plan review auto-deny < ask < auto-approve; question never loosens;
     timeout shorter < longer < no deadline; fallbacks abort < retry < continue; max
-    retries fewer < more, counted only when the requested policy retries at all.
+    retries fewer < more, counted only when both policies retry (a ceiling that never
+    retries is bounded by its fallbacks: a count it never uses is no limit).
     """
     loose: set[str] = set()
     for name, order in _ORDERS:
@@ -278,7 +279,9 @@ def loosened_fields(requested: Mapping[str, Any], ceiling: Mapping[str, Any]) ->
             loose.add(name)
     if _no_deadline_as_inf(requested.get("timeout_s")) > _no_deadline_as_inf(ceiling.get("timeout_s")):
         loose.add("timeout_s")
-    retries = "retry" in (requested.get("on_timeout"), requested.get("on_reject"))
+    # A ceiling that never retries bounds retrying by its fallbacks (`retry` is tighter than
+    # `continue`, looser than `abort`: the orders above), not by a count it never uses.
+    retries = all("retry" in (side.get("on_timeout"), side.get("on_reject")) for side in (requested, ceiling))
     if retries and int(requested.get("max_retries") or 0) > int(ceiling.get("max_retries") or 0):
         loose.add("max_retries")
     return [field for field in CEILING_FIELDS if field.removeprefix("approvals.") in loose]
