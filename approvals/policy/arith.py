@@ -85,7 +85,7 @@ def _counts_only(node: Node) -> bool:
         return False
     last = body[0]
     if last.type == "pipeline":
-        parts = [c for c in last.named_children]
+        parts = list(last.named_children)
         last = parts[-1] if parts else last
     if last.type == "redirected_statement":
         inner = last.child_by_field_name("body")
@@ -110,7 +110,7 @@ def _counts_only(node: Node) -> bool:
     return False
 
 
-def _value_class(node: Node | None, classes: dict[str, int]) -> int:
+def _value_class(node: Node | None) -> int:
     if node is None:
         return INT
     literal = _literal(node)
@@ -121,11 +121,11 @@ def _value_class(node: Node | None, classes: dict[str, int]) -> int:
     if node.type == "command_substitution" and _counts_only(node):
         return INT
     if node.type == "string":
-        parts = [c for c in node.named_children]
+        parts = list(node.named_children)
         if len(parts) == 1 and parts[0].type in ("arithmetic_expansion", "command_substitution"):
-            return _value_class(parts[0], classes)
+            return _value_class(parts[0])
     if node.type == "array":
-        return max((_value_class(c, classes) for c in node.named_children), default=INT)
+        return max((_value_class(c) for c in node.named_children), default=INT)
     return ANY
 
 
@@ -194,7 +194,7 @@ def _collect_assignments(nodes: list[Node], names: _Names) -> None:
             if in_arith:
                 continue
             declared_int = parent is not None and parent.type == "declaration_command" and "i" in _declaration_flags(parent)
-            cls = INT if declared_int else _value_class(node.child_by_field_name("value"), names.classes)
+            cls = INT if declared_int else _value_class(node.child_by_field_name("value"))
             if op == "+=" and cls != INT:
                 cls = ANY
             if parent is not None and parent.type == "declaration_command" and "n" in _declaration_flags(parent):
@@ -204,7 +204,7 @@ def _collect_assignments(nodes: list[Node], names: _Names) -> None:
             variable = node.child_by_field_name("variable")
             values = node.children_by_field_name("value")
             if variable is not None:
-                cls = max((_value_class(v, names.classes) for v in values), default=ANY) if values else ANY
+                cls = max((_value_class(v) for v in values), default=ANY) if values else ANY
                 names.set(_text(variable), cls)
         elif kind == "command":
             program = _command_name(node)
@@ -387,7 +387,7 @@ def _declaration_reason(node: Node, names: _Names) -> str | None:
                 literal = _literal(value)
                 if literal is not None:
                     why = _subscript_runs(literal, names)
-                elif _value_class(value, names.classes) != INT:
+                elif _value_class(value) != INT:
                     why = "a nameref is given a name only known at run time (a subscript in it runs code)"
                 else:
                     why = None

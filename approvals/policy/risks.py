@@ -412,11 +412,15 @@ def risky_variable(name: str) -> bool:
 def _read_names(words) -> list[str]:
     """The variables `read`, `mapfile`/`readarray`, `getopts` and `printf -v` assign (every
     word that could be a name: an option's value too, which only over-reads)."""
-    if words[0] == "printf":
-        return [words[i + 1] if w == "-v" else w[2:] for i, w in enumerate(words[:-1] if words else [])
-                if w == "-v" or (w.startswith("-v") and len(w) > 2)] + \
-            ([words[-1][2:]] if words[-1].startswith("-v") and len(words[-1]) > 2 else [])
-    return [w for w in words[1:] if w.isidentifier()]
+    if words[0] != "printf":
+        return [w for w in words[1:] if w.isidentifier()]
+    names = []
+    for i, word in enumerate(words):
+        if word == "-v" and i + 1 < len(words):
+            names.append(words[i + 1])
+        elif word.startswith("-v") and len(word) > 2:
+            names.append(word[2:])  # `-vNAME`
+    return names
 
 
 def env_reason(cmd: SimpleCommand) -> str | None:
