@@ -1,0 +1,183 @@
+"""Is one rule policy at least as strict as another? (Who may name which policy, issue 34.)
+
+A run may name a rule policy only if it decides every request at least as strictly as
+the administrator's default would (or the policy is made available to the user, or the
+user may override the policy). Deciding that for every possible request is not
+feasible, so `loosenings` answers a sufficient, structural question instead: each
+difference between the two documents that *could* let a request through more easily is
+named, and a policy with none is at least as strict. It follows how `evaluate` decides
+(`tools`, then the rule set of the tool with its most restrictive matching rule, else the
+rule set's default, the classes or the policy default, each combined with the floors as
+"most restrictive wins"):
+
+1. limits: a candidate limit may only be lower (no limit counts as infinite);
+2. rule sets (`commands`, `edits`, `reads`): every deny rule of the baseline is a deny rule
+   of the candidate; every ask rule is an ask or deny rule; every allow rule of the
+   candidate is an allow rule of the baseline. A *new* ask rule is a loosening where the
+   baseline could deny the same request by its fallback (a matching rule replaces the
+   fallback: `ask rm` under a policy that denies destructive commands by class lets
+   `rm -rf` be approved); a new deny rule never is;
+3. fallbacks: for each rule set (and tools with none) and each side-effect class, what
+   the candidate falls back to is at least what the baseline falls back to; so are the
+   path floors (`outside-workspace`, `protected`);
+4. tools: each tool the baseline decides outright is decided at least as strictly (or is
+   an `allow` the candidate leaves to its rules); a tool only the candidate names must be
+   at least what the baseline could decide for it (the shell, edit and read tools: only
+   `deny`; other tools: at least the baseline's default);
+5. anything else in the documents (a section this module does not know) must be equal.
+
+Rules are compared by their patterns (reasons and examples aside), so an equivalent
+pattern spelled differently is reported: the check is conservative, never the other way.
+A property test (`tests/approvals/policy/test_strictness.py`) checks that no request is
+decided more loosely by a candidate this reports nothing for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .classes import BOOKKEEPING_TOOLS, CLASSES, EDIT_TOOLS, OUTSIDE, PROTECTED, READ_TOOLS
+from .decisions import class_floor, fallback
+from .rules import SEVERITY, CompiledPolicy, RuleSet, compile_policy
+
+# The document keys this module compares; any other key must be equal in both.
+_COMPARED = frozenset({"commands", "edits", "reads", "tools", "classes", "limits", "default", "examples"})
+_RULESETS = ("commands", "edits", "reads")
+# Tools `evaluate` decides through its rule sets and floors: a candidate naming one outright
+# could skip a baseline deny, so only an outright deny (or abort) is never looser.
+_RULED_TOOLS = frozenset({"bash"}) | EDIT_TOOLS | READ_TOOLS
+
+
+def _at_least(candidate: str, baseline: str) -> bool:
+    return SEVERITY[candidate] >= SEVERITY[baseline]
+
+
+def _patterns(ruleset: RuleSet | None, decision: str) -> set[str]:
+    return {rule.pattern for rule in ruleset.rules.get(decision, ())} if ruleset is not None else set()
+
+
+def _fallbacks(policy: CompiledPolicy, ruleset: RuleSet | None) -> dict[str | None, str]:
+    """What the policy falls back to for each side-effect class (None: no class known). A
+    path outside the workspace or protected never gets less than its class floor, whatever
+    the fallback says (`path_eval`: the floor and the fallback combine, most restrictive wins)."""
+    found = {cls: fallback(policy, ruleset, cls, "")[0] for cls in (*CLASSES, None)}
+    for cls in (OUTSIDE, PROTECTED):
+        floor = class_floor(policy, cls)
+        if SEVERITY[floor] > SEVERITY[found[cls]]:
+            found[cls] = floor
+    return found
+
+
+def _rule_could_lower(policy: CompiledPolicy, ruleset: RuleSet | None, decision: str) -> bool:
+    """Whether a rule of `decision` matching a request could decide it more loosely than
+    the policy's fallback would (a matching rule replaces the fallback; a path's class
+    floor still holds under either)."""
+    for cls, fell_back in _fallbacks(policy, ruleset).items():
+        matched = decision
+        if cls in (OUTSIDE, PROTECTED) and SEVERITY[class_floor(policy, cls)] > SEVERITY[matched]:
+            matched = class_floor(policy, cls)
+        if SEVERITY[matched] < SEVERITY[fell_back]:
+            return True
+    return False
+
+
+def _limit_text(value: int | None) -> str:
+    return "no limit" if value is None else str(value)
+
+
+def _limits(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
+    found = []
+    for name in ("max_tool_calls", "max_denials"):
+        mine, theirs = getattr(candidate, name), getattr(baseline, name)
+        if theirs is not None and (mine is None or mine > theirs):
+            found.append(f"limits.{name}: {_limit_text(mine)} is more than the default policy's {theirs}")
+    return found
+
+
+def _ruleset(name: str, candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
+    mine: RuleSet | None = getattr(candidate, name)
+    theirs: RuleSet | None = getattr(baseline, name)
+    found = []
+    deny, ask, allow = (_patterns(mine, d) for d in ("deny", "ask", "allow"))
+    base_deny, base_ask, base_allow = (_patterns(theirs, d) for d in ("deny", "ask", "allow"))
+    for pattern in sorted(base_deny - deny):
+        found.append(f"{name}.deny: `{pattern}` is denied by the default policy but not by this one")
+    for pattern in sorted(base_ask - ask - deny):
+        found.append(f"{name}.ask: `{pattern}` is asked about by the default policy but not by this one")
+    # A new allow rule lets through what the baseline leaves to a stricter fallback (and an
+    # allow rule naming a command exactly lifts the interpreter floor: script_eval).
+    if name == "commands" or _rule_could_lower(baseline, theirs, "allow"):
+        for pattern in sorted(allow - base_allow):
+            found.append(f"{name}.allow: `{pattern}` is not allowed by a rule of the default policy")
+    if _rule_could_lower(baseline, theirs, "ask"):
+        for pattern in sorted(ask - base_ask - base_deny - base_allow):
+            found.append(f"{name}.ask: `{pattern}` may ask about a request the default policy denies "
+                         f"(by its {name} default or classes)")
+    if mine is None and theirs is None:
+        return found  # both fall back as the tools outside any rule set do (compared once there)
+    base_fb, fb = _fallbacks(baseline, theirs), _fallbacks(candidate, mine)
+    for cls, decision in fb.items():
+        if not _at_least(decision, base_fb[cls]):
+            what = f"a {cls} request" if cls else "a request of no known class"
+            found.append(f"{name}: {what} no rule matches is {decision} here, {base_fb[cls]} under the default policy")
+    return found
+
+
+def _tools(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
+    found = []
+    for tool, (decision, _) in sorted(baseline.tools.items()):
+        mine = candidate.tools.get(tool)
+        if mine is None:
+            if decision != "allow":
+                found.append(f"tools.{tool}: the default policy decides it outright ({decision}); this one does not")
+        elif not _at_least(mine[0], decision):
+            found.append(f"tools.{tool}: {mine[0]} is looser than the default policy's {decision}")
+    for tool, (decision, _) in sorted(candidate.tools.items()):
+        if tool in baseline.tools or tool in BOOKKEEPING_TOOLS:
+            continue
+        least = "deny" if tool in _RULED_TOOLS else fallback(baseline, None, None, "")[0]
+        if not _at_least(decision, least):
+            found.append(f"tools.{tool}: {decision} skips what the default policy decides for it (at least {least})")
+    return found
+
+
+def _floors(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
+    found = []
+    for cls in (OUTSIDE, PROTECTED):
+        mine, theirs = class_floor(candidate, cls), class_floor(baseline, cls)
+        if not _at_least(mine, theirs):
+            found.append(f"classes.{cls}: a {cls} path is at least {mine} here, at least {theirs} under the default policy")
+    return found
+
+
+def loosenings(candidate: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
+    """Each way `candidate` could decide a request more loosely than `baseline`, one
+    sentence each (empty: `candidate` is at least as strict). Both documents must be valid
+    (`compile_policy` raises a PolicyError otherwise)."""
+    mine, theirs = compile_policy(candidate), compile_policy(baseline)
+    if mine.version == theirs.version:
+        return []
+    found = _limits(mine, theirs)
+    for name in _RULESETS:
+        found += _ruleset(name, mine, theirs)
+    found += _fallbacks_without_ruleset(mine, theirs)
+    found += _tools(mine, theirs) + _floors(mine, theirs)
+    for key in sorted((set(candidate) | set(baseline)) - _COMPARED):
+        if candidate.get(key) != baseline.get(key):
+            found.append(f"{key}: differs from the default policy's")
+    return list(dict.fromkeys(found))
+
+
+def _fallbacks_without_ruleset(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
+    """Tools outside the three rule sets (web, MCP, an agent's own) fall back like these."""
+    found = []
+    base_fb, fb = _fallbacks(baseline, None), _fallbacks(candidate, None)
+    for cls, decision in fb.items():
+        if not _at_least(decision, base_fb[cls]):
+            what = f"a {cls} tool" if cls else "a tool of no known class"
+            found.append(f"default: {what} no rule decides is {decision} here, {base_fb[cls]} under the default policy")
+    return found
+
+
+__all__ = ["loosenings"]

@@ -1,0 +1,181 @@
+"""Is a rule policy at least as strict as the default? (`approvals.policy.strictness`)"""
+
+from __future__ import annotations
+
+import importlib
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from approvals.policy import CLASSES, PathContext, compile_policy, evaluate
+from approvals.policy.rules import SEVERITY
+from approvals.policy.strictness import loosenings
+
+PRESETS = {p["name"]: p["document"] for p in importlib.import_module("approvals.migrations.0005_policy_presets").PRESETS}
+STANDARD = PRESETS["Standard review"]
+
+
+def test_a_policy_is_as_strict_as_itself():
+    for document in PRESETS.values():
+        assert loosenings(document, document) == []
+
+
+def test_the_stricter_presets_are_at_least_as_strict_as_standard_review():
+    assert loosenings(PRESETS["Read-only review"], STANDARD) == []
+    assert loosenings(PRESETS["Accept edits"], STANDARD) == []
+
+
+def test_full_access_loosens_standard_review_and_says_where():
+    found = loosenings(PRESETS["Full access (audited)"], STANDARD)
+    assert any("destructive" in f and "allow" in f for f in found)
+    assert any(f.startswith("commands") or f.startswith("default") for f in found)
+    # and the other way round: the default is stricter than full access
+    assert loosenings(STANDARD, PRESETS["Full access (audited)"]) == []
+
+
+def test_adding_a_deny_rule_only_tightens():
+    stricter = {**STANDARD, "commands": {"deny": ["git push", {"match": "npm publish", "reason": "CI publishes."}]}}
+    assert loosenings(stricter, STANDARD) == []
+
+
+def test_a_new_ask_rule_is_a_loosening_where_the_default_denies_by_class():
+    # `ask rm` would let `rm -rf x` (destructive: denied by class) be approved by a person
+    found = loosenings({**STANDARD, "commands": {"ask": ["rm"]}}, STANDARD)
+    assert found == ["commands.ask: `rm` may ask about a request the default policy denies (by its commands default or classes)"]
+
+
+def test_removing_a_deny_rule_or_adding_an_allow_rule_is_a_loosening():
+    base = {**STANDARD, "commands": {"deny": ["git push"], "ask": ["npm install"]}}
+    assert loosenings({**STANDARD, "commands": {"ask": ["npm install"]}}, base) == [
+        "commands.deny: `git push` is denied by the default policy but not by this one"]
+    assert loosenings({**base, "commands": {**base["commands"], "allow": ["git push"]}}, base) == [
+        "commands.allow: `git push` is not allowed by a rule of the default policy"]
+    # an ask rule turned into a deny rule tightens
+    assert loosenings({**STANDARD, "commands": {"deny": ["git push", "npm install"]}}, base) == []
+
+
+def test_limits_only_go_down():
+    base = {**STANDARD, "limits": {"max_tool_calls": 100}}
+    assert loosenings({**STANDARD, "limits": {"max_tool_calls": 50, "max_denials": 3}}, base) == []
+    assert loosenings({**STANDARD, "limits": {"max_tool_calls": 101}}, base) == [
+        "limits.max_tool_calls: 101 is more than the default policy's 100"]
+    assert loosenings(STANDARD, base) == ["limits.max_tool_calls: no limit is more than the default policy's 100"]
+
+
+def test_tools_named_outright():
+    base = {**STANDARD, "tools": {"deployPreview": "ask"}}
+    assert loosenings({**STANDARD, "tools": {"deployPreview": "deny"}}, base) == []
+    assert loosenings({**STANDARD, "tools": {"deployPreview": "allow"}}, base) == [
+        "tools.deployPreview: allow is looser than the default policy's ask"]
+    assert loosenings(STANDARD, base) == [
+        "tools.deployPreview: the default policy decides it outright (ask); this one does not"]
+    # naming the shell or an edit tool outright skips every command and path rule
+    assert loosenings({**STANDARD, "tools": {"bash": "ask"}}, STANDARD) == [
+        "tools.bash: ask skips what the default policy decides for it (at least deny)"]
+    assert loosenings({**STANDARD, "tools": {"write": "deny", "TodoWrite": "allow"}}, STANDARD) == []
+    # another tool: at least the default policy's default (ask)
+    assert loosenings({**STANDARD, "tools": {"mcp__github__merge": "allow"}}, STANDARD) != []
+    assert loosenings({**STANDARD, "tools": {"mcp__github__merge": "ask"}}, STANDARD) == []
+
+
+def test_a_section_this_check_does_not_know_must_be_equal():
+    # (a future section is never assumed to tighten)
+    document = {**STANDARD, "commands": {"deny": ["rm"]}}
+    assert loosenings(document, document) == []
+
+
+# --- The property: nothing the check passes decides a request more loosely --------------------
+
+COMMAND_PATTERNS = ["ls", "rm", "rm -rf", "git push", "git", "cat", "curl", "npm test", "echo", "python"]
+GLOBS = ["src/**", ".env*", "**", "*.md", "docs/*"]
+DECISIONS = ["allow", "ask", "deny"]
+REQUESTS = [
+    ("bash", {"command": c}) for c in [
+        "ls", "ls -la src", "rm -rf build", "rm notes.md", "git push origin main", "git push --force", "git status",
+        "cat .env", "cat src/app.py", "curl http://example.com", "curl -X POST http://example.com", "npm test",
+        "echo hi > out.txt", "./build.sh", "python -c 'print(1)'", "cat /etc/passwd", "echo x > /tmp/y",
+        "rm -rf /", "git commit -m x", "sudo rm x",
+    ]
+] + [
+    ("write", {"file_path": p}) for p in ["src/a.py", ".env", "README.md", "/etc/hosts", "../outside.txt", ".git/hooks/pre-commit"]
+] + [
+    ("read", {"file_path": p}) for p in ["src/a.py", ".env", "/etc/passwd", "docs/x.md"]
+] + [("webFetch", {"url": "https://example.com"}), ("mcp__x__y", {}), ("TodoWrite", {"todos": []}), ("Grep", {"pattern": "x"})]
+CONTEXT = PathContext(workspace="/ws", homes=("/home/agent",), filesystem=False)
+
+
+def rulesets(name: str, patterns: list[str]) -> st.SearchStrategy:
+    rules = st.lists(st.sampled_from(patterns), max_size=3, unique=True)
+    return st.fixed_dictionaries({}, optional={"allow": rules, "ask": rules, "deny": rules, "default": st.sampled_from(DECISIONS)})
+
+
+documents = st.fixed_dictionaries({}, optional={
+    "commands": rulesets("commands", COMMAND_PATTERNS),
+    "edits": rulesets("edits", GLOBS),
+    "reads": rulesets("reads", GLOBS),
+    "tools": st.dictionaries(st.sampled_from(["bash", "write", "read", "webFetch", "mcp__x__y", "TodoWrite"]),
+                             st.sampled_from(DECISIONS), max_size=2),
+    "classes": st.dictionaries(st.sampled_from(CLASSES), st.sampled_from(DECISIONS), max_size=6),
+    "limits": st.fixed_dictionaries({}, optional={"max_tool_calls": st.sampled_from([0, 5])}),
+    "default": st.sampled_from(DECISIONS),
+})
+
+
+def decide(document: dict, tool: str, tool_input: dict) -> str:
+    return evaluate(compile_policy(document), {"tool": tool, "input": tool_input, "cwd": "/ws"}, paths=CONTEXT).decision
+
+
+def _mutated(draw, baseline: dict) -> dict:
+    """`baseline` changed in a few random ways, tightening or loosening (so that many
+    candidates pass the check and the property is tested on them, not filtered away)."""
+    doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in baseline.items()}
+    for _ in range(draw(st.integers(1, 3))):
+        move = draw(st.sampled_from(["rule", "class", "default", "ruleset_default", "tool", "drop_rule"]))
+        if move in ("rule", "drop_rule", "ruleset_default"):
+            name = draw(st.sampled_from(["commands", "edits", "reads"]))
+            ruleset = {k: list(v) if isinstance(v, list) else v for k, v in (doc.get(name) or {}).items()}
+            if move == "rule":
+                decision = draw(st.sampled_from(DECISIONS))
+                pattern = draw(st.sampled_from(COMMAND_PATTERNS if name == "commands" else GLOBS))
+                ruleset[decision] = list(dict.fromkeys([*ruleset.get(decision, []), pattern]))
+            elif move == "drop_rule":
+                decision = draw(st.sampled_from(DECISIONS))
+                if ruleset.get(decision):
+                    ruleset[decision] = ruleset[decision][1:]
+            else:
+                ruleset["default"] = draw(st.sampled_from(DECISIONS))
+            doc[name] = ruleset
+        elif move == "class":
+            doc["classes"] = {**(doc.get("classes") or {}), draw(st.sampled_from(CLASSES)): draw(st.sampled_from(DECISIONS))}
+        elif move == "default":
+            doc["default"] = draw(st.sampled_from(DECISIONS))
+        else:
+            doc["tools"] = {**(doc.get("tools") or {}),
+                            draw(st.sampled_from(["bash", "write", "read", "webFetch", "mcp__x__y", "TodoWrite"])): draw(st.sampled_from(DECISIONS))}
+    return doc
+
+
+@st.composite
+def pairs(draw):
+    baseline = draw(documents)
+    return _mutated(draw, baseline), baseline
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pair=pairs())
+def test_a_policy_with_no_loosening_never_decides_a_request_more_loosely(pair):
+    candidate, baseline = pair
+    assume(loosenings(candidate, baseline) == [])
+    for tool, tool_input in REQUESTS:
+        mine, theirs = decide(candidate, tool, tool_input), decide(baseline, tool, tool_input)
+        assert SEVERITY[mine] >= SEVERITY[theirs], (tool, tool_input, mine, theirs)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(baseline=documents, extra=st.lists(st.sampled_from(COMMAND_PATTERNS), min_size=1, max_size=2))
+def test_tightening_a_policy_is_never_reported(baseline, extra):
+    commands = dict(baseline.get("commands") or {})
+    commands["deny"] = list(dict.fromkeys([*commands.get("deny", []), *extra]))
+    commands["ask"] = [p for p in commands.get("ask", []) if p not in extra]
+    commands["allow"] = [p for p in commands.get("allow", []) if p not in extra]
+    assert loosenings({**baseline, "commands": commands}, baseline) == []
