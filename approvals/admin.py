@@ -25,6 +25,7 @@ class PolicyAdmin(admin.ModelAdmin):
     list_display = ["name", "is_default", "shadow_policy", "versions_count", "updated_at"]
     readonly_fields = ["version", "created_at", "updated_at"]
     search_fields = ["name"]
+    filter_horizontal = ["available_to_users", "available_to_groups"]
     actions = ["export_json"]
     fieldsets = [
         (None, {"fields": ["name", "description", "is_default"]}),
@@ -37,6 +38,11 @@ class PolicyAdmin(admin.ModelAdmin):
             "so a field left on inherit next to a set one is the built-in default.",
         }),
         ("Shadow", {"fields": ["shadow_policy"]}),
+        ("Who may use it", {
+            "fields": ["available_to_users", "available_to_groups"],
+            "description": "Anyone who may start runs may name a policy at least as strict as the default policy. "
+            "A looser one only people with the permission to override policies, and those listed here.",
+        }),
         ("This save", {"fields": ["comment", "version", "created_at", "updated_at"]}),
     ]
 

@@ -89,7 +89,7 @@ class PolicyForm(forms.ModelForm):
 
     class Meta:
         model = Policy
-        fields = ["name", "description", "is_default", "shadow_policy", "document"]
+        fields = ["name", "description", "is_default", "shadow_policy", "document", "available_to_users", "available_to_groups"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

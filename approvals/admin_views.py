@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from approvals import policy as core
+from approvals.access import policy_loosenings
 from approvals.admin_forms import DryRunForm, PolicyImportForm, TryItForm
 from approvals.models import Policy, PolicyVersion
 from approvals.policy_replay import DRY_RUN_LIMIT, policy_dry_run, policy_try, shadow_agreement
@@ -130,6 +131,7 @@ def policy_page_context(policy: Policy) -> dict[str, Any]:
         "live_shadow": live_shadow,
         "shadowing": list(policy.shadowing.order_by("name")),
         "export_formats": ("json", "claude", "codex"),
+        "loosenings": policy_loosenings(policy),
     }
 
 

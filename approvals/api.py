@@ -13,6 +13,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from approvals import policy as core
+from approvals.access import approvals_visible, policies_visible, sessions_visible
+from approvals.errors import HASH_REQUIRED
 from approvals.models import Approval, Grant, Policy, PolicyVersion
 from approvals.selectors import approvals_pending, grants_active
 from approvals.services import ApprovalError, approval_answer, approval_decide, grant_revoke
@@ -20,7 +22,6 @@ from integrations.idempotency import IDEMPOTENCY_PARAMETER, IdempotentMixin, ide
 from integrations.models import Scope
 from integrations.tokens import TokenScope
 from project.api import ApiError, StrictCharField, StrictSerializer, query_int
-from runs.models import AgentSession
 
 
 class ApprovalOutput(serializers.ModelSerializer):
@@ -66,14 +67,15 @@ class ApprovalListApi(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
-        approvals = Approval.objects.select_related("step", "decided_by").order_by("created_at", "id")
+        user = self.request.user
+        approvals = approvals_visible(user, Approval.objects.select_related("step", "decided_by")).order_by("created_at", "id")
         status = self.request.query_params.get("status")
         if status and status not in Approval.Status.values:
             raise serializers.ValidationError({"status": [f"Unknown status {status!r}."]})
         run = query_int(self.request, "run")
         if status == Approval.Status.PENDING:
             # The inbox's selector: the same rows, oldest first as this list always was.
-            return approvals_pending(run_id=run, sort="oldest")
+            return approvals_visible(user, approvals_pending(run_id=run, sort="oldest"))
         if status:
             approvals = approvals.filter(status=status)
         if run is not None:
@@ -84,7 +86,7 @@ class ApprovalListApi(generics.ListAPIView):
 class ApprovalDetailApi(APIView):
     @extend_schema(responses=ApprovalOutput)
     def get(self, request: Request, approval_id: int) -> Response:
-        approval = Approval.objects.select_related("step", "decided_by").filter(pk=approval_id).first()
+        approval = approvals_visible(request.user, Approval.objects.select_related("step", "decided_by")).filter(pk=approval_id).first()
         if approval is None:
             raise ApprovalError("unavailable", f"No approval {approval_id}.")
         return Response(ApprovalOutput(approval).data)
@@ -103,9 +105,7 @@ def require_hash(request: Request, approval_id: int) -> None:
         # (with a hash, the service answers "unavailable" for a missing approval itself)
         if not Approval.objects.filter(pk=approval_id).exists():
             raise ApprovalError("unavailable", f"No approval {approval_id}.")
-        raise ApiError(
-            "hash_required", "Send the approval's hash with every decision (GET the approval to read it).", field="hash"
-        )
+        raise ApiError("hash_required", HASH_REQUIRED, field="hash")
 
 
 class ApprovalApproveApi(IdempotentMixin, APIView):
@@ -167,17 +167,18 @@ class ApprovalAnswerApi(IdempotentMixin, APIView):
 class SessionGrantsApi(APIView):
     @extend_schema(responses=GrantOutput(many=True))
     def get(self, request: Request, session_id: int) -> Response:
-        session = get_object_or_404(AgentSession, pk=session_id)
+        session = get_object_or_404(sessions_visible(request.user), pk=session_id)
         return Response(GrantOutput(grants_active(session_id=session.pk), many=True).data)
 
 
 class GrantDetailApi(APIView):
-    permission_classes = [permissions.IsAuthenticated, TokenScope, CanDecide]
+    # Who may revoke is the service's rule (approvals.change_grant, or the session's creator).
+    permission_classes = [permissions.IsAuthenticated, TokenScope]
     scopes = {"DELETE": Scope.APPROVALS_DECIDE}
 
     @extend_schema(responses={200: GrantOutput})
     def delete(self, request: Request, grant_id: int) -> Response:
-        grant = get_object_or_404(Grant, pk=grant_id)
+        grant = get_object_or_404(Grant.objects.filter(session__in=sessions_visible(request.user)), pk=grant_id)
         return Response(GrantOutput(grant_revoke(grant=grant, user=request.user)).data)
 
 
@@ -195,7 +196,7 @@ class PolicyEvaluateApi(APIView):
     def post(self, request: Request, policy_id: int) -> Response:
         from approvals.gate.paths import offline_path_context
 
-        policy = get_object_or_404(Policy, pk=policy_id)
+        policy = get_object_or_404(policies_visible(request.user), pk=policy_id)
         data = self.PolicyEvaluateInput(data=request.data)
         data.is_valid(raise_exception=True)
         tool_request = core.validate_request(data.validated_data["request"])
@@ -249,21 +250,23 @@ class PolicyVersionOutput(serializers.ModelSerializer):
         fields = ["id", "policy", "number", "version", "document", "run_policy", "author", "comment", "created_at"]
 
 
-def _policies() -> Any:
-    return Policy.objects.annotate(current_number=Max("versions__number")).order_by("name", "id")
+def _policies(user: Any) -> Any:
+    return policies_visible(user).annotate(current_number=Max("versions__number")).order_by("name", "id")
 
 
 class PolicyListApi(generics.ListAPIView):
+    """Every policy for those who may view or change policies; else those you may name for a run."""
+
     serializer_class = PolicyOutput
 
     def get_queryset(self) -> Any:
-        return _policies()
+        return _policies(self.request.user)
 
 
 class PolicyDetailApi(APIView):
     @extend_schema(responses=PolicyOutput)
     def get(self, request: Request, policy_id: int) -> Response:
-        return Response(PolicyOutput(get_object_or_404(_policies(), pk=policy_id)).data)
+        return Response(PolicyOutput(get_object_or_404(_policies(request.user), pk=policy_id)).data)
 
 
 class PolicyVersionsApi(generics.ListAPIView):
@@ -272,7 +275,7 @@ class PolicyVersionsApi(generics.ListAPIView):
     serializer_class = PolicyVersionOutput
 
     def get_queryset(self) -> Any:
-        policy = get_object_or_404(Policy, pk=self.kwargs["policy_id"])
+        policy = get_object_or_404(policies_visible(self.request.user), pk=self.kwargs["policy_id"])
         return PolicyVersion.objects.filter(policy=policy).select_related("author").order_by("-number")
 
 

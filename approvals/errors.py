@@ -14,6 +14,8 @@ class ApprovalError(Exception):
         "invalid_decision": 400,
         "unavailable": 404,
         "own_run": 403,
+        "forbidden": 403,
+        "hash_required": 400,
     }
 
     def __init__(self, code: str, message: str) -> None:
@@ -21,3 +23,7 @@ class ApprovalError(Exception):
         self.code = code
         self.message = message
         self.status = self.STATUS.get(code, 400)
+
+
+# Every decision names the request it decides: the approval's hash, as shown (API and console).
+HASH_REQUIRED = "Send the approval's hash with every decision (GET the approval to read it)."

@@ -10,11 +10,21 @@ from typing import Any
 
 from django import forms
 
+from approvals.access import approval_scope
 from approvals.models import Approval
 from approvals.selectors import PENDING_SORTS, SIDE_EFFECT_CLASSES, PendingFilter, PendingSort
 
 MAX_ID = 2**63 - 1
 DRIVER_LABELS = {"claude-code": "Claude Code", "codex": "Codex", "scripted": "Scripted", "acp": "ACP agent", "opencode": "OpenCode"}
+
+
+def pending_visible_to(user: Any) -> int | None:
+    """None for who sees every approval (reviewers, administrators); else the user's id:
+    they see their own runs' approvals only (`approvals.access`). Nobody signed in: no id
+    a run has, so nothing."""
+    if approval_scope(user)[0]:
+        return None
+    return getattr(user, "pk", None) or 0
 
 
 def _driver_choices() -> list[tuple[str, str]]:
@@ -63,6 +73,7 @@ class InboxFilterForm(forms.Form):
             run_id=data.get("run"),
             started_by=(data.get("started_by") or "").strip(),
             started_by_id=getattr(self.user, "pk", None) if data.get("mine") else None,
+            visible_to_id=pending_visible_to(self.user),
         )
 
     @property

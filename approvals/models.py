@@ -27,6 +27,17 @@ class Policy(models.Model):
         help_text="Also evaluate this policy on every step of this policy's runs, recording what it would "
         "have decided without affecting anything.",
     )
+    # Who may name this policy for a run (console, API, hook gateway) although it is not at
+    # least as strict as the default policy (issue 34). Naming a stricter one needs no entry;
+    # `runs.override_policy` may name any.
+    available_to_users = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="usable_policies",
+        help_text="Who may start runs under this policy although it is looser than the default policy.",
+    )
+    available_to_groups = models.ManyToManyField(
+        "auth.Group", blank=True, related_name="usable_policies",
+        help_text="Groups whose members may start runs under this policy although it is looser than the default.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

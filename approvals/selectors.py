@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from django.conf import settings
 from django.db.models import F, Q, QuerySet
 from django.utils.dateparse import parse_datetime
 
@@ -65,10 +66,13 @@ class PendingFilter:
     run_id: int | None = None
     started_by: str = ""  # a username
     started_by_id: int | None = None  # `mine=1`: the runs the reviewer started
+    # Not a filter a person chose: who may see only their own runs' approvals (neither a
+    # reviewer nor an administrator: `approvals.access`) has this set to their id.
+    visible_to_id: int | None = None
 
     @property
     def is_empty(self) -> bool:
-        return self == PendingFilter()
+        return self == PendingFilter(visible_to_id=self.visible_to_id)
 
     def apply(self, qs: QuerySet[Approval]) -> QuerySet[Approval]:
         if self.driver:
@@ -85,6 +89,8 @@ class PendingFilter:
             qs = qs.filter(run__created_by__username=self.started_by)
         if self.started_by_id is not None:
             qs = qs.filter(run__created_by_id=self.started_by_id)
+        if self.visible_to_id is not None:
+            qs = qs.filter(run__created_by_id=self.visible_to_id)
         return qs
 
     def matches(self, facets: Mapping[str, Any]) -> bool:
@@ -97,6 +103,7 @@ class PendingFilter:
             (self.run_id, facets.get("run")),
             (self.started_by, facets.get("started_by")),
             (self.started_by_id, facets.get("started_by_id")),
+            (self.visible_to_id, facets.get("started_by_id")),
         ]
         return all(wanted in (None, "") or wanted == value for wanted, value in checks)
 
@@ -266,3 +273,13 @@ def _subagent_name(task_input: Any) -> str:
 
 def grants_active(*, session_id: int) -> QuerySet[Grant]:
     return Grant.objects.filter(session_id=session_id, revoked_at__isnull=True).order_by("created_at", "id")
+
+
+def grants_for_run(run: Any) -> QuerySet[Grant]:
+    """The grants that may answer a request of `run`: its session's active grants, but under
+    four eyes (GATEHOUSE_REVIEW_OWN_RUNS off) never one made by the run's starter: their
+    "always allow" is their own decision on their own run (issue 34)."""
+    grants = grants_active(session_id=run.session_id)
+    if not settings.GATEHOUSE_REVIEW_OWN_RUNS and run.created_by_id is not None:
+        grants = grants.exclude(created_by_id=run.created_by_id)
+    return grants

@@ -362,7 +362,16 @@ def grant_create(
     return grant
 
 
+REVOKE_PERMISSION = "approvals.change_grant"
+
+
 def grant_revoke(*, grant: Grant, user: Any = None) -> Grant:
+    """Revoke a session grant (once). One permission on every surface: `approvals.change_grant`,
+    or being the session's creator (revoking only ever tightens their own session)."""
+    if user is not None and not user.has_perm(REVOKE_PERMISSION):
+        creator = Grant.objects.filter(pk=grant.pk).values_list("session__created_by_id", flat=True).first()
+        if creator is None or creator != getattr(user, "pk", None):
+            raise ApprovalError("forbidden", f"Revoking a grant of another person's session needs the permission {REVOKE_PERMISSION}.")
     with transaction.atomic():
         changed = Grant.objects.filter(pk=grant.pk, revoked_at__isnull=True).update(revoked_at=clock.now())
         if changed:

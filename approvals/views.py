@@ -19,6 +19,8 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.middleware import HtmxDetails
 
+from approvals.access import approvals_visible, runs_visible
+from approvals.errors import HASH_REQUIRED
 from approvals.forms import InboxFilterForm
 from approvals.models import Approval
 from approvals.selectors import BadCursor, pending_page, subagents_asking
@@ -61,7 +63,7 @@ def inbox(request: HtmxHttpRequest) -> HttpResponse:
     context, status = _inbox_context(request)
     if request.htmx.target == "approvals":
         return render(request, "approvals/inbox.html#approval-list", context, status=status)
-    recent_runs = Run.objects.select_related("created_by")[:RECENT_RUNS]
+    recent_runs = runs_visible(request.user, Run.objects.select_related("created_by"))[:RECENT_RUNS]
     if request.htmx.target == "runs-body":
         return render(request, "runs/run_list.html#run-rows", {"runs": recent_runs})
     return render(request, "approvals/inbox.html", {**context, "recent_runs": recent_runs}, status=status)
@@ -127,11 +129,15 @@ def approvals_batch_view(request: HtmxHttpRequest) -> HttpResponse:
 
 def _decided(request: HtmxHttpRequest, approval_id: int, decide: Callable[[], Approval], **extra: Any) -> HttpResponse:
     error: ApprovalError | None = None
+    visible = approvals_visible(request.user, Approval.objects.select_related("run", "step", "decided_by"))
+    approval = get_object_or_404(visible, pk=approval_id)
     try:
+        if not request.POST.get("hash"):
+            # as the API: a decision names the request the reviewer saw (its hash)
+            raise ApprovalError("hash_required", HASH_REQUIRED)
         approval = decide()
     except ApprovalError as exc:
         error = exc
-        approval = get_object_or_404(Approval.objects.select_related("run", "step", "decided_by"), pk=approval_id)
     if not request.htmx:
         if error is not None:
             messages.error(request, error.message)
@@ -171,7 +177,7 @@ def approval_decide_view(request: HtmxHttpRequest, approval_id: int, approve: bo
 
 def _answers_from_form(request: HttpRequest, approval_id: int) -> dict[str, Any]:
     """`q:<id>` holds chosen labels, `q:<id>:other` the free text; the service validates."""
-    approval = get_object_or_404(Approval, pk=approval_id)
+    approval = get_object_or_404(approvals_visible(request.user), pk=approval_id)
     answers: dict[str, Any] = {}
     for question in approval.presentation.get("questions", []):
         qid = str(question.get("id", ""))

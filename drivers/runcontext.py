@@ -27,6 +27,7 @@ from django.conf import settings
 
 from drivers import registry
 from drivers.base import Decision, ToolRequest
+from runs.selectors import runtime_mode_for
 
 if TYPE_CHECKING:
     from approvals.gate import GateOutcome, RecordedStep
@@ -65,7 +66,8 @@ class WorkerRunContext:
         self.runtime_dir.mkdir(parents=True, exist_ok=True)
         self.scenario = run.scenario
         self.options: Mapping[str, Any] = dict(run.options or {})
-        self.runtime_mode: str = run.session.runtime_mode
+        # (under four eyes, a mode the run's starter set approves nothing: runs.selectors)
+        self.runtime_mode: str = runtime_mode_for(run)
         self.interaction_mode: str = run.session.interaction_mode
         self.run_policy: Mapping[str, Any] = run.run_policy
         self.settings: Mapping[str, Any] = settings_for_driver

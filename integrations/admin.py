@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 from rest_framework.authtoken.models import TokenProxy
 
@@ -42,6 +43,17 @@ class ApiTokenAdmin(admin.ModelAdmin):
             kwargs["form"] = ApiTokenForm
         return super().get_form(request, obj, change, **kwargs)
 
+    def formfield_for_foreignkey(self, db_field: Any, request: Any, **kwargs: Any) -> Any:
+        # A user mints tokens for themselves; only a superuser for others (issue 34).
+        if db_field.name == "user" and not request.user.is_superuser:
+            kwargs["queryset"] = get_user_model().objects.filter(pk=request.user.pk)
+            kwargs["initial"] = request.user.pk
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def get_queryset(self, request: Any) -> Any:
+        tokens = super().get_queryset(request)
+        return tokens if request.user.is_superuser else tokens.filter(user=request.user)
+
     def get_readonly_fields(self, request: Any, obj: Any = None) -> Any:
         if obj is None:
             return []
@@ -50,6 +62,9 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def save_model(self, request: Any, obj: ApiToken, form: Any, change: bool) -> None:
         if change:
             return  # tokens are never edited; revoke and create a new one
+        if form.cleaned_data["user"] != request.user and not request.user.is_superuser:
+            messages.error(request, "You may create tokens only for yourself.")
+            return
         try:
             scopes = parse_scopes(form.cleaned_data["scopes"])
             token, key = token_create(

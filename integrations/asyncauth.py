@@ -10,7 +10,7 @@ from django.http import HttpRequest, JsonResponse
 from rest_framework import exceptions
 
 from integrations.models import ApiToken
-from integrations.tokens import key_from_header, token_authenticate, token_has_scope
+from integrations.tokens import key_from_header, scope_refusal, token_authenticate
 from project.api import json_error
 
 
@@ -29,11 +29,9 @@ def check_token(header: str, scope: str, permission: str = "") -> Authenticated 
         token = token_authenticate(key)
     except exceptions.AuthenticationFailed as exc:
         return _unauthorized(str(exc.get_codes()), str(exc.detail))
-    if not token_has_scope(token, scope):
-        return json_error(
-            "insufficient_scope", f"This token lacks the scope {scope!r} (it has: {', '.join(token.scopes) or 'none'}).", 403,
-            scope=scope,
-        )
+    refusal = scope_refusal(token, scope)
+    if refusal is not None:
+        return json_error("insufficient_scope", refusal, 403, scope=str(scope))
     if permission and not token.user.has_perm(permission):
         return json_error("forbidden", f"You need the permission {permission}.", 403)
     return Authenticated(user=token.user, token=token)

@@ -30,6 +30,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from approvals.access import approvals_visible, runs_visible
 from project import broadcast
 from project.api import ApiError
 
@@ -196,7 +197,7 @@ class RunActivityStreamApi(StreamView):
         has finished and everything was sent."""
         from runs.models import Run
 
-        run = get_object_or_404(Run, pk=run_id)
+        run = get_object_or_404(runs_visible(request.user, Run.objects.all()), pk=run_id)
         cursor = [last_event_id(request) or 0]
 
         async def read() -> list[str]:
@@ -220,24 +221,27 @@ def _approval_frame(approval: Any, event: str, event_id: int) -> str:
     return frame(data=ApprovalOutput(approval).data, event=event, id=event_id)
 
 
-def _snapshot() -> tuple[list[str], int]:
-    """Every pending approval as `approval.pending`, and the cursor to follow from."""
+def _snapshot(user: Any) -> tuple[list[str], int]:
+    """Every pending approval `user` may see as `approval.pending`, and the cursor to follow from."""
     from approvals.selectors import approvals_pending
     from runs.models import Activity
 
     cursor = Activity.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
-    return [_approval_frame(a, "approval.pending", cursor) for a in approvals_pending().select_related("decided_by")], cursor
+    pending = approvals_visible(user, approvals_pending().select_related("decided_by"))
+    return [_approval_frame(a, "approval.pending", cursor) for a in pending], cursor
 
 
-def _approval_events_after(cursor: int, sent: set[int], floor: int) -> list[tuple[int, str]]:
+def _approval_events_after(cursor: int, sent: set[int], floor: int, user: Any) -> list[tuple[int, str]]:
     """Approval activities after `cursor` — and the not yet sent ones a little before it
-    (committed late), never before `floor`, where the stream started."""
+    (committed late), never before `floor`, where the stream started — of the approvals
+    `user` may see."""
     from approvals.models import Approval
     from runs.models import Activity
 
     since = max(cursor - LOOKBACK, floor)
     rows = Activity.objects.filter(pk__gt=since, event__in=APPROVAL_EVENTS).exclude(pk__in=sent).order_by("pk")[:BATCH]
-    approvals = Approval.objects.select_related("step", "decided_by").in_bulk([a.payload.get("approval") for a in rows])
+    approvals = approvals_visible(user, Approval.objects.select_related("step", "decided_by")).in_bulk(
+        [a.payload.get("approval") for a in rows])
     out = []
     for activity in rows:
         approval = approvals.get(activity.payload.get("approval"))
@@ -256,15 +260,16 @@ class ApprovalStreamApi(StreamView):
         first (`approval.pending`), then `approval.requested` and `approval.resolved` as
         they happen (questions included), each with the approval as the API shows it."""
         resume = last_event_id(request)
+        user = request.user
         state: dict[str, Any] = {"cursor": resume, "floor": resume, "sent": set(), "snapshot": resume is None}
 
         async def read() -> list[str]:
             if state["snapshot"]:
                 state["snapshot"] = False
-                frames, state["cursor"] = await sync_to_async(_snapshot)()
+                frames, state["cursor"] = await sync_to_async(_snapshot)(user)
                 state["floor"] = state["cursor"]
                 return frames
-            events = await sync_to_async(_approval_events_after)(state["cursor"], state["sent"], state["floor"])
+            events = await sync_to_async(_approval_events_after)(state["cursor"], state["sent"], state["floor"], user)
             for pk, _ in events:
                 state["sent"].add(pk)
                 state["cursor"] = max(state["cursor"], pk)

@@ -36,6 +36,31 @@ def key_hash(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+# What each scope lets a token do, as permissions its user must hold (any one of them) for
+# the scope to count: a token never does more than its user may, checked on every use, so a
+# user who loses a permission loses it through their tokens too (issue 34).
+SCOPE_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    Scope.READ: (),
+    Scope.RUNS_WRITE: ("runs.add_run", "runs.change_run", "runs.change_agentsession"),
+    Scope.APPROVALS_DECIDE: ("approvals.change_approval", "approvals.change_grant"),
+    Scope.HOOKS: ("runs.add_run",),
+    Scope.WEBHOOKS_MANAGE: ("integrations.add_webhookendpoint", "integrations.change_webhookendpoint",
+                            "integrations.delete_webhookendpoint"),
+}
+
+
+def scope_allowed_for(user: Any, scope: str) -> bool:
+    """Whether `user` may do what `scope` lets a token do."""
+    needed = SCOPE_PERMISSIONS.get(scope)
+    if needed is None:
+        return False
+    return not needed or any(user.has_perm(p) for p in needed)
+
+
+def scopes_allowed_for(user: Any) -> list[str]:
+    return [s for s in ALL_SCOPES if scope_allowed_for(user, s)]
+
+
 def parse_scopes(raw: str | Iterable[str] | None) -> list[str]:
     """A list of known scopes (comma-separated text or a list); None means every scope."""
     if raw is None:
@@ -53,8 +78,18 @@ def parse_scopes(raw: str | Iterable[str] | None) -> list[str]:
 def token_create(
     *, user: Any, scopes: Iterable[str] | None = None, expires_in_days: float | None = None, name: str = ""
 ) -> tuple[ApiToken, str]:
-    """A new token for `user`; returns the row and the token itself (shown once, never stored)."""
-    chosen = parse_scopes(list(scopes) if scopes is not None else None)
+    """A new token for `user`; returns the row and the token itself (shown once, never stored).
+    Without `scopes`, every scope `user` may use; a scope beyond what `user` may do is refused."""
+    if scopes is None:
+        chosen = scopes_allowed_for(user)
+        if not chosen:
+            raise TokenError(f"{user} may not do anything a token scope allows", field="scopes")
+    else:
+        chosen = parse_scopes(list(scopes))
+    beyond = [s for s in chosen if not scope_allowed_for(user, s)]
+    if beyond:
+        needed = " or ".join(SCOPE_PERMISSIONS[beyond[0]])
+        raise TokenError(f"{user} may not use the scope {beyond[0]!r} (it needs the permission {needed})", field="scopes")
     if expires_in_days is not None and not 0 < expires_in_days <= 3650:
         raise TokenError("expiry must be between 0 and 3650 days", field="expires_days")
     key = f"gh_{secrets.token_hex(4)}_{secrets.token_urlsafe(32)}"
@@ -139,10 +174,21 @@ class ScopedTokenAuthentication(authentication.BaseAuthentication):
 
 
 def token_has_scope(auth: Any, scope: str) -> bool:
-    """A request authenticated otherwise (the console's session) is limited by permissions only."""
+    """A request authenticated otherwise (the console's session) is limited by permissions
+    only; a token by its scopes, each only as far as its user may still do it."""
+    return scope_refusal(auth, scope) is None
+
+
+def scope_refusal(auth: Any, scope: str) -> str | None:
+    """Why a token may not act with `scope` (None: it may)."""
     if not isinstance(auth, ApiToken):
-        return True
-    return scope in (auth.scopes or [])
+        return None
+    if scope not in (auth.scopes or []):
+        return f"This token lacks the scope {str(scope)!r} (it has: {', '.join(auth.scopes) or 'none'})."
+    if not scope_allowed_for(auth.user, scope):
+        needed = " or ".join(SCOPE_PERMISSIONS.get(scope, ())) or "a scope Gatehouse knows"
+        return f"This token's user may no longer do what the scope {str(scope)!r} allows (it needs the permission {needed})."
+    return None
 
 
 def required_scope(request: Any, view: Any) -> str:
@@ -164,7 +210,8 @@ class TokenScope(permissions.BasePermission):
 
     def has_permission(self, request: Any, view: Any) -> bool:
         scope = required_scope(request, view)
-        if token_has_scope(request.auth, scope):
+        refusal = scope_refusal(request.auth, scope)
+        if refusal is None:
             return True
-        self.message = f"This token lacks the scope {scope!r} (it has: {', '.join(request.auth.scopes) or 'none'})."
+        self.message = refusal
         return False

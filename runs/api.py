@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from approvals.access import activities_visible, runs_visible, sessions_visible
 from drivers import registry
 from integrations.idempotency import IDEMPOTENCY_PARAMETER, IdempotentMixin, idempotent
 from integrations.models import Scope
@@ -74,7 +75,7 @@ class RunListApi(IdempotentMixin, generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
-        runs = Run.objects.select_related("policy").order_by("-created_at", "-id")
+        runs = runs_visible(self.request.user, Run.objects.select_related("policy")).order_by("-created_at", "-id")
         status_filter = self.request.query_params.get("status")
         if status_filter:
             if status_filter not in Run.Status.values:
@@ -95,7 +96,7 @@ class RunListApi(IdempotentMixin, generics.ListAPIView):
             )
         session = None
         if values["session"] is not None:
-            session = AgentSession.objects.filter(pk=values["session"]).first()
+            session = sessions_visible(request.user).filter(pk=values["session"]).first()
             if session is None:
                 raise serializers.ValidationError({"session": [f"No session {values['session']}."]})
         run = run_create(
@@ -115,7 +116,7 @@ class RunListApi(IdempotentMixin, generics.ListAPIView):
 class RunDetailApi(APIView):
     @extend_schema(responses=RunOutput)
     def get(self, request: Request, run_id: int) -> Response:
-        return Response(RunOutput(get_object_or_404(Run.objects.select_related("policy"), pk=run_id)).data)
+        return Response(RunOutput(get_object_or_404(runs_visible(request.user, Run.objects.select_related("policy")), pk=run_id)).data)
 
 
 class RunCancelApi(IdempotentMixin, APIView):
@@ -125,9 +126,7 @@ class RunCancelApi(IdempotentMixin, APIView):
     @extend_schema(request=None, responses=RunOutput, parameters=[IDEMPOTENCY_PARAMETER])
     @idempotent
     def post(self, request: Request, run_id: int) -> Response:
-        run = get_object_or_404(Run, pk=run_id)
-        if not request.user.has_perm("runs.change_run"):
-            return Response({"code": "forbidden", "message": "You may not cancel runs."}, status=403)
+        run = get_object_or_404(runs_visible(request.user), pk=run_id)
         return Response(RunOutput(run_cancel(run=run, user=request.user)).data)
 
 
@@ -139,9 +138,9 @@ class RunActivitiesApi(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
-        run = get_object_or_404(Run, pk=self.kwargs["run_id"])
+        run = get_object_or_404(runs_visible(self.request.user), pk=self.kwargs["run_id"])
         after = query_int(self.request, "after", 0)
-        return Activity.objects.filter(run=run, seq__gt=after).order_by("seq")
+        return activities_visible(self.request.user, run).filter(seq__gt=after).order_by("seq")
 
 
 class SessionOutput(serializers.ModelSerializer):
@@ -154,7 +153,9 @@ class SessionListApi(generics.ListAPIView):
     """Sessions, newest first (a hook session's title names the agent's session)."""
 
     serializer_class = SessionOutput
-    queryset = AgentSession.objects.order_by("-created_at", "-id")
+
+    def get_queryset(self) -> Any:
+        return sessions_visible(self.request.user).order_by("-created_at", "-id")
 
 
 class SessionDetailApi(APIView):
@@ -166,13 +167,11 @@ class SessionDetailApi(APIView):
 
     @extend_schema(responses=SessionOutput)
     def get(self, request: Request, session_id: int) -> Response:
-        return Response(SessionOutput(get_object_or_404(AgentSession, pk=session_id)).data)
+        return Response(SessionOutput(get_object_or_404(sessions_visible(request.user), pk=session_id)).data)
 
     @extend_schema(request=SessionDetailInput, responses=SessionOutput)
     def patch(self, request: Request, session_id: int) -> Response:
-        session = get_object_or_404(AgentSession, pk=session_id)
-        if not request.user.has_perm("runs.change_agentsession"):
-            return Response({"code": "forbidden", "message": "You may not change sessions."}, status=403)
+        session = get_object_or_404(sessions_visible(request.user), pk=session_id)
         data = self.SessionDetailInput(data=request.data)
         data.is_valid(raise_exception=True)
         return Response(SessionOutput(session_set_modes(session=session, user=request.user, **data.validated_data)).data)

@@ -13,6 +13,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from approvals.access import run_facets_visible, run_visible
 from approvals.selectors import PendingFilter, pending_ids
 from project import broadcast
 from runs import fragments
@@ -105,8 +106,10 @@ class InboxConsumer(ConsoleFragmentConsumer):
         facets = rendered.facets or {}
         if "approval" in facets:
             await self._approval_change(rendered, facets)
-        elif "runs" in facets and self.view == "session" and self.filters is not None:
-            if self.filters.session_id in (None, facets["runs"].get("session")):
+        elif "runs" in facets:
+            if not run_facets_visible(self.scope.get("user"), facets["runs"]):
+                return  # a run row this person may not see (approvals.access)
+            if self.view != "session" or (self.filters is not None and self.filters.session_id in (None, facets["runs"].get("session"))):
                 await self.send(text_data=str(rendered))
         else:
             await self.send(text_data=str(rendered))
@@ -114,6 +117,8 @@ class InboxConsumer(ConsoleFragmentConsumer):
     async def _approval_change(self, rendered: str, facets: dict[str, Any]) -> None:
         if self.view == "runs" or self.filters is None:
             return  # the runs list shows no cards; a page with a bad filter shows none
+        if self.filters.visible_to_id is not None and facets["approval"].get("started_by_id") != self.filters.visible_to_id:
+            return  # not even counted: an approval this person may not see (approvals.access)
         matches = self.filters.matches(facets["approval"])
         if "added" in facets:
             added = facets["added"]
@@ -152,7 +157,16 @@ class InboxConsumer(ConsoleFragmentConsumer):
 
 
 class RunConsumer(ConsoleFragmentConsumer):
-    """One run page: its timeline, header and approvals."""
+    """One run page: its timeline, header and approvals (for who may see the run)."""
 
     def console_groups(self) -> list[str]:
         return [broadcast.run_console_group(int(self.scope["url_route"]["kwargs"]["run_id"]))]
+
+    async def connect(self) -> None:
+        run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated or not await database_sync_to_async(run_visible)(user, run_id):
+            self.joined = []
+            await self.close()
+            return
+        await super().connect()

@@ -97,13 +97,18 @@ class RunCreateForm(forms.Form):
     )
 
     def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
-        from approvals.models import Policy
+        from approvals.access import policies_usable, policies_visible
 
         super().__init__(*args, **kwargs)
         policy_field = self.fields["policy"]
         assert isinstance(policy_field, forms.ChoiceField)  # declared as one above
+        # A policy this person may not name (looser than the default, not made available to
+        # them, no runs.override_policy: approvals.access) is listed as such; the service
+        # refuses it (403 policy_override_forbidden, shown in the form) if chosen anyway.
+        usable = {p.pk for p in policies_usable(user)}
         policy_field.choices = [("", "Default policy")] + [
-            (name, name) for name in Policy.objects.order_by("name").values_list("name", flat=True)
+            (p.name, p.name if p.pk in usable else f"{p.name} (looser than the default: needs the permission to override policies)")
+            for p in policies_visible(None).order_by("name")
         ]
         self.fields["session"].widget.choices = session_choices(user, chosen=self["session"].value())
 

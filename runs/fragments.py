@@ -47,7 +47,10 @@ def _run(run_id: int) -> Run | None:
 
 
 def _run_facets(run: Run) -> dict[str, Any]:
-    return {"run": run.pk, "session": run.session_id, "driver": run.driver}
+    """What a run row's push is filtered by: the page's session filter, and who may see the
+    run (`approvals.access.run_facets_visible`: its starter, reviewers once it has asked)."""
+    return {"run": run.pk, "session": run.session_id, "driver": run.driver, "started_by_id": run.created_by_id,
+            "has_approvals": Approval.objects.filter(run_id=run.pk).exists()}
 
 
 def activity_appended(activity_id: int) -> str:

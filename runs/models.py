@@ -30,6 +30,12 @@ class AgentSession(models.Model):
     interaction_mode = models.CharField(
         max_length=16, choices=InteractionMode.choices, default=InteractionMode.DEFAULT
     )
+    # Who set the modes last (null: never changed, i.e. the creator's defaults). Under four
+    # eyes a mode that approves asks on its own approves nothing for the runs of the person
+    # who set it (issue 34).
+    modes_set_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # The session's run policy (guardrails); a run's own policy replaces it whole.
     run_policy = models.JSONField(null=True, blank=True)
     # Per driver, the agent conversation the session's runs continue (Claude Code's session

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db.models import F, Func, IntegerField, OuterRef, QuerySet, Subquery, Value, Window
 from django.db.models.functions import Coalesce, RowNumber
 
-from runs.models import Activity, AgentSession, Run, Step
+from runs.models import Activity, AgentSession, Run, RuntimeMode, Step
 
 RUNS_PER_SESSION_ROW = 3
 
@@ -42,12 +43,14 @@ def sessions_with_facts() -> QuerySet[AgentSession]:
     )
 
 
-def latest_runs_of(session_ids: list[int], *, per_session: int = RUNS_PER_SESSION_ROW) -> dict[int, list[Run]]:
-    """The latest runs of each session, in one query (a window per session)."""
+def latest_runs_of(session_ids: list[int], *, per_session: int = RUNS_PER_SESSION_ROW,
+                   runs: QuerySet[Run] | None = None) -> dict[int, list[Run]]:
+    """The latest runs of each session (of `runs`: those a person may see), in one query
+    (a window per session)."""
     if not session_ids:
         return {}
     runs = (
-        Run.objects.filter(session_id__in=session_ids)
+        (Run.objects.all() if runs is None else runs).filter(session_id__in=session_ids)
         .annotate(position=Window(RowNumber(), partition_by=[F("session_id")], order_by=F("id").desc()))
         .filter(position__lte=per_session)
         .order_by("session_id", "-id")
@@ -56,6 +59,20 @@ def latest_runs_of(session_ids: list[int], *, per_session: int = RUNS_PER_SESSIO
     for run in runs:
         found.setdefault(run.session_id, []).append(run)
     return found
+
+
+def runtime_mode_for(run: Run) -> str:
+    """The session's runtime mode as it applies to `run`: under four eyes
+    (GATEHOUSE_REVIEW_OWN_RUNS off) a mode the run's starter set approves nothing for the
+    run (a mode that approves asks is a decision like an approval; issue 34). Never
+    changed, the modes count as set by the session's creator."""
+    session = run.session
+    if settings.GATEHOUSE_REVIEW_OWN_RUNS or session.runtime_mode == RuntimeMode.APPROVAL_REQUIRED:
+        return session.runtime_mode
+    setter = session.modes_set_by_id or session.created_by_id
+    if setter is not None and setter == run.created_by_id:
+        return RuntimeMode.APPROVAL_REQUIRED
+    return session.runtime_mode
 
 
 def session_latest_run(session: AgentSession) -> Run | None:

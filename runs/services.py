@@ -34,7 +34,8 @@ OVERRIDE_PERMISSION = "runs.override_policy"
 class RunError(Exception):
     """A refused write on a run; `code` is stable for API clients, `status` its HTTP status."""
 
-    STATUS = {"not_found": 404, "already_finished": 409, "policy_override_forbidden": 403, "foreign_session": 403}
+    STATUS = {"not_found": 404, "already_finished": 409, "policy_override_forbidden": 403, "foreign_session": 403,
+              "forbidden": 403}
 
     def __init__(self, code: str, message: str, **fields: Any) -> None:
         super().__init__(message)
@@ -224,6 +225,23 @@ def _refuse_loosening(requested: core.RunPolicy, ceiling: core.RunPolicy, *, sou
         )
 
 
+def _refuse_policy_choice(policy_row: Any, user: Any) -> None:
+    """Naming a rule policy looser than the default one is a loosening (issue 34)."""
+    from approvals.access import policy_choice_problems
+
+    problems = policy_choice_problems(policy_row, user)
+    if problems:
+        shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+        raise RunError(
+            "policy_override_forbidden",
+            f"The policy {policy_row.name!r} is looser than the administrator's default policy ({shown}). "
+            + _needs_override("Naming it") + " An administrator can also make it available to you.",
+            field="policy",
+            policy=policy_row.name,
+            loosenings=problems,
+        )
+
+
 def run_create(
     *,
     driver: str,
@@ -241,7 +259,9 @@ def run_create(
     1. The driver must exist, its options (scenario, driver options) must be valid, and the run policy
        (given, else the session's, else the rule policy's, else the server default;
        the nearer replaces the farther whole) must be one the driver models.
-    2. Unless `user` may override the policy (`runs.override_policy`): the session must be
+    2. A named rule policy must be one `user` may name (`approvals.access.policy_choice_problems`:
+       at least as strict as the default policy, made available to them, or they may
+       override). Unless `user` may override the policy (`runs.override_policy`): the session must be
        one `user` created, its runtime mode must not approve on its own (auto,
        full-access), and a given or session run policy must not loosen the ceiling (the
        rule policy's run policy, else the server default, else the built-ins), both
@@ -254,6 +274,8 @@ def run_create(
     descriptor = registry.descriptor(driver)  # raises RunError for an unknown driver
     registry.validate_options(driver, scenario=scenario, options=options)
     policy_row, document = policy_for_run(policy_name)
+    if policy_name and policy_row is not None:
+        _refuse_policy_choice(policy_row, user)
     if session is not None:
         _refuse_foreign_session(session=session, user=user)
     session_policy = session.run_policy if session is not None else None
@@ -481,7 +503,10 @@ def run_finish(
 
 
 def run_cancel(*, run: Run, user: Any = None) -> Run:
-    """Ask the run to stop; its worker ends it `cancelled` (a queued run ends at once)."""
+    """Ask the run to stop; its worker ends it `cancelled` (a queued run ends at once).
+    Its starter may; anyone else needs `runs.change_run`."""
+    if user is not None and run.created_by_id != getattr(user, "pk", None) and not user.has_perm("runs.change_run"):
+        raise RunError("forbidden", f"You did not start run {run.pk}: cancelling another person's run needs the permission runs.change_run.")
     with transaction.atomic():
         if run.is_finished:
             raise RunError("already_finished", f"run {run.pk} already {run.status}")
@@ -511,8 +536,14 @@ def session_set_modes(
 ) -> AgentSession:
     """Change a session's durable modes; applied from the next turn, recorded on the
     session's open runs and on the run it was changed from (so it is never untraced).
-    Switching to `auto` or `full-access` needs `runs.override_policy` (403)."""
+    Switching to `auto` or `full-access` needs `runs.override_policy` (403), and another
+    person's session needs `runs.change_agentsession` (403 `foreign_session`). Who set the
+    modes is kept: under four eyes, a mode approves nothing for that person's own runs."""
     from runs.models import InteractionMode, RuntimeMode
+
+    if user is not None and session.created_by_id != getattr(user, "pk", None) and not user.has_perm("runs.change_agentsession"):
+        raise RunError("foreign_session", f"Session {session.pk} was created by someone else: changing its modes needs "
+                       "the permission runs.change_agentsession.", field="session")
 
     if runtime_mode is not None and runtime_mode not in RuntimeMode.values:
         raise RunError("invalid_mode", f"unknown runtime mode {runtime_mode!r}", field="runtime_mode")
@@ -535,7 +566,7 @@ def session_set_modes(
             changes["interaction_mode"] = interaction_mode
         if not changes:
             return session
-        AgentSession.objects.filter(pk=session.pk).update(**changes)
+        AgentSession.objects.filter(pk=session.pk).update(**changes, modes_set_by=user if getattr(user, "pk", None) else None)
         run_ids = set(Run.objects.filter(session=session).exclude(status__in=Run.FINISHED).values_list("id", flat=True))
         if seen_from_run is not None and Run.objects.filter(pk=seen_from_run, session=session).exists():
             run_ids.add(seen_from_run)

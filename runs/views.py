@@ -12,6 +12,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -20,11 +21,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.middleware import HtmxDetails
 
+from approvals.access import grants_visible, runs_visible, sessions_visible
+from approvals.forms import pending_visible_to
 from approvals.models import Grant
 from approvals.policy import PolicyError
 from approvals.policy.run_policy import LOOSE_RUNTIME_MODES
 from approvals.selectors import PendingFilter, approvals_pending, grants_active, subagents_asking
-from approvals.services import grant_revoke
+from approvals.services import ApprovalError, grant_revoke
 from project.console_auth import console_login_required
 from runs.forms import FollowUpForm, RunCreateForm
 from runs.models import AgentSession, InteractionMode, Run, RuntimeMode
@@ -42,7 +45,7 @@ class HtmxHttpRequest(HttpRequest):
 @require_GET
 @vary_on_headers("HX-Request", "HX-Target")
 def run_list(request: HtmxHttpRequest) -> HttpResponse:
-    paginator = Paginator(Run.objects.select_related("created_by"), RUNS_PER_PAGE)
+    paginator = Paginator(runs_visible(request.user, Run.objects.select_related("created_by")), RUNS_PER_PAGE)
     page_obj = paginator.get_page(request.GET.get("page"))
     if request.htmx.target == "runs-body":
         return render(request, "runs/run_list.html#run-rows", {"runs": page_obj.object_list})
@@ -100,7 +103,7 @@ _RUN_PARTIALS = {
 @require_GET
 @vary_on_headers("HX-Request", "HX-Target")
 def run_detail(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
-    run = get_object_or_404(Run.objects.select_related("created_by", "policy", "session"), pk=run_id)
+    run = get_object_or_404(runs_visible(request.user, Run.objects.select_related("created_by", "policy", "session")), pk=run_id)
     target = request.htmx.target or ""
     if target == f"run-header-{run.pk}":
         return render(request, "runs/run_detail.html#run-header", {"run": run})
@@ -152,10 +155,9 @@ def run_new(request: HtmxHttpRequest) -> HttpResponse:
 
 
 @console_login_required
-@permission_required("runs.change_run", raise_exception=True)
 @require_POST
 def run_cancel_view(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
-    run = get_object_or_404(Run, pk=run_id)
+    run = get_object_or_404(runs_visible(request.user), pk=run_id)
     error = ""
     try:
         run = run_cancel(run=run, user=request.user)
@@ -181,11 +183,13 @@ def _posted_from_run(request: HttpRequest, session_id: int) -> Run | None:
 
 
 @console_login_required
-@permission_required("approvals.change_grant", raise_exception=True)
 @require_POST
 def grant_revoke_view(request: HtmxHttpRequest, grant_id: int) -> HttpResponse:
-    grant = get_object_or_404(Grant, pk=grant_id)
-    grant_revoke(grant=grant, user=request.user)
+    grant = get_object_or_404(grants_visible(request.user, Grant.objects.select_related("session")), pk=grant_id)
+    try:
+        grant_revoke(grant=grant, user=request.user)
+    except ApprovalError as exc:
+        raise PermissionDenied(exc.message) from None
     run = _posted_from_run(request, grant.session_id)
     on_session_page = request.POST.get("from") == "session"
     if not request.htmx or (run is None and not on_session_page):
@@ -200,10 +204,9 @@ def grant_revoke_view(request: HtmxHttpRequest, grant_id: int) -> HttpResponse:
 
 
 @console_login_required
-@permission_required("runs.change_agentsession", raise_exception=True)
 @require_POST
 def session_modes_view(request: HtmxHttpRequest, session_id: int) -> HttpResponse:
-    session = get_object_or_404(AgentSession, pk=session_id)
+    session = get_object_or_404(sessions_visible(request.user), pk=session_id)
     error = ""
     try:
         session_set_modes(
@@ -237,17 +240,17 @@ SESSIONS_PER_PAGE = 25
 @require_GET
 def session_list(request: HtmxHttpRequest) -> HttpResponse:
     """Every session, newest first: its runs, modes, grants, waiting requests, last activity."""
-    page_obj = Paginator(sessions_with_facts(), SESSIONS_PER_PAGE).get_page(request.GET.get("page"))
+    page_obj = Paginator(sessions_visible(request.user, sessions_with_facts()), SESSIONS_PER_PAGE).get_page(request.GET.get("page"))
     sessions = list(page_obj.object_list)
-    runs = latest_runs_of([s.pk for s in sessions])
+    runs = latest_runs_of([s.pk for s in sessions], runs=runs_visible(request.user))
     rows = [(session, runs.get(session.pk, [])) for session in sessions]
     return render(request, "runs/session_list.html", {"page_obj": page_obj, "rows": rows})
 
 
 def _session_page(request: HtmxHttpRequest, session_id: int, *, follow_up: FollowUpForm | None = None, status: int = 200) -> HttpResponse:
-    session = get_object_or_404(sessions_with_facts(), pk=session_id)
-    runs_page = Paginator(Run.objects.filter(session=session).select_related("created_by"), RUNS_PER_PAGE).get_page(request.GET.get("page"))
-    approvals = list(approvals_pending(filters=PendingFilter(session_id=session.pk)))
+    session = get_object_or_404(sessions_visible(request.user, sessions_with_facts()), pk=session_id)
+    runs_page = Paginator(runs_visible(request.user, Run.objects.filter(session=session).select_related("created_by")), RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    approvals = list(approvals_pending(filters=PendingFilter(session_id=session.pk, visible_to_id=pending_visible_to(request.user))))
     context = {
         **_session_context(session, request.user),
         "runs_page": runs_page,
@@ -277,7 +280,7 @@ def session_continue_view(request: HtmxHttpRequest, session_id: int) -> HttpResp
     """A follow-up prompt: the session's next run (the agent resumes its conversation).
     A refusal (403 foreign_session, policy_override_forbidden) is shown in the form: with
     htmx as a 200 swap, as the decide views do; without, with its own status."""
-    session = get_object_or_404(AgentSession, pk=session_id)
+    session = get_object_or_404(sessions_visible(request.user), pk=session_id)
     form = _follow_up_form(session, request.POST)
     if form is None:
         messages.error(request, f"Session {session.pk} has no run to continue.")

@@ -10,10 +10,11 @@ from django.db.models import Count, Q
 
 from approvals import policy as core
 from approvals.models import Grant
-from approvals.selectors import grants_active
+from approvals.selectors import grants_for_run
 from project.prepared import Prepared
 from runs.leases import LeaseLost
 from runs.models import Run, Step
+from runs.selectors import runtime_mode_for
 from runs.services import activity_record
 
 from .asking import approval_open, routing_for
@@ -56,7 +57,7 @@ def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict
     verdict = core.evaluate(compiled, request, run_view=view or core.RunView(), paths=paths)
     grants: list[Grant] | None = None
     if verdict.decision == "ask":
-        grants = list(grants_active(session_id=run.session_id))
+        grants = list(grants_for_run(run))
         if grants:
             verdict = core.evaluate(compiled, request, run_view=view or core.RunView(), grants=[g.rule for g in grants], paths=paths)
     return verdict, grants, view
@@ -177,7 +178,7 @@ def _gate(
         grant_row = next((g for g in grants or [] if g.rule == verdict.grant), None)
     if decision == "ask" and kind == "permission":
         decision, decided_by = core.apply_runtime_mode(
-            verdict, mode=runtime_mode or run.session.runtime_mode, request=request, workspace=run.workspace,
+            verdict, mode=runtime_mode or runtime_mode_for(run), request=request, workspace=run.workspace,
             paths=path_context(run),
         )
     routing = routing_for(run, kind) if decision == "ask" else ""

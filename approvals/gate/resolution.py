@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from approvals import policy as core
 from approvals.models import Approval
-from approvals.selectors import grants_active
+from approvals.selectors import grants_for_run
 from project.prepared import Prepared
 from runs.leases import held
 from runs.models import Run, Step
@@ -184,7 +184,7 @@ def recheck_after_interruption(*, approval: Approval) -> GateOutcome:
     else pauses the run on a new approval, or refuses it."""
     run, step = approval.run, approval.step
     assert step is not None  # every approval is opened for a step (approval_open)
-    grants = list(grants_active(session_id=run.session_id))
+    grants = list(grants_for_run(run))
     paths = path_context(run)
     verdict = core.evaluate(
         core.compile_policy(run.policy_document), step.request, run_view=core.RunView(), grants=[g.rule for g in grants],

@@ -16,7 +16,7 @@ from typing import Any
 
 from approvals import policy as core
 from approvals.models import Grant, PolicyVersion
-from approvals.selectors import grants_active
+from approvals.selectors import grants_for_run
 from runs.models import Run
 
 from .paths import path_context
@@ -68,7 +68,7 @@ def shadow_verdict(
         paths = path_context(run)
         verdict = core.evaluate(compiled, request, run_view=view or core.RunView(), paths=paths)
         if verdict.decision == "ask":
-            rules = [g.rule for g in (grants if grants is not None else grants_active(session_id=run.session_id))]
+            rules = [g.rule for g in (grants if grants is not None else grants_for_run(run))]
             if rules:
                 verdict = core.evaluate(compiled, request, run_view=view or core.RunView(), grants=rules, paths=paths)
     except (core.PolicyError, PolicyVersion.DoesNotExist):

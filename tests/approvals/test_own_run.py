@@ -126,3 +126,78 @@ def test_the_setting_reads_the_environment(value: str | None, printed: str) -> N
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
     assert out.split()[0] == printed, out
+
+
+# --- Four eyes on every path (issue 34): grants and modes are decisions too -------------------
+
+
+def test_under_four_eyes_a_grant_never_answers_its_makers_own_runs(settings: Any, people: tuple[Any, Any]) -> None:
+    """Rita grants "always allow" on Bob's run in a session where her own run works too: the
+    grant answers Bob's requests, never Rita's (it would be her deciding her own run)."""
+    from approvals.gate import gate_request
+    from runs.services import run_create
+
+    settings.GATEHOUSE_REVIEW_OWN_RUNS = False
+    bob, rita = people
+    first = waiting_approval(starter=rita)  # Rita's session
+    session = first.run.session
+    bobs = run_create(driver="scripted", scenario={"steps": [{"message": "hi"}]}, user=None, session=session)
+    bobs.created_by = bob
+    bobs.save(update_fields=["created_by"])
+    asked = gate_request(run_id=bobs.pk, tool="bash", input={"command": "npm run build"}, cwd=bobs.workspace,
+                         subtype="command", presentation={"title": "Build", "command": "npm run build"})
+    response = client(rita).post(f"/api/v1/approvals/{asked.approval_id}/approve/",
+                                 {"hash": Approval.objects.get(pk=asked.approval_id).hash, "scope": "session"}, format="json")
+    assert response.status_code == HTTPStatus.OK, response.content
+    # Bob's next identical request is answered by the grant ...
+    again = gate_request(run_id=bobs.pk, tool="bash", input={"command": "npm run build"}, cwd=bobs.workspace, subtype="command")
+    assert (again.outcome, again.decided_by) == ("allow", "grant")
+    # ... Rita's own run's is not: a person must decide it
+    hers = gate_request(run_id=first.run_id, tool="bash", input={"command": "npm run build"}, cwd=first.run.workspace, subtype="command")
+    assert hers.outcome == "wait"
+    # without four eyes the grant answers both
+    settings.GATEHOUSE_REVIEW_OWN_RUNS = True
+    hers = gate_request(run_id=first.run_id, tool="bash", input={"command": "npm run build"}, cwd=first.run.workspace, subtype="command")
+    assert (hers.outcome, hers.decided_by) == ("allow", "grant")
+
+
+def test_under_four_eyes_a_mode_the_starter_set_approves_nothing_of_their_runs(
+    settings: Any, make_user: Callable[..., Any]
+) -> None:
+    """auto-accept-edits approves the edits a policy asks about: a decision. Set by the run's
+    starter under four eyes it approves nothing of their runs; set by another person it does."""
+    from approvals.gate import gate_request
+    from runs.services import run_create
+
+    settings.GATEHOUSE_REVIEW_OWN_RUNS = False
+    bob = make_user("bob", superuser=False, perms=("runs.add_run",))
+    rita = make_user("rita", superuser=False, perms=("runs.add_run", "runs.change_agentsession"))
+    # "Read-only review" asks about every edit (stricter than the default: Bob may name it)
+    run = run_create(driver="scripted", scenario={"steps": [{"message": "hi"}]}, user=bob, policy_name="Read-only review")
+    edit = {"file_path": "notes.md", "content": "x"}
+
+    def write() -> Any:
+        return gate_request(run_id=run.pk, tool="write", input=edit, cwd=run.workspace, subtype="file-change")
+
+    assert write().outcome == "wait"
+    assert client(bob).patch(f"/api/v1/sessions/{run.session_id}/", {"runtime_mode": "auto-accept-edits"},
+                             format="json").status_code == HTTPStatus.OK
+    assert write().outcome == "wait"  # Bob's own mode: not his decision to make on his run
+    for mode in ("approval-required", "auto-accept-edits"):  # Rita sets it (the second change is hers)
+        assert client(rita).patch(f"/api/v1/sessions/{run.session_id}/", {"runtime_mode": mode},
+                                  format="json").status_code == HTTPStatus.OK
+    assert (write().outcome, write().decided_by) == ("allow", "mode")
+    # without four eyes, Bob's own mode approves his edits as before
+    settings.GATEHOUSE_REVIEW_OWN_RUNS = True
+    client(bob).patch(f"/api/v1/sessions/{run.session_id}/", {"runtime_mode": "approval-required"}, format="json")
+    client(bob).patch(f"/api/v1/sessions/{run.session_id}/", {"runtime_mode": "auto-accept-edits"}, format="json")
+    assert (write().outcome, write().decided_by) == ("allow", "mode")
+
+
+def test_changing_another_persons_session_needs_the_permission(people: tuple[Any, Any], make_user: Callable[..., Any]) -> None:
+    bob, rita = people
+    approval = waiting_approval(starter=bob)
+    response = client(rita).patch(f"/api/v1/sessions/{approval.run.session_id}/", {"runtime_mode": "auto-accept-edits"}, format="json")
+    assert (response.status_code, response.json()["code"]) == (HTTPStatus.FORBIDDEN, "foreign_session")
+    approval.run.session.refresh_from_db()
+    assert approval.run.session.runtime_mode == "approval-required"

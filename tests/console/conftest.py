@@ -76,7 +76,9 @@ def make_approval(db: Any) -> Callable[..., Any]:
             from approvals.services import policy_save
 
             policy_name = f"console-test-{Policy.objects.count() + 1}"
-            policy_save(policy=Policy(name=policy_name, document=policy))
+            saved = policy_save(policy=Policy(name=policy_name, document=policy))
+            if user is not None:  # (set up as an administrator would: the run's starter may name it)
+                saved.available_to_users.add(user)
         run = run_create(
             driver=driver, prompt=prompt, scenario={"steps": [{"message": "hello"}]} if driver == "scripted" else None,
             run_policy=run_policy, policy_name=policy_name, user=user, session=session,

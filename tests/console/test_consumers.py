@@ -130,11 +130,23 @@ async def test_a_decision_reaches_each_console_group_as_one_message_with_all_its
 
 async def test_sockets_from_other_runs_hear_nothing(make_user: Callable[..., Any], make_approval: Callable[..., Any]) -> None:
     alice = await sync_to_async(make_user)("alice")
-    comm = communicator("/ws/runs/999999/", alice)
+    mine = await sync_to_async(make_approval)(user=alice)
+    comm = communicator(f"/ws/runs/{mine.run_id}/", alice)
     assert (await comm.connect())[0]
-    await sync_to_async(make_approval)()
+    await sync_to_async(make_approval)()  # another run's request
     assert await comm.receive_nothing(timeout=0.5)
     await comm.disconnect()
+
+
+async def test_a_run_socket_is_closed_for_who_may_not_see_the_run(make_user: Callable[..., Any], make_approval: Callable[..., Any]) -> None:
+    alice = await sync_to_async(make_user)("alice")
+    carol = await sync_to_async(make_user)("carol", superuser=False, perms=("runs.add_run",))
+    theirs = await sync_to_async(make_approval)(user=alice)
+    for path in (f"/ws/runs/{theirs.run_id}/", "/ws/runs/999999/"):
+        comm = communicator(path, carol)
+        connected, _ = await comm.connect()
+        assert not connected, path
+        await comm.disconnect()
 
 
 @pytest.mark.parametrize("path", ["/ws/inbox/", "/ws/runs/1/"])

@@ -105,7 +105,7 @@ def test_a_follow_up_starts_the_next_run_of_the_session_under_the_same_policy(
     from approvals.models import Policy
     from approvals.services import policy_save
 
-    policy_save(policy=Policy(name="strict", document={"default": "ask"}))
+    policy_save(policy=Policy(name="strict", document={"default": "deny"}))  # stricter than the default: anyone may name it
     workspace = tmp_path / "project"
     workspace.mkdir()
     first = scripted_run(alice, policy_name="strict", workspace=str(workspace), run_policy={"approvals": {"timeout_s": 20}})

@@ -69,11 +69,23 @@ def test_scopes_are_checked_on_top_of_permissions(token_client: Callable[..., AP
 
 
 def test_a_scope_does_not_give_a_permission_the_user_lacks(make_user: Callable[..., Any], token_client: Callable[..., APIClient]) -> None:
+    from django.contrib.auth.models import Permission
+
+    from integrations.tokens import TokenError, token_create
+
     nobody = make_user("nobody", superuser=False)
-    client = token_client(*ALL_SCOPES, user=nobody)
+    # made: a token never gets a scope beyond what its user may do (issue 34)
+    with pytest.raises(TokenError, match="may not use the scope 'runs:write'"):
+        token_create(user=nobody, scopes=["runs:write"])
+    assert token_create(user=nobody)[0].scopes == ["read"]
+    # used: a user who loses the permission loses it through the token too
+    starter = make_user("starter", superuser=False, perms=("runs.add_run",))
+    client = token_client("read", "runs:write", user=starter)
+    starter.user_permissions.remove(Permission.objects.get(codename="add_run"))
     response = client.post("/api/v1/runs/", {"driver": "scripted", "scenario": SCENARIO}, format="json")
     assert response.status_code == HTTPStatus.FORBIDDEN
-    assert response.json()["code"] == "permission_denied"
+    assert response.json()["code"] == "insufficient_scope"
+    assert "may no longer do what the scope 'runs:write' allows" in response.json()["message"]
 
 
 def test_an_expired_token_is_refused(reviewer: Any) -> None:

@@ -47,10 +47,13 @@ def olga(client_for: Callable[..., APIClient]) -> APIClient:
 
 
 def _policy(name: str, run_policy: dict[str, Any] | None) -> str:
+    """A policy whose rules are the default policy's (so naming it loosens nothing by its
+    rules: issue 34) and whose run policy is the ceiling under test."""
     from approvals.models import Policy
+    from approvals.selectors import policy_for_run
     from approvals.services import policy_save
 
-    policy_save(policy=Policy(name=name, document={"default": "ask"}, run_policy=run_policy))
+    policy_save(policy=Policy(name=name, document=policy_for_run("")[1], run_policy=run_policy))
     return name
 
 
@@ -131,8 +134,18 @@ def test_tightening_needs_no_permission(bob: APIClient, driver: str, requested: 
     assert response.status_code == HTTPStatus.CREATED, response.content
 
 
+def _make_available(name: str, client: APIClient) -> None:
+    """An administrator makes a policy looser than the default available to a user (issue 34)."""
+    from approvals.models import Policy
+
+    Policy.objects.get(name=name).available_to_users.add(client.user)  # type: ignore[attr-defined]
+
+
 def test_no_run_policy_runs_under_the_ceiling_itself(bob: APIClient) -> None:
     policy = _policy("loose", {"approvals": {"permission": "auto-approve", "timeout_s": -1}})
+    # A looser ceiling is a looser policy: naming it needs it made available (issue 34).
+    assert_forbidden(start(bob, policy=policy), "policy")
+    _make_available(policy, bob)
     response = start(bob, policy=policy)
     assert response.status_code == HTTPStatus.CREATED, response.content
     assert response.json()["run_policy"]["approvals"]["permission"] == "auto-approve"
@@ -140,6 +153,7 @@ def test_no_run_policy_runs_under_the_ceiling_itself(bob: APIClient) -> None:
 
 def test_a_looser_ceiling_lets_a_run_ask_for_what_it_allows(bob: APIClient) -> None:
     policy = _policy("loose", {"sandbox": "unrestricted", "approvals": {"permission": "auto-approve", "timeout_s": 600}})
+    _make_available(policy, bob)
     response = start(bob, run_policy={"approvals": {"permission": "auto-approve", "timeout_s": 600}}, policy=policy)
     assert response.status_code == HTTPStatus.CREATED, response.content
 
@@ -171,10 +185,16 @@ def test_a_run_may_join_only_a_session_its_starter_created(bob: APIClient, olga:
     own = first.json()["session"]
     assert start(bob, session=own).status_code == HTTPStatus.CREATED
 
+    # Another starter does not even see the session (issue 34): as if it did not exist.
     carol = client_for("carol")
-    assert_forbidden(start(carol, session=own), "session", code="foreign_session")
+    response = start(carol, session=own)
+    assert response.status_code == HTTPStatus.BAD_REQUEST and response.json()["message"] == f"session: No session {own}."
+    # Who sees every run (runs.view_run) but may not override: refused, naming why.
+    vera = client_for("vera", ("runs.add_run", "runs.view_run"))
+    assert_forbidden(start(vera, session=own), "session", code="foreign_session")
     nobodys = session_create(title="made by a command")
-    assert_forbidden(start(bob, session=nobodys.pk), "session", code="foreign_session")
+    assert start(bob, session=nobodys.pk).status_code == HTTPStatus.BAD_REQUEST
+    assert_forbidden(start(vera, session=nobodys.pk), "session", code="foreign_session")
     assert Run.objects.filter(session_id=own).count() == 2 and not Run.objects.filter(session=nobodys).exists()
 
     assert start(olga, session=own).status_code == HTTPStatus.CREATED
