@@ -212,6 +212,17 @@
       var note = card.querySelector(".own-run-note");
       if (note) note.hidden = false;
     });
+    // Who may not decide at all (a run starter following their own run's requests): every
+    // pushed card's controls are disabled, as the server does for the cards it renders.
+    if (document.body.dataset.mayDecide === "0") {
+      var all = Array.prototype.slice.call(root.querySelectorAll(".approval-pending"));
+      if (root.matches && root.matches(".approval-pending")) all.push(root);
+      all.forEach(function (card) {
+        card.querySelectorAll("fieldset.controls, .batch-pick").forEach(function (set) { set.disabled = true; set.checked = false; });
+        var note = card.querySelector(".no-decide-note");
+        if (note) note.hidden = false;
+      });
+    }
   }
   document.addEventListener("htmx:load", function (event) { lockOwnRuns(event.detail.elt); });
   lockOwnRuns(document);

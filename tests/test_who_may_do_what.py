@@ -379,3 +379,13 @@ def test_a_staff_user_mints_tokens_only_for_themselves(make_user: Callable[..., 
     admin.force_login(root)
     admin.post("/admin/integrations/apitoken/add/", {"user": staff.pk, "name": "for staff", "scopes": ["read"]})
     assert ApiToken.objects.filter(user=staff, name="for staff").exists()
+
+
+@pytest.mark.django_db
+def test_a_starter_follows_their_runs_requests_without_controls_they_may_not_use(world: World) -> None:
+    starter = world.console("starter").get("/").content.decode()
+    assert f'id="approval-{world.approval.pk}"' in starter
+    assert '<p class="no-decide-note">Only reviewers decide requests' in starter
+    assert '<fieldset class="controls" disabled' in starter
+    reviewer = world.console("reviewer").get("/").content.decode()
+    assert '<p class="no-decide-note" hidden>' in reviewer and '<fieldset class="controls" disabled' not in reviewer

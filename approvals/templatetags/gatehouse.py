@@ -127,6 +127,14 @@ def own_run_for(approval: Any, user: Any) -> bool:
 
 
 @register.filter
+def cannot_decide(user: Any) -> bool:
+    """True for a signed-in person who may not decide requests (a run starter following
+    their own run's card): the card's controls are disabled. Pushed cards have no user:
+    gatehouse.js does the same from <body data-may-decide>."""
+    return bool(user) and getattr(user, "is_authenticated", False) and not user.has_perm("approvals.change_approval")
+
+
+@register.filter
 def four_eyes_starter(approval: Any) -> str:
     """The id of the run's starter when the four-eyes rule is on (GATEHOUSE_REVIEW_OWN_RUNS
     off), else "": gatehouse.js greys out a pushed card for that user."""
