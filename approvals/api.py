@@ -34,7 +34,7 @@ class ApprovalOutput(serializers.ModelSerializer):
         fields = [
             "id", "run", "step", "kind", "subtype", "status", "capability", "presentation", "request", "hash",
             "suggested_grant", "suggested_grant_label", "reason", "answers", "plan_mode", "scope",
-            "decided_by", "decided_via", "decided_at", "deadline", "attempt", "created_at",
+            "decided_by", "decided_via", "decided_at", "deadline", "attempt", "created_at", "grant",
         ]
 
 

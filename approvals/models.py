@@ -134,6 +134,8 @@ class Approval(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     decided_via = models.CharField(max_length=16, choices=Via.choices, blank=True)
+    # Decided by a session grant made while it waited ("always allow" settles what it covers).
+    grant = models.ForeignKey("approvals.Grant", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     decided_at = models.DateTimeField(null=True, blank=True)
     deadline = models.DateTimeField(null=True, blank=True)
     attempt = models.PositiveIntegerField(default=1)

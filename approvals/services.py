@@ -30,7 +30,8 @@ from runs.services import activity_record, run_wake_on_commit
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ApprovalError", "BatchOutcome", "approval_answer", "approval_decide", "approval_decide_each", "approval_expire", "grant_create", "grant_revoke", "policy_save"]
+__all__ = ["ApprovalError", "BatchOutcome", "approval_answer", "approval_decide", "approval_decide_each", "approval_expire",
+           "grant_create", "grant_revoke", "grant_settle_pending", "policy_save"]
 
 # The verbs each kind accepts: an answer is never a decision and a decision never an answer.
 VERBS_BY_KIND: dict[str, set[str]] = {
@@ -214,7 +215,46 @@ def approval_decide(
                 "grant": grant.pk if grant else None,
             },
         )
+    if grant is not None:
+        grant_settle_pending(grant=grant, user=user)
     return approval
+
+
+def grant_settle_pending(*, grant: Grant, user: Any) -> list[int]:
+    """Approve at once every pending request of the grant's session that the new grant
+    covers (parallel tool calls, sub-agents, other runs of the session waiting on the same
+    thing): each is recorded as decided by the grant, made by `user`. Under four eyes never
+    one of a run `user` started. Each in its own transaction, its run locked first as every
+    decision does; one decided meanwhile is left as it is. Returns the approvals decided."""
+    from approvals.gate.paths import path_context
+
+    candidates = list(
+        Approval.objects.filter(run__session_id=grant.session_id, status=Approval.Status.PENDING, kind=Approval.Kind.PERMISSION)
+        .exclude(pk=grant.approval_id).order_by("id").values_list("pk", flat=True)
+    )
+    settled = []
+    for approval_id in candidates:
+        try:
+            with _deciding(approval_id):
+                _lock_run_of(approval_id)
+                approval = _load_for_decision(approval_id, "approve", "")
+                if approval_own_run(run=approval.run, user=user) or approval.step is None:
+                    continue
+                run = Run.objects.get(pk=approval.run_id)  # with its policy snapshot (a decision defers it)
+                compiled = core.compile_policy(run.policy_document, version=run.policy_version)
+                verdict = core.evaluate(compiled, approval.step.request, grants=[grant.rule], paths=path_context(run))
+                if verdict.decision != "allow" or verdict.grant != grant.rule:
+                    continue
+                _resolve(approval, status=Approval.Status.APPROVED, user=user, via=Approval.Via.GRANT, grant=grant,
+                         reason=f"Allowed by the session grant “{grant.label or grant.rule}”.")
+                _after_resolution(approval, asleep=approval.run.hibernated_at is not None, event_payload={
+                    "approval": approval.pk, "decision": Approval.Status.APPROVED, "scope": "once",
+                    "by": getattr(user, "username", "") or "", "via": Approval.Via.GRANT, "grant": grant.pk,
+                })
+        except (ApprovalError, core.PolicyError):
+            continue  # decided, expired or gone meanwhile; or a policy that no longer compiles: a person decides
+        settled.append(approval_id)
+    return settled
 
 
 @dataclass(frozen=True)
