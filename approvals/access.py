@@ -134,6 +134,13 @@ def run_facets_visible(user: Any, facets: dict[str, Any]) -> bool:
 # --- Policies: which a person may see and name ---------------------------------------------
 
 
+def default_ceiling() -> core.RunPolicy:
+    """The run policy the administrator's default policy gives a run (the default ceiling)."""
+    from approvals.selectors import policy_for_run
+
+    return _ceiling_of(policy_for_run("")[0])
+
+
 def _ceiling_of(row: Policy | None) -> core.RunPolicy:
     """The run policy an administrator attached: the rule policy's, else the server default."""
     return core.resolve_run_policy(

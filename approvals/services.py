@@ -228,10 +228,10 @@ def grant_settle_pending(*, grant: Grant, user: Any) -> list[int]:
     decision does; one decided meanwhile is left as it is. Returns the approvals decided."""
     from approvals.gate.paths import path_context
 
-    candidates = list(
-        Approval.objects.filter(run__session_id=grant.session_id, status=Approval.Status.PENDING, kind=Approval.Kind.PERMISSION)
-        .exclude(pk=grant.approval_id).order_by("id").values_list("pk", flat=True)
-    )
+    pending = Approval.objects.filter(run__session_id=grant.session_id, status=Approval.Status.PENDING, kind=Approval.Kind.PERMISSION)
+    if grant.approval_id is not None:
+        pending = pending.exclude(pk=grant.approval_id)  # decided by the person who made the grant
+    candidates = list(pending.order_by("id").values_list("pk", flat=True))
     settled = []
     for approval_id in candidates:
         try:

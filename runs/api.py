@@ -17,7 +17,7 @@ from integrations.idempotency import IDEMPOTENCY_PARAMETER, IdempotentMixin, ide
 from integrations.models import Scope
 from integrations.tokens import TokenScope
 from project.api import StrictCharField, StrictSerializer, query_int
-from runs.models import Activity, AgentSession, Run
+from runs.models import Activity, AgentSession, InteractionMode, Run, RuntimeMode
 from runs.services import RunError, run_cancel, run_create, session_set_modes
 
 
@@ -162,8 +162,11 @@ class SessionDetailApi(APIView):
     scopes = {"PATCH": Scope.RUNS_WRITE}
 
     class SessionDetailInput(StrictSerializer):
-        runtime_mode = StrictCharField(required=False, default=None)
-        interaction_mode = StrictCharField(required=False, default=None)
+        runtime_mode = serializers.ChoiceField(choices=RuntimeMode.values, required=False, default=None)
+        interaction_mode = serializers.ChoiceField(choices=InteractionMode.values, required=False, default=None)
+        run_policy = serializers.DictField(
+            required=False, allow_null=True,
+            help_text="The session's run policy (null: inherit); same validation and ceiling as a run's.")
 
     @extend_schema(responses=SessionOutput)
     def get(self, request: Request, session_id: int) -> Response:

@@ -37,6 +37,11 @@ def session_choices(user: Any, *, chosen: Any = None) -> list[tuple[str, str]]:
     return [("", "New session")] + [(str(pk), f"Session {pk}" + (f": {title}" if title else "")) for pk, title in rows]
 
 
+def parse_json_object(text: str, what: str) -> dict[str, Any]:
+    """A JSON object typed in a console field (ValidationError saying what is wrong)."""
+    return _json_object(text, what)
+
+
 def _json_object(text: str, what: str) -> dict[str, Any]:
     """The console's JSON fields pass the same strict boundary as the API's bodies."""
     from approvals.policy import PolicyError, parse_json_strict

@@ -526,11 +526,60 @@ def run_cancel(*, run: Run, user: Any = None) -> Run:
 # --- Sessions ------------------------------------------------------------------------------
 
 
+_UNCHANGED: Any = object()
+
+
+def session_set_run_policy(*, session: AgentSession, run_policy: Mapping[str, Any] | None, user: Any = None,
+                           seen_from_run: int | None = None) -> AgentSession:
+    """Set (or, with None, clear) the session's run policy: the layer between a run's own and
+    the administrator's (issue 30). Validated like a run's (`invalid_policy` naming the
+    field); unless `user` may override, it may only tighten the administrator's default
+    ceiling (each run of the session is checked against its own policy's ceiling when it
+    starts); another person's session needs `runs.change_agentsession`. Applies to the
+    session's next runs; recorded on its open runs."""
+    session_run_policy_check(session=session, run_policy=run_policy, user=user)
+    value = dict(run_policy) if run_policy is not None else None
+    if value == session.run_policy:
+        return session
+    with transaction.atomic():
+        AgentSession.objects.filter(pk=session.pk).update(run_policy=value)
+        _record_on_open_runs(session, seen_from_run, "session.run_policy_changed", {
+            "run_policy": value, "by": getattr(user, "username", "") or "", "applies": "from the session's next run"})
+    session.refresh_from_db()
+    return session
+
+
+def session_run_policy_check(*, session: AgentSession, run_policy: Mapping[str, Any] | None, user: Any = None) -> None:
+    """Refuse a session run policy `user` may not set (RunError) or that is invalid (PolicyError)."""
+    from approvals.access import default_ceiling
+
+    _refuse_foreign_change(session, user)
+    parsed = core.parse_run_policy(run_policy) if run_policy is not None else None  # PolicyError: 400 invalid_policy
+    if parsed is not None and not may_override_policy(user):
+        _refuse_loosening(parsed, default_ceiling(), source="The session's run policy")
+
+
+def _refuse_foreign_change(session: AgentSession, user: Any) -> None:
+    if user is not None and session.created_by_id != getattr(user, "pk", None) and not user.has_perm("runs.change_agentsession"):
+        raise RunError("foreign_session", f"Session {session.pk} was created by someone else: changing it needs "
+                       "the permission runs.change_agentsession.", field="session")
+
+
+def _record_on_open_runs(session: AgentSession, seen_from_run: int | None, event: str, payload: Mapping[str, Any]) -> None:
+    """A change to a session is recorded on its open runs and on the run it was made from."""
+    run_ids = set(Run.objects.filter(session=session).exclude(status__in=Run.FINISHED).values_list("id", flat=True))
+    if seen_from_run is not None and Run.objects.filter(pk=seen_from_run, session=session).exists():
+        run_ids.add(seen_from_run)
+    for run_id in sorted(run_ids):
+        activity_record(run_id=run_id, kind="notice", event=event, payload=payload)
+
+
 def session_set_modes(
     *,
     session: AgentSession,
     runtime_mode: str | None = None,
     interaction_mode: str | None = None,
+    run_policy: Mapping[str, Any] | None = _UNCHANGED,
     user: Any = None,
     seen_from_run: int | None = None,
 ) -> AgentSession:
@@ -538,13 +587,11 @@ def session_set_modes(
     session's open runs and on the run it was changed from (so it is never untraced).
     Switching to `auto` or `full-access` needs `runs.override_policy` (403), and another
     person's session needs `runs.change_agentsession` (403 `foreign_session`). Who set the
-    modes is kept: under four eyes, a mode approves nothing for that person's own runs."""
+    modes is kept: under four eyes, a mode approves nothing for that person's own runs.
+    `run_policy` (None clears it) is set with `session_set_run_policy`'s rules."""
     from runs.models import InteractionMode, RuntimeMode
 
-    if user is not None and session.created_by_id != getattr(user, "pk", None) and not user.has_perm("runs.change_agentsession"):
-        raise RunError("foreign_session", f"Session {session.pk} was created by someone else: changing its modes needs "
-                       "the permission runs.change_agentsession.", field="session")
-
+    _refuse_foreign_change(session, user)
     if runtime_mode is not None and runtime_mode not in RuntimeMode.values:
         raise RunError("invalid_mode", f"unknown runtime mode {runtime_mode!r}", field="runtime_mode")
     if interaction_mode is not None and interaction_mode not in InteractionMode.values:
@@ -559,6 +606,8 @@ def session_set_modes(
             "policy_override_forbidden", _needs_override(f"runtime_mode {runtime_mode} (it approves asks on its own)"), field="runtime_mode"
         )
     with transaction.atomic():
+        if run_policy is not _UNCHANGED:  # (refused whole with the modes: one transaction)
+            session = session_set_run_policy(session=session, run_policy=run_policy, user=user, seen_from_run=seen_from_run)
         changes: dict[str, str] = {}
         if runtime_mode is not None and runtime_mode != session.runtime_mode:
             changes["runtime_mode"] = runtime_mode
@@ -567,13 +616,7 @@ def session_set_modes(
         if not changes:
             return session
         AgentSession.objects.filter(pk=session.pk).update(**changes, modes_set_by=user if getattr(user, "pk", None) else None)
-        run_ids = set(Run.objects.filter(session=session).exclude(status__in=Run.FINISHED).values_list("id", flat=True))
-        if seen_from_run is not None and Run.objects.filter(pk=seen_from_run, session=session).exists():
-            run_ids.add(seen_from_run)
-        for run_id in sorted(run_ids):
-            activity_record(
-                run_id=run_id, kind="notice", event="session.modes_changed",
-                payload={**changes, "by": getattr(user, "username", "") or "", "applies": "from the next turn"},
-            )
+        _record_on_open_runs(session, seen_from_run, "session.modes_changed",
+                             {**changes, "by": getattr(user, "username", "") or "", "applies": "from the next turn"})
     session.refresh_from_db()
     return session

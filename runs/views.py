@@ -12,7 +12,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -29,7 +29,7 @@ from approvals.policy.run_policy import LOOSE_RUNTIME_MODES
 from approvals.selectors import PendingFilter, approvals_pending, grants_active, subagents_asking
 from approvals.services import ApprovalError, grant_revoke
 from project.console_auth import console_login_required
-from runs.forms import FollowUpForm, RunCreateForm
+from runs.forms import FollowUpForm, RunCreateForm, parse_json_object
 from runs.models import AgentSession, InteractionMode, Run, RuntimeMode
 from runs.selectors import latest_runs_of, session_latest_run, sessions_with_facts, steps_by_seq, timeline_page
 from runs.services import RunError, run_cancel, run_create, run_follow_up, session_joinable, session_set_modes
@@ -208,16 +208,25 @@ def grant_revoke_view(request: HtmxHttpRequest, grant_id: int) -> HttpResponse:
 def session_modes_view(request: HtmxHttpRequest, session_id: int) -> HttpResponse:
     session = get_object_or_404(sessions_visible(request.user), pk=session_id)
     error = ""
+    changes: dict[str, Any] = {}
     try:
+        if "run_policy" in request.POST:  # empty: inherit (the rule policy's, else the server's)
+            text = request.POST["run_policy"].strip()
+            changes["run_policy"] = parse_json_object(text, "session's run policy") if text else None
         session_set_modes(
             session=session,
             runtime_mode=request.POST.get("runtime_mode") or None,
             interaction_mode=request.POST.get("interaction_mode") or None,
             user=request.user,
             seen_from_run=query_run_id(request.POST.get("run")),
+            **changes,
         )
     except RunError as exc:
         error = exc.message
+    except PolicyError as exc:
+        error = f"Run policy: {exc.message}"
+    except ValidationError as exc:
+        error = f"Run policy: {' '.join(exc.messages)}"
     run = _posted_from_run(request, session_id)
     on_session_page = request.POST.get("from") == "session"
     if not request.htmx or (run is None and not on_session_page):
