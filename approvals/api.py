@@ -27,12 +27,14 @@ from project.api import ApiError, StrictCharField, StrictSerializer, query_int
 class ApprovalOutput(serializers.ModelSerializer):
     run = serializers.IntegerField(source="run_id")
     step = serializers.IntegerField(source="step.seq", default=None, allow_null=True)
+    tool_call_id = serializers.CharField(source="step.tool_call_id", default="",
+                                         help_text="The agent's own id of the tool call (empty when it gave none).")
     decided_by = serializers.CharField(source="decided_by.username", default=None, allow_null=True)
 
     class Meta:
         model = Approval
         fields = [
-            "id", "run", "step", "kind", "subtype", "status", "capability", "presentation", "request", "hash",
+            "id", "run", "step", "tool_call_id", "kind", "subtype", "status", "capability", "presentation", "request", "hash",
             "suggested_grant", "suggested_grant_label", "reason", "answers", "plan_mode", "scope",
             "decided_by", "decided_via", "decided_at", "deadline", "attempt", "created_at", "grant",
         ]
@@ -61,6 +63,7 @@ class ApprovalListApi(generics.ListAPIView):
         parameters=[
             OpenApiParameter("status", str, enum=Approval.Status.values),
             OpenApiParameter("run", int, description="Only this run's approvals."),
+            OpenApiParameter("tool_call_id", str, description="Only the approvals of this tool call of the agent."),
         ]
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -73,9 +76,13 @@ class ApprovalListApi(generics.ListAPIView):
         if status and status not in Approval.Status.values:
             raise serializers.ValidationError({"status": [f"Unknown status {status!r}."]})
         run = query_int(self.request, "run")
+        tool_call_id = self.request.query_params.get("tool_call_id")
         if status == Approval.Status.PENDING:
             # The inbox's selector: the same rows, oldest first as this list always was.
-            return approvals_visible(user, approvals_pending(run_id=run, sort="oldest"))
+            pending = approvals_visible(user, approvals_pending(run_id=run, sort="oldest"))
+            return pending.filter(step__tool_call_id=tool_call_id) if tool_call_id else pending
+        if tool_call_id:
+            approvals = approvals.filter(step__tool_call_id=tool_call_id)
         if status:
             approvals = approvals.filter(status=status)
         if run is not None:

@@ -69,7 +69,16 @@ class ToolRequest:
     kind: Kind = "permission"
     subtype: str = "tool"
     presentation: Mapping[str, Any] = field(default_factory=dict)
+    # The id the driver replies to (often the tool call's own id).
     native_id: str = ""
+    # The agent's own id of the tool call, where it differs from `native_id` (OpenCode
+    # replies to a permission id; its call is `callID`): recorded on the step.
+    tool_call_id: str = ""
+
+    @property
+    def call_id(self) -> str:
+        """The agent's id of this tool call, as recorded (`tool_call_id` else `native_id`)."""
+        return self.tool_call_id or self.native_id
 
     def canonical(self) -> dict[str, Any]:
         return {"tool": self.tool, "input": dict(self.input), "cwd": self.cwd}

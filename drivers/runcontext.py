@@ -345,6 +345,7 @@ class WorkerRunContext:
                 presentation=dict(request.presentation),
                 # The mode this run started under: a change applies from the next turn.
                 runtime_mode=self.runtime_mode,
+                tool_call_id=request.call_id,
             )
         return await self._settle(outcome)
 

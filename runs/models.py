@@ -159,6 +159,9 @@ class Step(models.Model):
     tool = models.CharField(max_length=128)
     kind = models.CharField(max_length=32, default="permission")
     subtype = models.CharField(max_length=32, blank=True)
+    # The agent's own id of the tool call (Claude Code's tool_use_id, Codex's item id, ACP's
+    # toolCallId, OpenCode's callID): an integration matches an approval to the transcript.
+    tool_call_id = models.CharField(max_length=200, blank=True)
     request = models.JSONField()
     presentation = models.JSONField(default=dict, blank=True)
     # What the policy said, and which rule of which policy version said it.
@@ -199,6 +202,8 @@ class Step(models.Model):
     class Meta:
         ordering = ["run", "seq"]
         constraints = [models.UniqueConstraint(fields=["run", "seq"], name="step_run_seq_unique")]
+        # The API's `?tool_call_id=` filter of approvals reads this.
+        indexes = [models.Index(fields=["tool_call_id"], name="step_tool_call_id_idx", condition=~models.Q(tool_call_id=""))]
 
     def __str__(self) -> str:
         return f"Step {self.seq} of run {self.run_id}: {self.tool}"

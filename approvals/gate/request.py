@@ -107,6 +107,7 @@ def gate_request(
     presentation: Mapping[str, Any] | None = None,
     runtime_mode: str = "",
     owner: str | None = None,
+    tool_call_id: str = "",
 ) -> GateOutcome:
     """Record one tool request and decide it, in one transaction.
 
@@ -121,7 +122,7 @@ def gate_request(
     with transaction.atomic():
         run = _locked_run(run_id, owner)
         return _gate(run, tool=tool, input=input, cwd=cwd, kind=kind, subtype=subtype, presentation=presentation,
-                     runtime_mode=runtime_mode)
+                     runtime_mode=runtime_mode, tool_call_id=tool_call_id)
 
 
 def gate_request_in(
@@ -133,6 +134,7 @@ def gate_request_in(
     kind: str = "permission",
     subtype: str = "tool",
     presentation: Mapping[str, Any] | None = None,
+    tool_call_id: str = "",
 ) -> GateOutcome:
     """`gate_request` inside the caller's transaction, for a run the caller read in it
     (with its session, deferring `RUN_UNREAD`). Not fenced: for external runs, which no
@@ -144,7 +146,8 @@ def gate_request_in(
     if run.driver not in external_names():
         # A worker's run is gated through `gate_request`, fenced by its lease: never around it.
         raise RuntimeError(f"gate_request_in is for external runs; run {run.pk} ({run.driver}) is a worker's")
-    return _gate(run, tool=tool, input=input, cwd=cwd, kind=kind, subtype=subtype, presentation=presentation)
+    return _gate(run, tool=tool, input=input, cwd=cwd, kind=kind, subtype=subtype, presentation=presentation,
+                 tool_call_id=tool_call_id)
 
 
 def _gate(
@@ -157,8 +160,10 @@ def _gate(
     subtype: str,
     presentation: Mapping[str, Any] | None,
     runtime_mode: str = "",
+    tool_call_id: str = "",
 ) -> GateOutcome:
     presentation = dict(presentation or {})
+    tool_call_id = str(tool_call_id or "")[:200]
     run_id = run.pk
     grants: list[Grant] | None = []
     shadow: core.Verdict | None = None
@@ -203,6 +208,7 @@ def _gate(
         tool=request["tool"],
         kind=kind,
         subtype=subtype,
+        tool_call_id=tool_call_id,
         request=request,
         presentation=presentation,
         verdict=verdict.decision,
@@ -225,6 +231,7 @@ def _gate(
         payload={
             "step": seq,
             "tool": request["tool"],
+            "tool_call_id": tool_call_id,
             "kind": kind,
             "input": request["input"],
             "verdict": verdict.decision,

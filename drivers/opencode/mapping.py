@@ -37,6 +37,8 @@ def permission_request(event: Mapping[str, Any], workspace: Path, tool_name: str
     patterns = [str(p) for p in event.get("patterns") or []]
     cwd = str(workspace)
     native_id = str(event.get("id") or "")
+    tool_value = event.get("tool")
+    call_id = str(tool_value.get("callID") or "") if isinstance(tool_value, Mapping) else ""
     presentation: dict[str, Any] = {"agent_permission": permission, "patterns": [clip(p, 500) for p in patterns[:50]]}
     if permission == "bash":
         command = str(metadata.get("command") or " && ".join(patterns))
@@ -44,28 +46,28 @@ def permission_request(event: Mapping[str, Any], workspace: Path, tool_name: str
         cwd = command_cwd(call_input or {}, workspace)
         if cwd != str(workspace):
             presentation["cwd"] = cwd
-        return ToolRequest("bash", {"command": command}, cwd, "permission", "command", presentation, native_id)
+        return ToolRequest("bash", {"command": command}, cwd, "permission", "command", presentation, native_id, call_id)
     if permission == "edit":
         path = relative_path(str(metadata.get("filepath") or (patterns[0] if patterns else "")), workspace)
         diff = clip(str(metadata.get("diff") or ""))
         tool = "write" if tool_name == "write" else "edit"
         presentation.update(title=f"{'Write' if tool == 'write' else 'Edit'} {path}", path=path, diff=diff)
-        return ToolRequest(tool, {"file_path": path, "diff": diff}, cwd, "permission", "file-change", presentation, native_id)
+        return ToolRequest(tool, {"file_path": path, "diff": diff}, cwd, "permission", "file-change", presentation, native_id, call_id)
     if permission == "read":
         path = relative_path(str(metadata.get("filepath") or (patterns[0] if patterns else "")), workspace)
         presentation.update(title=f"Read {path}", path=path)
-        return ToolRequest("read", {"file_path": path}, cwd, "permission", "file-read", presentation, native_id)
+        return ToolRequest("read", {"file_path": path}, cwd, "permission", "file-read", presentation, native_id, call_id)
     if permission == "external_directory":
         target = str(metadata.get("filepath") or metadata.get("parentDir") or (patterns[0] if patterns else ""))
         presentation.update(title=f"Use a path outside the workspace: {clip(target, 300)}", path=target)
-        return ToolRequest("external_directory", {"path": target, "patterns": patterns}, cwd, "permission", "tool", presentation, native_id)
+        return ToolRequest("external_directory", {"path": target, "patterns": patterns}, cwd, "permission", "tool", presentation, native_id, call_id)
     tool, subtype = PERMISSIONS.get(permission, (permission or "unknown", "tool"))
     tool_input: dict[str, Any] = {"patterns": patterns}
     for key in ("url", "query", "pattern", "path"):
         if key in metadata:
             tool_input[key] = metadata[key]
     presentation.update(title=f"Use {tool}", body=clip(json.dumps({"patterns": patterns, "metadata": dict(metadata)}, indent=2, sort_keys=True, ensure_ascii=False)))
-    return ToolRequest(tool, tool_input, cwd, "permission", subtype, presentation, native_id)
+    return ToolRequest(tool, tool_input, cwd, "permission", subtype, presentation, native_id, call_id)
 
 
 def outside_workspace(request: ToolRequest, workspace: Path) -> str:

@@ -250,7 +250,7 @@ def _decide(hook: HookSession, call: PreToolUse) -> HookAnswer:
         return HookAnswer(run_id=run.pk, request=request, local=local)
     outcome = gate_request_in(
         run, tool=request.tool, input=dict(request.input), cwd=request.cwd, kind=request.kind,
-        subtype=request.subtype, presentation=dict(request.presentation),
+        subtype=request.subtype, presentation=dict(request.presentation), tool_call_id=call.tool_use_id,
     )
     if call.tool_use_id:
         HookStep.objects.create(hook_session=hook, tool_use_id=call.tool_use_id, step_id=outcome.step_id)

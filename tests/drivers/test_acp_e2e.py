@@ -144,6 +144,10 @@ async def test_allowed_command_runs(api: Any, worker: Any, agent: Agent, workspa
     approval = await approval_for(api, run["id"])
     assert approval["kind"] == "permission"
     assert approval["request"]["tool"] == "bash" and approval["request"]["input"] == {"command": f"echo {marker}"}
+    # the agent's own id of the call (ACP's toolCallId, OpenCode's callID) is kept and filterable (issue 30.6)
+    assert approval["tool_call_id"]
+    found = (await sync_to_async(api.get)("/api/v1/approvals/", {"tool_call_id": approval["tool_call_id"]})).json()["results"]
+    assert [a["id"] for a in found] == [approval["id"]]
     assert (await decide(api, approval, "approve")).status_code == HTTPStatus.OK
 
     done = await finished(run["id"])

@@ -57,10 +57,11 @@ class Agent:
     def script(self, *turns: Any) -> None:
         self.server.add_turns(*turns)
 
-    def command(self, cmd: str) -> Any:
+    def command(self, cmd: str, call_id: str | None = None) -> Any:
+        """The model asks to run `cmd` (as the tool call `call_id`, when given)."""
         if self.driver == "claude-code":
-            return [anthropic.tool_use("Bash", {"command": cmd, "description": "e2e command"})]
-        return [responses.exec_command(cmd)]
+            return [anthropic.tool_use("Bash", {"command": cmd, "description": "e2e command"}, id=call_id)]
+        return [responses.exec_command(cmd, call_id)]
 
     def say(self, words: str) -> Any:
         if self.driver == "claude-code":
@@ -186,11 +187,16 @@ async def test_allowed_command_runs_and_its_output_reaches_the_timeline(
     api: Any, worker: Any, agent: Agent, workspace: Path, review_all: str
 ) -> None:
     marker = f"e2e-output-{agent.driver}"
-    agent.script(agent.command(f"echo {marker}"), agent.say("All done."))
+    call_id = f"call_e2e_{agent.driver.replace('-', '_')}_1" if agent.driver != "claude-code" else "toolu_e2e_output_1"
+    agent.script(agent.command(f"echo {marker}", call_id), agent.say("All done."))
     run = await start(api, agent, workspace, policy=review_all)
 
     approval = await approval_for(api, run["id"])
     assert approval["kind"] == "permission"
+    # the agent's own id of the call (issue 30.6): on the approval, filterable, and on its tool.requested activity
+    assert approval["tool_call_id"] == call_id
+    found = await sync_to_async(api.get)(f"/api/v1/approvals/?tool_call_id={call_id}")
+    assert [a["id"] for a in found.json()["results"]] == [approval["id"]]
     assert approval["request"]["tool"] == "bash" and approval["request"]["input"] == {"command": f"echo {marker}"}
     assert (await decide(api, approval, "approve")).status_code == HTTPStatus.OK
 
@@ -199,6 +205,7 @@ async def test_allowed_command_runs_and_its_output_reaches_the_timeline(
     events = await timeline(api, run["id"])
     [tool_finished] = [a for a in events if a["event"] == "tool.finished"]
     assert marker in tool_finished["payload"]["output"] and tool_finished["payload"]["exit_code"] == 0
+    assert [a["payload"]["tool_call_id"] for a in events if a["event"] == "tool.requested"] == [call_id]
     assert any(a["event"] == "message" and a["payload"]["text"] == "All done." for a in events)
     [step] = await sync_to_async(steps_of)(run["id"])
     assert (step.status, step.decided_by) == ("finished", "api")

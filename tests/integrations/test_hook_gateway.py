@@ -117,9 +117,11 @@ async def pending_for(api: APIClient) -> dict[str, Any]:
 
 
 async def test_an_ask_waits_for_the_reviewer_then_allows(hook_token: str, hook_policy: str, api: APIClient) -> None:
-    waiting = asyncio.create_task(call(hook_token, hook_input(tool_input={"command": "touch notes.txt"})))
+    body = hook_input(tool_input={"command": "touch notes.txt"})
+    waiting = asyncio.create_task(call(hook_token, body))
     approval = await pending_for(api)
     assert approval["presentation"]["command"] == "touch notes.txt"
+    assert approval["tool_call_id"] == body["tool_use_id"]  # Claude Code's own id of the call
     await asyncio.sleep(0.3)
     assert not waiting.done()  # the hook is still waiting on the person
     response = await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/approve/", {"hash": approval["hash"]}, format="json")
