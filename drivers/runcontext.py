@@ -43,6 +43,9 @@ def _db(fn: Any) -> Any:
     return database_sync_to_async(fn)
 
 
+_TURN_EVENTS = {"started": "turn.started", "start": "turn.started", "completed": "turn.completed", "end": "turn.completed"}
+
+
 class WorkerRunContext:
     """RunContext backed by the services: the gate records, decides and waits on rows."""
 
@@ -272,7 +275,13 @@ class WorkerRunContext:
 
         if kind not in DRIVER_ACTIVITY_KINDS:
             kind = "notice"
-        event = kind if kind != "turn" else f"turn.{payload.get('event', 'update')}"
+        event = kind
+        if kind == "turn":
+            # Drivers say a turn starts or ends in their protocol's words (event/phase): one
+            # vocabulary on the timeline; a turn's start records the modes in force for it.
+            event = _TURN_EVENTS.get(str(payload.get("event") or payload.get("phase") or ""), "turn.update")
+            if event == "turn.started":
+                payload = {**payload, "runtime_mode": self.runtime_mode, "interaction_mode": self.interaction_mode}
         if self._replay_activities and kind != "notice":
             # A run replayed from its prompt says again what it already said: record it once.
             if self._replay_activities[0] == (kind, event, dict(payload)):

@@ -206,6 +206,10 @@ async def test_allowed_command_runs_and_its_output_reaches_the_timeline(
     [tool_finished] = [a for a in events if a["event"] == "tool.finished"]
     assert marker in tool_finished["payload"]["output"] and tool_finished["payload"]["exit_code"] == 0
     assert [a["payload"]["tool_call_id"] for a in events if a["event"] == "tool.requested"] == [call_id]
+    # one vocabulary for every agent's turns, the start recording the modes in force (issue 30.7)
+    [turn] = [a for a in events if a["event"] == "turn.started"]
+    assert (turn["payload"]["runtime_mode"], turn["payload"]["interaction_mode"]) == ("approval-required", "default")
+    assert any(a["event"] == "turn.completed" for a in events)
     assert any(a["event"] == "message" and a["payload"]["text"] == "All done." for a in events)
     [step] = await sync_to_async(steps_of)(run["id"])
     assert (step.status, step.decided_by) == ("finished", "api")

@@ -43,6 +43,9 @@ async def test_approved_command_runs_and_run_completes(api: Any, worker: Any) ->
     ]
     seqs = await sync_to_async(lambda: list(Activity.objects.filter(run_id=run["id"]).values_list("seq", flat=True)))()
     assert seqs == list(range(1, len(log) + 1))
+    # the turn's start records the modes it was decided under (issue 30.7)
+    turn = await sync_to_async(Activity.objects.get)(run_id=run["id"], event="turn.started")
+    assert (turn.payload["runtime_mode"], turn.payload["interaction_mode"]) == ("approval-required", "default")
 
 
 async def test_denied_step_is_told_and_the_run_goes_on_by_default(api: Any, worker: Any) -> None:
