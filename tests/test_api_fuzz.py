@@ -1,6 +1,6 @@
 """Fuzzing the API (hypothesis): whatever a client sends, the answer is never a 500.
 
-The rule (README, "API"): bad input gets a clear 4xx naming the problem
+The rule (docs/api.md, "API"): bad input gets a clear 4xx naming the problem
 (`{"code", "message", ...}`) and stores nothing. These properties send arbitrary JSON,
 near-valid bodies (a valid body with one field replaced), raw bytes and odd query strings
 to every writing endpoint and the list filters, and check:

@@ -1,6 +1,6 @@
 """The real ACP agents and OpenCode under test, each with its scripted fake model server.
 
-Gemini CLI is not built in: it runs as README's `GATEHOUSE_ACP_AGENTS` example configures
+Gemini CLI is not built in: it runs as the `GATEHOUSE_ACP_AGENTS` example of docs/drivers.md configures
 it (`gemini --acp`, whose profile `gemini` is inferred, with the variables it names), against the
 fake Gemini API of tests/fakes/gemini_server.py.
 
@@ -104,7 +104,7 @@ class Agent:
         if self.claude:
             return {**base, "env_values": {"ANTHROPIC_BASE_URL": self.server.url, "ANTHROPIC_API_KEY": "dummy"}}
         if self.gemini:
-            # As README's GATEHOUSE_ACP_AGENTS example, with the fake's address and model.
+            # As docs/drivers.md's GATEHOUSE_ACP_AGENTS example, with the fake's address and model.
             names = ["GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GEMINI_MODEL"]
             command = [shutil.which("node") or "node", str(GEMINI_CLI), "--acp"]
             return {**base, "acp_agents": {"gemini": {"command": command, "env": names}},

@@ -1,5 +1,5 @@
 """Gemini CLI (`@google/gemini-cli` 0.61.0, `gemini --acp`) through the ACP driver, as
-README's GATEHOUSE_ACP_AGENTS example configures it (its profile, `gemini`, inferred from
+the GATEHOUSE_ACP_AGENTS example of docs/drivers.md configures it (its profile, `gemini`, inferred from
 the command line), offline: the fake Gemini API of tests/fakes/gemini_server.py, the gate
 faked by FakeRunContext."""
 
@@ -79,7 +79,7 @@ def reads_only(request: ToolRequest) -> Decision:
 
 
 # Gemini CLI reads a file through fs/read_text_file before it asks to write it; a file that
-# does not exist yet it cannot create through an ACP client (README: it does not take the
+# does not exist yet it cannot create through an ACP client (docs/drivers.md: it does not take the
 # client's not-found error for one), so these write over an existing file.
 
 

@@ -70,7 +70,7 @@ class Gatehouse:
 
 
 def claude(tmp: Path, workspace: Path, model: FakeAnthropicServer, gatehouse_url: str, token: str) -> subprocess.Popen[str]:
-    """The CLI in print mode with the README's hook settings (the hook command and timeout)."""
+    """The CLI in print mode with docs/api.md's hook settings (the hook command and timeout)."""
     settings = tmp / "settings.json"
     command = str(HOOK)
     settings.write_text(json.dumps({"hooks": {
@@ -165,9 +165,9 @@ def test_claude_code_under_the_hook_gateway(tmp_path: Path) -> None:
         assert "hello from the readme" not in blocked["text"]
 
 
-def test_the_readme_shows_the_hook_settings_it_tests() -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Integrations"):]
+def test_the_docs_show_the_hook_settings_they_test() -> None:
+    api_docs = (ROOT / "docs" / "api.md").read_text()
+    section = api_docs[api_docs.index("## Integrations"):]
     assert '"PreToolUse"' in section and "gatehouse-hook" in section and '"timeout": 60' in section
 
 

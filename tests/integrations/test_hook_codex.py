@@ -36,7 +36,7 @@ def require_codex() -> str:
 
 
 def codex(binary: str, tmp: Path, workspace: Path, model: FakeResponsesServer, url: str, token: str) -> subprocess.Popen[str]:
-    """`codex exec` with the README's hooks.json (and the feature on) in its own CODEX_HOME."""
+    """`codex exec` with docs/api.md's hooks.json (and the feature on) in its own CODEX_HOME."""
     home = tmp / "codex-home"
     home.mkdir(exist_ok=True)
     config = render_config({"base_url": model.base_url, "model": "fake-model", "env_key": "GATEHOUSE_FAKE_CODEX_KEY"}, {}, workspace)

@@ -1,4 +1,4 @@
-"""`manage.py drivers_table`: the README's driver table, printed from the descriptors."""
+"""`manage.py drivers_table`: the driver table of docs/drivers.md, printed from the descriptors."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def drivers_table() -> str:
 
 
 class Command(BaseCommand):
-    help = "Print the table of driver capabilities (the README shows it)."
+    help = "Print the table of driver capabilities (docs/drivers.md shows it)."
 
     def handle(self, *args: Any, **options: Any) -> None:
         self.stdout.write(drivers_table())
