@@ -10,7 +10,7 @@ from django.http import HttpRequest, JsonResponse
 from rest_framework import exceptions
 
 from integrations.models import ApiToken
-from integrations.tokens import key_from_header, token_authenticate, token_has_scope
+from integrations.tokens import insufficient_scope_message, key_from_header, token_authenticate, token_has_scope
 from project.api import json_error
 
 
@@ -22,6 +22,7 @@ class Authenticated:
 
 def check_token(header: str, scope: str, permission: str = "") -> Authenticated | JsonResponse:
     """From sync code: the token's user, or the error response."""
+    scope = str(scope)  # a Scope member: its value, `hooks`, in the message and the body
     try:
         key = key_from_header(header)
         if key is None:
@@ -30,10 +31,7 @@ def check_token(header: str, scope: str, permission: str = "") -> Authenticated 
     except exceptions.AuthenticationFailed as exc:
         return _unauthorized(str(exc.get_codes()), str(exc.detail))
     if not token_has_scope(token, scope):
-        return json_error(
-            "insufficient_scope", f"This token lacks the scope {scope!r} (it has: {', '.join(token.scopes) or 'none'}).", 403,
-            scope=scope,
-        )
+        return json_error("insufficient_scope", insufficient_scope_message(scope, token.scopes), 403, scope=scope)
     if permission and not token.user.has_perm(permission):
         return json_error("forbidden", f"You need the permission {permission}.", 403)
     return Authenticated(user=token.user, token=token)

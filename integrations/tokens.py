@@ -152,8 +152,14 @@ def required_scope(request: Any, view: Any) -> str:
     if request.method in declared:
         return str(declared[request.method])
     if request.method in permissions.SAFE_METHODS:
-        return Scope.READ
+        return Scope.READ.value
     return "undeclared"
+
+
+def insufficient_scope_message(scope: str, has: Iterable[str] | None) -> str:
+    """Names scopes as a token holder writes them: `str()` of a Scope is its value (`hooks`),
+    while its repr, which `!r` would print, is `Scope.HOOKS`."""
+    return f"This token lacks the scope '{scope!s}' (it has: {', '.join(str(s) for s in has or ()) or 'none'})."
 
 
 class TokenScope(permissions.BasePermission):
@@ -166,5 +172,5 @@ class TokenScope(permissions.BasePermission):
         scope = required_scope(request, view)
         if token_has_scope(request.auth, scope):
             return True
-        self.message = f"This token lacks the scope {scope!r} (it has: {', '.join(request.auth.scopes) or 'none'})."
+        self.message = insufficient_scope_message(scope, request.auth.scopes)
         return False
