@@ -9,10 +9,10 @@ works (a one-time login link is not a password login: axes never sees it).
 from __future__ import annotations
 
 from datetime import timedelta
+from http import HTTPStatus
 from typing import Any
 
 from axes.helpers import get_client_username, get_cool_off
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
@@ -38,7 +38,7 @@ def lockout_response(request: HttpRequest, original_response: Any = None, creden
         f"Too many failed logins for “{username}” from this address: password login is paused"
         + (f" for {wait}; each further attempt restarts the wait." if wait else " until an administrator lifts it.")
     )
-    status = settings.AXES_HTTP_RESPONSE_CODE
+    status = HTTPStatus.TOO_MANY_REQUESTS
     if request.headers.get("Accept", "").startswith("application/json") or getattr(request, "htmx", False):
         return JsonResponse({"code": "login_locked_out", "message": message}, status=status)
     context = {"message": message, "username": username, "wait": wait}
