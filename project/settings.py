@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from drivers.agent_env import is_forbidden
@@ -51,6 +52,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "axes",
+    "csp",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -65,6 +67,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "project.middleware.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "project.csp.ConsoleCSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -90,6 +93,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "project.health.context",
+                "project.csp.nonce",
             ],
         },
     }
@@ -181,6 +185,25 @@ if not DEBUG and env_bool("GATEHOUSE_PRODUCTION", False):
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = env_bool("GATEHOUSE_HSTS_PRELOAD", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Content-Security-Policy (django-csp; docs/security.md). Scripts and styles come from
+# /static/ (htmx and its ws extension included) or carry the response's nonce; no eval, no
+# inline style; fetches and sockets only to this host (project.csp adds ws:// and wss://
+# of the request's host to connect-src). `data:` images: the console's empty favicon.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 # Login links printed by `make run` work once and expire after this many seconds.
 GATEHOUSE_LOGIN_LINK_MAX_AGE = env_int("GATEHOUSE_LOGIN_LINK_MAX_AGE", 15 * 60)
