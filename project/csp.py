@@ -30,6 +30,14 @@ def socket_sources(request: HttpRequest) -> list[str]:
 class ConsoleCSPMiddleware(CSPMiddleware):
     """CSPMiddleware whose connect-src also names the request's own WebSocket origins."""
 
+    async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
+        # MiddlewareMixin would run each hook on the sync thread (two hops per request, the
+        # hook gateway's and the SSE streams' too); these read only settings and the request
+        # (no I/O), so they run here.
+        self.process_request(request)
+        response = await self.get_response(request)  # type: ignore[misc]  # async in this mode
+        return self.process_response(request, response)
+
     def get_policy_parts(self, request: HttpRequest, response: HttpResponseBase, report_only: bool = False) -> PolicyParts:
         parts = super().get_policy_parts(request, response, report_only)
         sockets = socket_sources(request)
