@@ -128,3 +128,15 @@ def test_the_failure_limit_and_cool_off_come_from_the_environment(tmp_path: Any)
     bad = subprocess.run([sys.executable, "-c", "import django; django.setup()"], cwd=ROOT,
                          env={**env, "GATEHOUSE_LOGIN_FAILURE_LIMIT": "0"}, capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "GATEHOUSE_LOGIN_FAILURE_LIMIT" in bad.stderr
+
+
+def test_an_attempt_during_the_pause_restarts_it(alice: Any, settings: Any) -> None:
+    from axes.models import AccessAttempt
+
+    _fail(settings.AXES_FAILURE_LIMIT)
+    almost_over = settings.AXES_COOLOFF_TIME - timedelta(minutes=1)
+    AccessAttempt.objects.update(attempt_time=AccessAttempt.objects.get().attempt_time - almost_over)
+    assert _login(Client(), PASSWORD).status_code == HTTPStatus.TOO_MANY_REQUESTS  # tried again meanwhile
+    # Two minutes later the first pause would be over; the restarted one is not.
+    AccessAttempt.objects.update(attempt_time=AccessAttempt.objects.get().attempt_time - timedelta(minutes=2))
+    assert _login(Client(), PASSWORD).status_code == HTTPStatus.TOO_MANY_REQUESTS
