@@ -17,7 +17,6 @@ from approvals.models import Policy
 from approvals.policy.run_policy import DEFAULTS, FALLBACK, FEATURE, INHERIT, MAX_RETRIES, QUESTION_ROUTING, ROUTING, SANDBOX
 from approvals.policy_versions import document_problems, example_failures, run_policy_problems
 
-MONOSPACE = "font-family: ui-monospace, 'SF Mono', Menlo, Consolas, monospace; font-size: 13px; line-height: 1.45;"
 GUARDRAILS = ("sandbox", "web_search", "browser")
 APPROVAL_FIELDS = ("permission", "plan_review", "question", "timeout_s", "on_timeout", "on_reject", "max_retries")
 RUN_POLICY_FIELDS = GUARDRAILS + APPROVAL_FIELDS
@@ -39,8 +38,8 @@ def _default(name: str) -> str:
 class PolicyForm(forms.ModelForm):
     document = forms.CharField(
         label="Rule policy (JSON)",
-        widget=forms.Textarea(attrs={"rows": 26, "cols": 90, "spellcheck": "false", "style": MONOSPACE,
-                                     "class": "policy-document"}),
+        # Monospaced by admin-policy.css (a style attribute would be refused by the CSP).
+        widget=forms.Textarea(attrs={"rows": 26, "cols": 90, "spellcheck": "false", "class": "policy-document"}),
         help_text='Sections: commands, edits, reads (allow / ask / deny lists and a default), tools, classes, '
         'limits, default. A rule is a pattern or {"match": "git push", "reason": "…"}. "Try it" and the dry run '
         "below read this text as it is now, before you save.",

@@ -12,7 +12,7 @@ from rest_framework.authtoken.models import TokenProxy
 
 from integrations.models import ALL_SCOPES, ApiToken, HookSession, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from integrations.tokens import TokenError, parse_scopes, token_create
-from integrations.webhooks.signing import new_secret
+from integrations.webhooks.signing import MIN_CUSTOM_SECRET_LENGTH, custom_secret_problem, new_secret
 from integrations.webhooks.targets import TargetRefused, check_url, resolve
 from runs.admin import ReadOnlyAdmin
 
@@ -87,11 +87,23 @@ class ApiTokenAdmin(admin.ModelAdmin):
 class WebhookEndpointForm(forms.ModelForm):
     url = forms.URLField(max_length=2000, assume_scheme="https")
     events = forms.MultipleChoiceField(choices=WebhookEndpoint.Event.choices, widget=forms.CheckboxSelectMultiple)
-    secret = forms.CharField(required=False, help_text="Empty: one is generated (shown once after saving).")
+    # A password field that is never filled in again: a refused form does not show it back.
+    secret = forms.CharField(
+        required=False, strip=False, max_length=200, widget=forms.PasswordInput(render_value=False),
+        help_text=f"Empty: one is generated (shown once after saving). Your own: at least {MIN_CUSTOM_SECRET_LENGTH} "
+        "characters, never shown again.",
+    )
 
     class Meta:
         model = WebhookEndpoint
         fields = ["url", "events", "secret", "active"]
+
+    def clean_secret(self) -> str:
+        secret = str(self.cleaned_data.get("secret") or "")
+        problem = custom_secret_problem(secret) if secret else None
+        if problem:
+            raise forms.ValidationError(problem[:1].upper() + problem[1:] + ".")
+        return secret
 
     def clean_url(self) -> str:
         url = self.cleaned_data["url"]
@@ -118,20 +130,29 @@ class WebhookDeliveryInline(admin.TabularInline):
 @admin.register(WebhookEndpoint)
 class WebhookEndpointAdmin(admin.ModelAdmin):
     form = WebhookEndpointForm
-    list_display = ["url", "events", "active", "created_at"]
+    list_display = ["url", "events", "active", "signing_secret", "created_at"]
+    readonly_fields = ["signing_secret"]
     inlines = [WebhookDeliveryInline]
 
     def get_fields(self, request: Any, obj: Any = None) -> Any:
-        return ["url", "events", "active"] if obj is not None else ["url", "events", "secret", "active"]
+        return ["url", "events", "active", "signing_secret"] if obj is not None else ["url", "events", "secret", "active"]
+
+    @admin.display(description="signing secret")
+    def signing_secret(self, obj: WebhookEndpoint) -> str:
+        return f"{obj.secret_prefix}…" if obj.secret_prefix else "custom (never shown)"
 
     def save_model(self, request: Any, obj: WebhookEndpoint, form: Any, change: bool) -> None:
         created = not change
         if created:
-            obj.secret = form.cleaned_data.get("secret") or new_secret()
+            custom = form.cleaned_data.get("secret") or ""
+            obj.secret = custom or new_secret()
+            obj.secret_generated = not custom
             obj.created_by = request.user
         super().save_model(request, obj, form, change)
-        if created:
+        if created and obj.secret_generated:
             messages.warning(request, f"The signing secret (shown only now): {obj.secret}")
+        elif created:
+            messages.info(request, "Your signing secret is stored; Gatehouse never shows it, not even in part.")
 
 
 class WebhookAttemptInline(admin.TabularInline):

@@ -16,7 +16,7 @@ from drivers import registry
 from integrations.idempotency import IDEMPOTENCY_PARAMETER, IdempotentMixin, idempotent
 from integrations.models import Scope, WebhookDelivery, WebhookEndpoint
 from integrations.tokens import TokenScope
-from integrations.webhooks.signing import new_secret
+from integrations.webhooks.signing import custom_secret_problem, new_secret
 from integrations.webhooks.targets import TargetRefused, check_url, resolve
 from project.api import ApiError, StrictCharField, StrictSerializer
 
@@ -65,15 +65,19 @@ class DriverListApi(APIView):
 
 
 class WebhookOutput(serializers.ModelSerializer):
-    secret_prefix = serializers.CharField(read_only=True)
+    secret_prefix = serializers.CharField(
+        read_only=True, allow_null=True, help_text="The first characters of a generated secret; null for a custom one."
+    )
 
     class Meta:
         model = WebhookEndpoint
-        fields = ["id", "url", "events", "active", "secret_prefix", "created_at"]
+        fields = ["id", "url", "events", "active", "secret_generated", "secret_prefix", "created_at"]
 
 
 class WebhookCreatedOutput(WebhookOutput):
-    secret = serializers.CharField(help_text="Shown once: keep it to verify signatures.")
+    secret = serializers.CharField(
+        allow_null=True, help_text="A generated secret, shown once: keep it to verify signatures. Null for a custom one."
+    )
 
     class Meta(WebhookOutput.Meta):
         fields = [*WebhookOutput.Meta.fields, "secret"]
@@ -93,7 +97,11 @@ class CanManageWebhooks(permissions.BasePermission):
 
 
 def webhook_create(*, url: str, events: list[str], secret: str = "", user: Any = None) -> WebhookEndpoint:
-    """Register an endpoint: a callable URL, known events; a secret is made when none is given."""
+    """Register an endpoint: a callable URL, known events, a custom secret long enough; a
+    secret is made when none is given."""
+    problem = custom_secret_problem(secret) if secret else None
+    if problem:
+        raise ApiError("invalid", f"secret: {problem}", field="secret")
     try:
         _, host, port = check_url(url)
         resolve(host, port)
@@ -105,7 +113,8 @@ def webhook_create(*, url: str, events: list[str], secret: str = "", user: Any =
         raise ApiError("invalid", f"events: choose from {', '.join(known)}" + (f", not {unknown[0]!r}" if unknown else ""), field="events")
     with transaction.atomic():
         return WebhookEndpoint.objects.create(
-            url=url, events=sorted(set(events), key=known.index), secret=secret or new_secret(), created_by=user
+            url=url, events=sorted(set(events), key=known.index), secret=secret or new_secret(), secret_generated=not secret,
+            created_by=user,
         )
 
 
@@ -118,7 +127,8 @@ class WebhookListApi(IdempotentMixin, generics.ListAPIView):
     class WebhookInput(StrictSerializer):
         url = StrictCharField(max_length=2000)
         events = serializers.ListField(child=serializers.ChoiceField(choices=WebhookEndpoint.Event.values), max_length=10)
-        secret = StrictCharField(required=False, allow_blank=True, default="", max_length=200)
+        # Not trimmed: the key that signs is exactly the one its owner verifies with.
+        secret = StrictCharField(required=False, allow_blank=True, default="", max_length=200, trim_whitespace=False)
 
     @extend_schema(request=WebhookInput, responses={201: WebhookCreatedOutput}, parameters=[IDEMPOTENCY_PARAMETER])
     @idempotent
@@ -127,7 +137,7 @@ class WebhookListApi(IdempotentMixin, generics.ListAPIView):
         data = self.WebhookInput(data=request.data)
         data.is_valid(raise_exception=True)
         endpoint = webhook_create(**data.validated_data, user=request.user)
-        body = {**WebhookOutput(endpoint).data, "secret": endpoint.secret}
+        body = {**WebhookOutput(endpoint).data, "secret": endpoint.secret if endpoint.secret_generated else None}
         return Response(body, status=status.HTTP_201_CREATED)
 
 

@@ -22,6 +22,7 @@ class Authenticated:
 
 def check_token(header: str, scope: str, permission: str = "") -> Authenticated | JsonResponse:
     """From sync code: the token's user, or the error response."""
+    scope = str(scope)  # a Scope member: its value, `hooks`, in the message and the body
     try:
         key = key_from_header(header)
         if key is None:

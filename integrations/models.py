@@ -107,8 +107,10 @@ class WebhookEndpoint(models.Model):
 
     url = models.URLField(max_length=2000)
     events = models.JSONField(default=list, help_text='e.g. ["approval.requested", "run.finished"]')
-    # The HMAC key has to be read to sign, so it is stored as given; it is shown once.
+    # The HMAC key has to be read to sign, so it is stored as given. A generated one is shown
+    # once, then by its prefix; a custom one (its owner already has it) is never shown.
     secret = models.CharField(max_length=200)
+    secret_generated = models.BooleanField(default=False, editable=False)
     active = models.BooleanField(default=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -120,8 +122,10 @@ class WebhookEndpoint(models.Model):
         return self.url
 
     @property
-    def secret_prefix(self) -> str:
-        return self.secret[:10]
+    def secret_prefix(self) -> str | None:
+        """`whsec_` and 4 random characters, to recognise a generated secret. None for a
+        custom one: its first characters may be most of what someone chose."""
+        return self.secret[:10] if self.secret_generated else None
 
 
 class WebhookDelivery(models.Model):

@@ -184,7 +184,7 @@ def scope_refusal(auth: Any, scope: str) -> str | None:
     if not isinstance(auth, ApiToken):
         return None
     if scope not in (auth.scopes or []):
-        return f"This token lacks the scope {str(scope)!r} (it has: {', '.join(auth.scopes) or 'none'})."
+        return insufficient_scope_message(scope, auth.scopes)
     if not scope_allowed_for(auth.user, scope):
         needed = " or ".join(SCOPE_PERMISSIONS.get(scope, ())) or "a scope Gatehouse knows"
         return f"This token's user may no longer do what the scope {str(scope)!r} allows (it needs the permission {needed})."
@@ -198,8 +198,14 @@ def required_scope(request: Any, view: Any) -> str:
     if request.method in declared:
         return str(declared[request.method])
     if request.method in permissions.SAFE_METHODS:
-        return Scope.READ
+        return Scope.READ.value
     return "undeclared"
+
+
+def insufficient_scope_message(scope: str, has: Iterable[str] | None) -> str:
+    """Names scopes as a token holder writes them: `str()` of a Scope is its value (`hooks`),
+    while its repr, which `!r` would print, is `Scope.HOOKS`."""
+    return f"This token lacks the scope '{scope!s}' (it has: {', '.join(str(s) for s in has or ()) or 'none'})."
 
 
 class TokenScope(permissions.BasePermission):

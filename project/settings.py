@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from drivers.agent_env import is_forbidden
@@ -49,6 +51,8 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",
+    "csp",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -63,6 +67,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "project.middleware.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "project.csp.ConsoleCSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -70,6 +75,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lock-out page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "project.urls"
@@ -86,6 +93,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "project.health.context",
+                "project.csp.nonce",
             ],
         },
     }
@@ -178,8 +186,46 @@ if not DEBUG and env_bool("GATEHOUSE_PRODUCTION", False):
     SECURE_HSTS_PRELOAD = env_bool("GATEHOUSE_HSTS_PRELOAD", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# Content-Security-Policy (django-csp; docs/security.md). Scripts and styles come from
+# /static/ (htmx and its ws extension included) or carry the response's nonce; no eval, no
+# inline style; fetches and sockets only to this host (project.csp adds ws:// and wss://
+# of the request's host to connect-src). `data:` images: the console's empty favicon.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+
 # Login links printed by `make run` work once and expire after this many seconds.
 GATEHOUSE_LOGIN_LINK_MAX_AGE = env_int("GATEHOUSE_LOGIN_LINK_MAX_AGE", 15 * 60)
+
+# Password logins (console and admin) are throttled by django-axes: after this many
+# failures for one username from one client address, that pair is refused for the cool-off
+# (each attempt meanwhile restarts it). The one-time login link is not a password login.
+# Counts live in the database (SQLite or PostgreSQL alike). Behind a proxy, run Daphne with
+# --proxy-headers so the address is the browser's, not the proxy's (docs/security.md).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+GATEHOUSE_LOGIN_FAILURE_LIMIT = env_int("GATEHOUSE_LOGIN_FAILURE_LIMIT", 5)
+GATEHOUSE_LOGIN_COOLOFF_MINUTES = env_float("GATEHOUSE_LOGIN_COOLOFF_MINUTES", 15.0)
+if GATEHOUSE_LOGIN_FAILURE_LIMIT < 1:
+    raise ImproperlyConfigured(f"GATEHOUSE_LOGIN_FAILURE_LIMIT={GATEHOUSE_LOGIN_FAILURE_LIMIT} must be at least 1")
+if GATEHOUSE_LOGIN_COOLOFF_MINUTES <= 0:
+    raise ImproperlyConfigured(f"GATEHOUSE_LOGIN_COOLOFF_MINUTES={GATEHOUSE_LOGIN_COOLOFF_MINUTES} must be more than 0")
+AXES_ENABLED = env_bool("GATEHOUSE_LOGIN_THROTTLE", True)
+AXES_FAILURE_LIMIT = GATEHOUSE_LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=GATEHOUSE_LOGIN_COOLOFF_MINUTES)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "project.login_throttle.lockout_response"
 
 # --- REST framework ---------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -305,7 +351,13 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("GATEHOUSE_LOG_LEVEL", "INFO")},
-    "loggers": {"daphne": {"level": "WARNING"}, "django.channels.server": {"level": "WARNING"}},
+    "loggers": {
+        "daphne": {"level": "WARNING"},
+        "django.channels.server": {"level": "WARNING"},
+        # django-axes: its warnings (repeated failures, lock-outs) stay; its start banner and
+        # per-attempt housekeeping lines would be noise in every command.
+        "axes": {"level": "WARNING"},
+    },
 }
 # --- Integrations (README, "Integrations") ----------------------------------------------------
 _PRODUCTION = not DEBUG and env_bool("GATEHOUSE_PRODUCTION", False)

@@ -168,17 +168,25 @@ def _prepare_workspace(run_id: int, workspace: str, *, external: bool = False) -
             raise RunError("invalid_workspace", f"workspace {workspace!r} must be an absolute path", field="workspace")
         return os.path.normpath(workspace)
     if workspace:
-        try:
-            path = Path(workspace).expanduser().resolve()
-            is_dir = path.is_dir()
-        except (OSError, RuntimeError, ValueError) as exc:  # unknown ~user, name too long, NUL byte
-            raise RunError("invalid_workspace", f"workspace {workspace!r} cannot be used: {exc}", field="workspace") from None
-        if not is_dir:
-            raise RunError("invalid_workspace", f"workspace {workspace!r} is not a directory", field="workspace")
+        # 1. Resolve (symlinks, `..`, ~) without failing: non-strict realpath raises for
+        #    nothing the filesystem holds (a loop, a dangling link, an unknown ~user, a long
+        #    name all just resolve to some path), so no error can describe a directory.
+        # 2. The roots: outside them, one answer whatever is there (a run starter must not
+        #    learn which directories exist); a link in a root that leads out is outside.
+        # 3. Only then, inside a root, is the path looked at.
+        if "\x00" in workspace:
+            raise RunError("invalid_workspace", f"workspace {workspace!r} must not contain a NUL byte", field="workspace")
+        path = Path(os.path.realpath(os.path.expanduser(workspace)))
         roots = settings.GATEHOUSE_WORKSPACE_ROOTS
         if roots and not any(path == root or root in path.parents for root in roots):
             allowed = ", ".join(str(root) for root in roots)
             raise RunError("invalid_workspace", f"workspace {workspace!r} is outside the allowed roots ({allowed})", field="workspace")
+        try:
+            is_dir = path.is_dir()
+        except OSError:  # a name too long, a component that cannot be read
+            is_dir = False
+        if not is_dir:
+            raise RunError("invalid_workspace", f"workspace {workspace!r} is not a directory", field="workspace")
         return str(path)
     path = settings.GATEHOUSE_WORKSPACES_DIR / f"run-{run_id}"
     path.mkdir(parents=True, exist_ok=True)

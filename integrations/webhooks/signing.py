@@ -6,9 +6,21 @@ import hashlib
 import hmac
 import secrets
 
+# A secret someone chooses is an HMAC key: at least as many characters as a generated one
+# has random bytes, so a guessable word cannot sign deliveries a receiver would trust.
+MIN_CUSTOM_SECRET_LENGTH = 32
+
 
 def new_secret() -> str:
     return f"whsec_{secrets.token_urlsafe(32)}"
+
+
+def custom_secret_problem(secret: str) -> str | None:
+    """Why a secret someone chose cannot sign webhooks (None: it can). Never quotes it."""
+    if len(secret) < MIN_CUSTOM_SECRET_LENGTH:
+        return (f"a custom secret must be at least {MIN_CUSTOM_SECRET_LENGTH} characters "
+                f"(this one has {len(secret)}); leave it out and Gatehouse generates one")
+    return None
 
 
 def signature(secret: str, timestamp: int, body: str) -> str:

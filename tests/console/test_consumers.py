@@ -166,15 +166,16 @@ async def test_full_stack_socket_authenticates_with_the_session_cookie(make_user
     await sync_to_async(client.force_login)(alice)
     cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
     origin = (b"origin", b"http://127.0.0.1:8000")
+    host = (b"host", b"127.0.0.1:8000")  # a browser always sends it (RFC 6455); the origin must match it
 
-    logged_in = WebsocketCommunicator(application, "/ws/inbox/", headers=[origin, (b"cookie", cookie)])
+    logged_in = WebsocketCommunicator(application, "/ws/inbox/", headers=[host, origin, (b"cookie", cookie)])
     assert (await logged_in.connect())[0]
     await logged_in.disconnect()
 
-    anonymous = WebsocketCommunicator(application, "/ws/inbox/", headers=[origin])
+    anonymous = WebsocketCommunicator(application, "/ws/inbox/", headers=[host, origin])
     assert not (await anonymous.connect())[0]
     await anonymous.disconnect()
 
-    foreign = WebsocketCommunicator(application, "/ws/inbox/", headers=[(b"origin", b"http://evil.example"), (b"cookie", cookie)])
+    foreign = WebsocketCommunicator(application, "/ws/inbox/", headers=[host, (b"origin", b"http://evil.example"), (b"cookie", cookie)])
     assert not (await foreign.connect())[0]
     await foreign.disconnect()
