@@ -42,7 +42,8 @@ class PolicyForm(forms.ModelForm):
         widget=forms.Textarea(attrs={"rows": 26, "cols": 90, "spellcheck": "false", "style": MONOSPACE,
                                      "class": "policy-document"}),
         help_text='Sections: commands, edits, reads (allow / ask / deny lists and a default), tools, classes, '
-        'limits, default. A rule is a pattern or {"match": "git push", "reason": "…"}. "Try it" and the dry run '
+        'limits, network (allow / deny host lists and a default), default. A rule is a pattern or '
+        '{"match": "git push", "reason": "…"}. "Try it" and the dry run '
         "below read this text as it is now, before you save.",
     )
     sandbox = forms.ChoiceField(
