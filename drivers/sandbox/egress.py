@@ -86,6 +86,7 @@ class EgressCounts:
     refused: int = 0  # 403: screened out, refused by `decide`, or no decision in time
     malformed: int = 0  # 400, 407, 408, 431, 501, 505
     failed: int = 0  # allowed, but the name did not resolve or the server could not be reached
+    abandoned: int = 0  # the client hung up while `decide` was pending
 
 
 @dataclass
@@ -256,11 +257,11 @@ class EgressProxy:
             raise Refused(400, "a control character in the request target", count="malformed")
         if method == "CONNECT":
             host, port = _authority(target, None)
-            addresses = await self._admit(client, host, port)
+            addresses = await self._admit(client, reader, host, port)
             await self._tunnel(client, reader, port, addresses)
             return False
         host, port, path = _absolute(target)
-        addresses = await self._admit(client, host, port)
+        addresses = await self._admit(client, reader, host, port)
         return await self._forward(client, head, reader, path, addresses)
 
     def _authorize(self, head: Head) -> None:
@@ -294,7 +295,7 @@ class EgressProxy:
 
     # ---- deciding ----------------------------------------------------------------------------
 
-    async def _admit(self, client: _Client, host: str, port: int) -> tuple[str, ...]:
+    async def _admit(self, client: _Client, reader: asyncio.StreamReader, host: str, port: int) -> tuple[str, ...]:
         """The addresses the connection to `host:port` may use (Refused otherwise)."""
         canonical = canonical_host(host)
         if canonical is None:
@@ -313,7 +314,7 @@ class EgressProxy:
             addresses = await self._addresses(canonical, port)
             client.info.state = "deciding"
             self.counts.asked += 1
-            allowed, reason = await self._ask(canonical, port, addresses)
+            allowed, reason = await self._ask(reader, canonical, port, addresses)
             if not allowed:
                 raise Refused(403, reason)
             self.counts.allowed += 1
@@ -334,15 +335,31 @@ class EgressProxy:
             raise Refused(502, f"{host} has no address", count="failed")
         return tuple(found)
 
-    async def _ask(self, host: str, port: int, addresses: tuple[str, ...]) -> tuple[bool, str]:
+    async def _ask(self, reader: asyncio.StreamReader, host: str, port: int,
+                   addresses: tuple[str, ...]) -> tuple[bool, str]:
+        """`decide`'s answer. A client that hangs up meanwhile cancels it (nobody waits for the
+        answer any more: the caller's callback sees CancelledError and can withdraw its question)."""
+        decision = asyncio.ensure_future(self._decide(host, port, addresses))
+        gone = asyncio.ensure_future(_hung_up(reader))
         try:
-            allowed, reason = await asyncio.wait_for(self._decide(host, port, addresses), self.limits.decide_timeout)
-        except TimeoutError:
+            done, _ = await asyncio.wait({decision, gone}, timeout=self.limits.decide_timeout,
+                                         return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+            if not decision.done():
+                decision.cancel()
+                await asyncio.gather(decision, return_exceptions=True)
+        if decision not in done:
+            if gone in done:
+                self.counts.abandoned += 1
+                raise ConnectionResetError("the client left while the decision was pending")
             return False, f"no decision within {self.limits.decide_timeout:g} s"
+        try:
+            allowed, reason = decision.result()
         except Exception:
             log.exception("egress proxy: deciding %s:%s failed", host, port)
             return False, "the decision could not be made"
-        return allowed is True, str(reason)
+        return allowed is True, str(reason) or ("allowed" if allowed is True else "refused")
 
     # ---- connecting and relaying ---------------------------------------------------------------
 
@@ -459,6 +476,13 @@ def _absolute(target: str) -> tuple[str, int, str]:
 def _abort_if_failed(task: asyncio.Task, writer: asyncio.StreamWriter) -> None:
     if not task.cancelled() and task.exception() is not None:
         writer.transport.abort()
+
+
+async def _hung_up(reader: asyncio.StreamReader) -> None:
+    """Returns once the client has closed its side (the transport keeps reading while nobody
+    awaits the reader, so its end of file shows without consuming what the client sent)."""
+    while not reader.at_eof():
+        await asyncio.sleep(0.25)
 
 
 async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -43,12 +43,17 @@ class Person:
         self.asked: list[tuple[str, int, tuple[str, ...]]] = []
         self.answered = asyncio.Event()
         self.asking = asyncio.Event()
+        self.withdrawn = False  # the proxy cancelled the question (its client left)
 
     async def __call__(self, host: str, port: int, addresses: tuple[str, ...]) -> tuple[bool, str]:
         self.asked.append((host, port, addresses))
         self.asking.set()
         if self.waits:
-            await self.answered.wait()
+            try:
+                await self.answered.wait()
+            except asyncio.CancelledError:
+                self.withdrawn = True
+                raise
         return self.allowed, self.reason
 
     def answer(self, allowed: bool, reason: str) -> None:
@@ -108,6 +113,12 @@ async def read_response(reader: asyncio.StreamReader) -> tuple[int, dict[str, st
     headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
     body = await reader.readexactly(int(headers.get("content-length", 0)))
     return int(lines[0].split()[1]), headers, body
+
+
+async def until(condition: Any) -> None:
+    async with asyncio.timeout(20):
+        while not condition():
+            await asyncio.sleep(0.02)
 
 
 def status_of(answer: bytes) -> int:
@@ -186,6 +197,18 @@ async def test_a_connection_is_refused_when_the_decision_times_out(tmp_path: Pat
         code, out, err = await curl("-i", "-x", bridge.url, f"http://127.0.0.1:{target.port}/x")
         assert "403" in out.splitlines()[0] and "no decision within 0.2 s" in out
     assert target.requests == []
+
+
+async def test_a_client_that_leaves_withdraws_its_pending_question(tmp_path: Path, echo: EchoTarget) -> None:
+    person = Person(waits=True)
+    async with proxied(tmp_path, person) as (proxy, _bridge):
+        reader, writer = await asyncio.open_unix_connection(proxy.socket_path)
+        writer.write(f"CONNECT 127.0.0.1:{echo.port} HTTP/1.1\r\n\r\n".encode())
+        await asyncio.wait_for(person.asking.wait(), 20)
+        writer.close()
+        await until(lambda: not proxy.open_connections())
+    assert person.withdrawn and proxy.counts.abandoned == 1
+    assert echo.peers == []
 
 
 async def test_a_pending_decision_does_not_hold_up_other_connections(tmp_path: Path, target: HttpTarget) -> None:
@@ -379,9 +402,7 @@ async def test_a_slow_request_head_is_cut_off(tmp_path: Path) -> None:
 async def test_too_many_connections_are_answered_503(tmp_path: Path) -> None:
     async with proxied(tmp_path, Person(), limits=EgressLimits(max_connections=2)) as (proxy, _bridge):
         held = [await asyncio.open_unix_connection(proxy.socket_path) for _ in range(2)]
-        await asyncio.sleep(0)
-        while len(proxy.open_connections()) < 2:
-            await asyncio.sleep(0.01)
+        await until(lambda: len(proxy.open_connections()) == 2)
         assert status_of(await exchange(proxy, b"CONNECT 127.0.0.1:9 HTTP/1.1\r\n\r\n")) == 503
         for _reader, writer in held:
             writer.close()
