@@ -156,11 +156,12 @@ class EgressProxy:
 
     async def stop(self) -> None:
         """Stop listening, end every open connection, remove the socket."""
-        if self._server is not None:
-            self._server.close()
-            await self.close_connections()
-            await self._server.wait_closed()
-            self._server = None
+        if self._server is None:
+            return
+        self._server.close()
+        await self.close_connections()
+        await self._server.wait_closed()
+        self._server = None
         with contextlib.suppress(FileNotFoundError):
             self.socket_path.unlink()
 

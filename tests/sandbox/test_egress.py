@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import json
 import os
-import shutil
 import stat
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
@@ -509,7 +508,6 @@ python3 -c "import socket; socket.create_connection(('127.0.0.1', $UNLISTED), ti
 """
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None or shutil.which("socat") is None, reason="needs bubblewrap and socat")
 async def test_inside_the_floor_only_the_proxy_leads_out(tmp_path: Path, target: HttpTarget) -> None:
     with HttpTarget() as unlisted:
         decide = by_policy({"allow": [f"127.0.0.1:{target.port}"], "default": "deny"})
