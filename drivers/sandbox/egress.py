@@ -115,6 +115,23 @@ class _Client:
     allowed: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict)  # targets decided on it
 
 
+def proxy_environment(port: int, *, token: str | None = None,
+                      no_proxy: Iterable[str] = ("localhost", "127.0.0.1", "::1")) -> dict[str, str]:
+    """The variables a process inside the floor needs to use the proxy bridged to
+    `127.0.0.1:<port>` there, both spellings (tools read one or the other).
+
+    `no_proxy` keeps the sandbox's own loopback (a server the run starts for its tests) off
+    the proxy. A model API on the *host's* loopback (the test fake model servers, a local
+    gateway) is then unreachable, since 127.0.0.1 inside is the sandbox's own: pass
+    `no_proxy=()` for such runs, and the run's own local servers go through the proxy too
+    (refused there, unless listed)."""
+    credentials = f"run:{token}@" if token else ""
+    url = f"http://{credentials}127.0.0.1:{port}"
+    env = {"HTTP_PROXY": url, "HTTPS_PROXY": url, "http_proxy": url, "https_proxy": url}
+    local = ",".join(no_proxy)
+    return env | ({"NO_PROXY": local, "no_proxy": local} if local else {})
+
+
 async def system_resolve(host: str, port: int) -> list[str]:
     infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     return list(dict.fromkeys(str(info[4][0]) for info in infos))

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from approvals.policy.network import network_decide, network_policy, network_screen
-from drivers.sandbox.egress import EgressLimits, EgressProxy
+from drivers.sandbox.egress import EgressLimits, EgressProxy, proxy_environment
 from tests.sandbox.targets import Bridge, EchoTarget, HttpTarget, free_port
 
 
@@ -490,6 +490,14 @@ async def test_open_connections_are_listed_and_closed_at_the_runs_end(tmp_path: 
     assert not proxy.socket_path.exists()
 
 
+def test_the_environment_points_every_tool_at_the_bridge() -> None:
+    assert proxy_environment(3128)["HTTPS_PROXY"] == "http://127.0.0.1:3128"
+    assert proxy_environment(3128)["https_proxy"] == "http://127.0.0.1:3128"
+    assert proxy_environment(3128, token="t0k")["http_proxy"] == "http://run:t0k@127.0.0.1:3128"
+    assert "127.0.0.1" in proxy_environment(3128)["NO_PROXY"].split(",")
+    assert "NO_PROXY" not in proxy_environment(3128, no_proxy=())  # the host's loopback through the proxy
+
+
 # ---- inside a real sandbox -------------------------------------------------------------------
 
 FLOOR = ["bwrap", "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
@@ -498,7 +506,6 @@ FLOOR = ["bwrap", "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare
 INSIDE = """
 socat TCP-LISTEN:3128,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:/tmp/egress/egress.sock &
 for i in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/3128) 2>/dev/null && break; sleep 0.05; done
-export HTTP_PROXY=http://127.0.0.1:3128 HTTPS_PROXY=http://127.0.0.1:3128 http_proxy=http://127.0.0.1:3128
 echo "allowed: $(curl -s -m 10 http://127.0.0.1:$ALLOWED/from-inside)"
 echo "tunnel: $(curl -s -m 10 -p http://127.0.0.1:$ALLOWED/tunnel-from-inside)"
 echo "unlisted: $(curl -s -m 10 -o /dev/null -w '%{http_code}' http://127.0.0.1:$UNLISTED/admin)"
@@ -513,9 +520,10 @@ async def test_inside_the_floor_only_the_proxy_leads_out(tmp_path: Path, target:
         decide = by_policy({"allow": [f"127.0.0.1:{target.port}"], "default": "deny"})
         sockets = tmp_path / "egress"
         sockets.mkdir()
+        environment = [part for name, value in proxy_environment(3128, no_proxy=()).items() for part in ("--setenv", name, value)]
         async with EgressProxy(sockets / "egress.sock", decide) as proxy:
             process = await asyncio.create_subprocess_exec(
-                *FLOOR, "--bind", str(sockets), "/tmp/egress", "--setenv", "ALLOWED", str(target.port),
+                *FLOOR, "--bind", str(sockets), "/tmp/egress", *environment, "--setenv", "ALLOWED", str(target.port),
                 "--setenv", "UNLISTED", str(unlisted.port), "bash", "-c", INSIDE,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
             out, err = await asyncio.wait_for(process.communicate(), 120)
