@@ -48,12 +48,15 @@ from .http1 import (
     copy_body,
     error_response,
     forwarded_headers,
+    parse_absolute,
+    parse_authority,
     printable,
     read_head,
     request_framing,
     response_framing,
     serialize,
 )
+from .streams import abort_if_failed, hung_up, linger, send, splice
 
 log = logging.getLogger(__name__)
 
@@ -210,8 +213,8 @@ class EgressProxy:
         self._tasks.add(task)
         try:
             if len(self._open) >= self.limits.max_connections:
-                await _send(writer, error_response(503, "too many open connections through this run's proxy"))
-                await _linger(reader, writer)
+                await send(writer, error_response(503, "too many open connections through this run's proxy"))
+                await linger(reader, writer)
             else:
                 await self._serve_client(reader, writer)
         except asyncio.CancelledError:
@@ -228,7 +231,7 @@ class EgressProxy:
         self.counts.connections += 1
         try:
             if await self._converse(client, reader):
-                await _linger(reader, writer)
+                await linger(reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError, BadMessage, TimeoutError):
             pass  # the peer went away or broke the message mid-way: nothing to answer
         except Exception:  # never let one connection take the proxy down
@@ -274,11 +277,11 @@ class EgressProxy:
         if any(c <= " " or c == "\x7f" for c in target):
             raise Refused(400, "a control character in the request target", count="malformed")
         if method == "CONNECT":
-            host, port = _authority(target, None)
+            host, port = parse_authority(target, None)
             addresses = await self._admit(client, reader, host, port)
             await self._tunnel(client, reader, port, addresses)
             return False
-        host, port, path = _absolute(target)
+        host, port, path = parse_absolute(target)
         addresses = await self._admit(client, reader, host, port)
         return await self._forward(client, head, reader, path, addresses)
 
@@ -308,7 +311,7 @@ class EgressProxy:
         message = (f"Gatehouse refused the connection to {target}: {refusal.reason}" if refusal.status == 403
                    else f"Gatehouse's proxy could not serve {target}: {refusal.reason}")
         extra = [*refusal.extra, ("X-Gatehouse-Refused", printable(refusal.reason))]
-        await _send(client.writer, error_response(refusal.status, message, extra))
+        await send(client.writer, error_response(refusal.status, message, extra))
         return True
 
     # ---- deciding ----------------------------------------------------------------------------
@@ -358,7 +361,7 @@ class EgressProxy:
         """`decide`'s answer. A client that hangs up meanwhile cancels it (nobody waits for the
         answer any more: the caller's callback sees CancelledError and can withdraw its question)."""
         decision = asyncio.ensure_future(self._decide(host, port, addresses))
-        gone = asyncio.ensure_future(_hung_up(reader))
+        gone = asyncio.ensure_future(hung_up(reader))
         try:
             done, _ = await asyncio.wait({decision, gone}, timeout=self.limits.decide_timeout,
                                          return_when=asyncio.FIRST_COMPLETED)
@@ -401,9 +404,9 @@ class EgressProxy:
                       addresses: tuple[str, ...]) -> None:
         up_reader, up_writer = await self._connect(client, port, addresses)
         client.responded = True
-        await _send(client.writer, b"HTTP/1.1 200 Connection established\r\n\r\n")
+        await send(client.writer, b"HTTP/1.1 200 Connection established\r\n\r\n")
         client.info.state = "tunnel"
-        await _splice(reader, client.writer, up_reader, up_writer)
+        await splice(reader, client.writer, up_reader, up_writer)
 
     async def _forward(self, client: _Client, head: Head, reader: asyncio.StreamReader, path: str,
                        addresses: tuple[str, ...]) -> bool:
@@ -418,10 +421,10 @@ class EgressProxy:
         # the URL's authority is the Host (RFC 9112 §3.2.2): a second Host cannot point elsewhere
         headers = [("Host", authority), *((n, v) for n, v in forwarded_headers(head) if n.lower() != "host"),
                    ("Connection", "close")]
-        await _send(up_writer, serialize(f"{method} {path} HTTP/1.1", headers))
+        await send(up_writer, serialize(f"{method} {path} HTTP/1.1", headers))
         upload = asyncio.create_task(copy_body(reader, up_writer, framing, max_line=self.limits.max_line))
         # a broken request body ends the exchange: the server would wait for the rest forever
-        upload.add_done_callback(lambda task: _abort_if_failed(task, up_writer))
+        upload.add_done_callback(lambda task: abort_if_failed(task, up_writer))
         try:
             keep = await self._relay_response(client, up_reader, method, keep)
         finally:
@@ -451,89 +454,8 @@ class EgressProxy:
             keep = keep and framing.kind != "close"
             connection = [] if not final else [("Connection", "keep-alive" if keep else "close")]
             client.responded = True
-            await _send(client.writer, serialize(f"HTTP/1.1 {status} {printable(head.start[2], 100)}",
+            await send(client.writer, serialize(f"HTTP/1.1 {status} {printable(head.start[2], 100)}",
                                                  [*forwarded_headers(head), *connection]))
             if final:
                 await copy_body(up_reader, client.writer, framing, max_line=self.limits.max_line)
                 return keep
-
-
-def _authority(text: str, default_port: int | None) -> tuple[str, int]:
-    """(host, port) of `host:port` or `[v6]:port`; Refused 400 otherwise."""
-    if text.startswith("["):
-        end = text.find("]")
-        host, rest = text[1:end], text[end + 1:] if end > 0 else "x"
-    else:
-        host, colon, port_text = text.rpartition(":")
-        host, rest = (host, ":" + port_text) if colon else (text, "")
-        if ":" in host:
-            raise Refused(400, "an IPv6 address is written in brackets: [address]:port", count="malformed")
-    if not rest and default_port is not None:
-        return host, default_port
-    port_text = rest[1:] if rest.startswith(":") else ""
-    if not port_text.isdigit() or not 1 <= int(port_text) <= 65535 or len(port_text) > 5:
-        raise Refused(400, f"{printable(text, 80)!r} is not host:port with a port from 1 to 65535", count="malformed")
-    return host, int(port_text)
-
-
-def _absolute(target: str) -> tuple[str, int, str]:
-    """(host, port, path) of an absolute `http://` URL; Refused 400 for any other target."""
-    scheme, sep, rest = target.partition("://")
-    if not sep or scheme.lower() != "http":
-        what = "an https URL goes through CONNECT" if scheme.lower() == "https" else (
-            "this is a proxy: a request names an absolute http:// URL")
-        raise Refused(400, what, count="malformed")
-    cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
-    authority, path = rest[:cut], rest[cut:].partition("#")[0]
-    if "@" in authority:
-        raise Refused(400, "credentials in the URL are not forwarded", count="malformed")
-    host, port = _authority(authority, 80)
-    return host, port, path if path.startswith("/") else "/" + path
-
-
-def _abort_if_failed(task: asyncio.Task, writer: asyncio.StreamWriter) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        writer.transport.abort()
-
-
-async def _hung_up(reader: asyncio.StreamReader) -> None:
-    """Returns once the client has closed its side (the transport keeps reading while nobody
-    awaits the reader, so its end of file shows without consuming what the client sent)."""
-    while not reader.at_eof():
-        await asyncio.sleep(0.25)
-
-
-async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """Close after an error answer without losing it: a socket closed with unread input is
-    reset, and the reset can reach the client before the answer does. So stop writing, then
-    read and drop what the client still sends, for a second at most."""
-    with contextlib.suppress(ConnectionError, OSError, TimeoutError, asyncio.LimitOverrunError):
-        if writer.can_write_eof():
-            writer.write_eof()
-        async with asyncio.timeout(1.0):
-            while await reader.read(65536):
-                pass
-
-
-async def _send(writer: asyncio.StreamWriter, data: bytes) -> None:
-    with contextlib.suppress(ConnectionError):
-        writer.write(data)
-        await writer.drain()
-
-
-async def _splice(a_reader: asyncio.StreamReader, a_writer: asyncio.StreamWriter,
-                  b_reader: asyncio.StreamReader, b_writer: asyncio.StreamWriter) -> None:
-    """Copy both ways until both sides have finished; one side's end is passed on as EOF."""
-
-    async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
-        try:
-            while data := await source.read(65536):
-                sink.write(data)
-                await sink.drain()
-            if sink.can_write_eof():
-                sink.write_eof()
-        except (ConnectionError, OSError):
-            a_writer.transport.abort()  # one side broke: end both, so the other pipe ends too
-            b_writer.transport.abort()
-
-    await asyncio.gather(pipe(a_reader, b_writer), pipe(b_reader, a_writer))

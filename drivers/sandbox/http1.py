@@ -1,6 +1,7 @@
-"""Just enough HTTP/1.1 for a forward proxy: read a request or response head strictly,
-frame a body (Content-Length or chunked, RFC 9112 §6–7), copy it without reading past its
-end, and write small error responses.
+"""Just enough HTTP/1.1 for a forward proxy: read a request or response head strictly, read
+its target (`host:port`, an absolute `http://` URL), frame a body (Content-Length or
+chunked, RFC 9112 §6–7), copy it without reading past its end, and write small error
+responses.
 
 Strict on purpose: a proxy that reads a message one way while the server behind it reads
 it another (two Content-Lengths, Content-Length beside chunked, a folded header, a bare CR)
@@ -185,6 +186,41 @@ async def _copy_chunked(reader: asyncio.StreamReader, writer: asyncio.StreamWrit
         if line == b"\r\n":
             break
     await writer.drain()
+
+
+def parse_authority(text: str, default_port: int | None) -> tuple[str, int]:
+    """(host, port) of `host:port` or `[v6]:port`; BadMessage 400 otherwise."""
+    if text.startswith("["):
+        end = text.find("]")
+        if end < 0:
+            raise BadMessage(400, "an IPv6 address's bracket is not closed")
+        host, rest = text[1:end], text[end + 1:]
+    else:
+        host, colon, port_text = text.rpartition(":")
+        host, rest = (host, ":" + port_text) if colon else (text, "")
+        if ":" in host:
+            raise BadMessage(400, "an IPv6 address is written in brackets: [address]:port")
+    if not rest and default_port is not None:
+        return host, default_port
+    port_text = rest[1:] if rest.startswith(":") else ""
+    if not port_text.isdigit() or not 1 <= int(port_text) <= 65535 or len(port_text) > 5:
+        raise BadMessage(400, f"{printable(text, 80)!r} is not host:port with a port from 1 to 65535")
+    return host, int(port_text)
+
+
+def parse_absolute(target: str) -> tuple[str, int, str]:
+    """(host, port, path) of an absolute `http://` URL; BadMessage 400 for any other target."""
+    scheme, sep, rest = target.partition("://")
+    if not sep or scheme.lower() != "http":
+        what = "an https URL goes through CONNECT" if scheme.lower() == "https" else (
+            "this is a proxy: a request names an absolute http:// URL")
+        raise BadMessage(400, what)
+    cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+    authority, path = rest[:cut], rest[cut:].partition("#")[0]
+    if "@" in authority:
+        raise BadMessage(400, "credentials in the URL are not forwarded")
+    host, port = parse_authority(authority, 80)
+    return host, port, path if path.startswith("/") else "/" + path
 
 
 def serialize(start: str, headers: Iterable[tuple[str, str]]) -> bytes:
