@@ -427,6 +427,8 @@ class EgressProxy:
         upload.add_done_callback(lambda task: abort_if_failed(task, up_writer))
         try:
             keep = await self._relay_response(client, up_reader, method, keep)
+            # the answer can come before the upload task has seen its last write through
+            await asyncio.wait({upload}, timeout=1.0)
         finally:
             if not upload.done():
                 upload.cancel()  # the server answered before reading the whole body
