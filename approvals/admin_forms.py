@@ -41,7 +41,8 @@ class PolicyForm(forms.ModelForm):
         # Monospaced by admin-policy.css (a style attribute would be refused by the CSP).
         widget=forms.Textarea(attrs={"rows": 26, "cols": 90, "spellcheck": "false", "class": "policy-document"}),
         help_text='Sections: commands, edits, reads (allow / ask / deny lists and a default), tools, classes, '
-        'limits, default. A rule is a pattern or {"match": "git push", "reason": "…"}. "Try it" and the dry run '
+        'limits, network (allow / deny host lists and a default), default. A rule is a pattern or '
+        '{"match": "git push", "reason": "…"}. "Try it" and the dry run '
         "below read this text as it is now, before you save.",
     )
     sandbox = forms.ChoiceField(

@@ -131,6 +131,8 @@ def _common_unexpressed(document: Mapping, compiled, agent: str) -> list[str]:
             out.append(f"limits.{key} ({value}): {agent} has no per-run limits")
     if document.get("examples"):
         out.append(f"examples: {agent} has no policy examples (run `manage.py policy_check --test`)")
+    if compiled.network is not None:
+        out.append(f"network: {agent}'s permission rules have no network section (Gatehouse's egress proxy holds it)")
     return out
 
 

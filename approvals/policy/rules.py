@@ -14,6 +14,7 @@ from .canonical import canonical_json, policy_version
 from .classes import CLASSES
 from .errors import PolicyError, json_type
 from .example_requests import check_policy_examples, check_rule_examples
+from .network import NetworkPolicy, read_network
 from .options import Invocation
 from .pattern_checks import command_pattern_problem, glob_problem
 from .patterns import CommandMatcher, PathMatcher, compile_command, glob_regex
@@ -28,7 +29,7 @@ DEFAULT_POLICY: dict = {
     "default": "ask",
 }
 
-_TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "default", "examples")
+_TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "network", "default", "examples")
 _RULE_KEYS = ("match", "reason", "examples")
 _RULESET_KEYS = ("allow", "ask", "deny", "default")
 _LIMIT_KEYS = ("max_tool_calls", "max_denials")
@@ -82,6 +83,7 @@ class CompiledPolicy:
     classes: Mapping[str, str] | None = field(default=None, repr=False)
     max_tool_calls: int | None = None
     max_denials: int | None = None
+    network: NetworkPolicy | None = field(default=None, repr=False)  # None: the section is absent
     default: str = "ask"
 
 
@@ -276,6 +278,8 @@ def _read(document: Any, problems: _Problems) -> dict[str, Any]:
             parts["classes"] = _classes(value, problems)
         elif key == "limits":
             parts.update(_limits(value, problems))
+        elif key == "network":
+            parts["network"] = read_network(value, problems)
         elif key == "default":
             parts["default"] = _decision(value, "default", problems)
         elif key == "examples":

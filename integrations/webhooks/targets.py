@@ -5,11 +5,12 @@ for the address actually connected to at send time, so DNS rebinding does not he
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 from urllib.parse import urlsplit
 
 from django.conf import settings
+
+from approvals.policy.hosts import address_scope, is_public_address
 
 
 class TargetRefused(Exception):
@@ -32,13 +33,6 @@ def check_url(url: str) -> tuple[str, str, int]:
     return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80)
 
 
-def _is_public(address: str) -> bool:
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
-
-
 def resolve(host: str, port: int) -> list[str]:
     """Every address `host` resolves to, each of them allowed (else TargetRefused)."""
     try:
@@ -47,10 +41,11 @@ def resolve(host: str, port: int) -> list[str]:
         raise TargetRefused(f"cannot resolve {host}: {exc}") from None
     addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
     if not settings.GATEHOUSE_WEBHOOK_ALLOW_PRIVATE:
-        private = [a for a in addresses if not _is_public(a)]
+        # IPv6 forms that embed IPv4 (NAT64, 6to4, Teredo, mapped) are judged by their IPv4 part
+        private = [a for a in addresses if not is_public_address(a)]
         if private:
             raise TargetRefused(
-                f"{host} resolves to a loopback or private address ({private[0]}); "
+                f"{host} resolves to a {address_scope(private[0])} address ({private[0]}), not a public one; "
                 "set GATEHOUSE_WEBHOOK_ALLOW_PRIVATE=1 to allow it"
             )
     return addresses

@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 from integrations.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from integrations.webhooks.sender import send_due_once
 from integrations.webhooks.signing import signature, verify
+from integrations.webhooks.targets import TargetRefused, resolve
 from tests.flow import eventually, pending_approval, start_run
 from tests.integrations.receiver import Receiver
 
@@ -137,7 +138,7 @@ def test_an_unreachable_receiver_is_an_attempt_with_its_error(api: APIClient, se
 @pytest.mark.django_db
 def test_private_targets_are_refused_unless_allowed(api: APIClient, settings: Any, receiver: Receiver) -> None:
     settings.GATEHOUSE_WEBHOOK_ALLOW_PRIVATE = False
-    for url in [receiver.url, "http://10.1.2.3/x", "http://[::1]:9/x", "http://169.254.169.254/latest", "ftp://example.com/"]:
+    for url in [receiver.url, "http://10.1.2.3/x", "http://[::1]:9/x", "http://[64:ff9b::7f00:1]:9/x", "http://169.254.169.254/latest", "ftp://example.com/"]:
         response = api.post("/api/v1/webhooks/", {"url": url, "events": ["run.finished"]}, format="json")
         assert response.status_code == HTTPStatus.BAD_REQUEST, url
         assert response.json()["field"] == "url"
@@ -210,3 +211,18 @@ async def test_the_worker_sends_approval_and_run_events_after_the_decision(api: 
     finished = json.loads(receiver.requests[2]["body"])["data"]["run"]
     assert (finished["id"], finished["status"]) == (run["id"], "completed")
     assert all(verify(hook["secret"], r["headers"]["Gatehouse-Signature"], r["body"], now=int(time.time())) for r in receiver.requests)
+
+
+@pytest.mark.parametrize("address", [
+    "64:ff9b::7f00:1", "64:ff9b:1::7f00:1", "2002:7f00:1::", "::ffff:127.0.0.1", "::127.0.0.1",
+    "2001:0:4136:e378:8000:63bf:80ff:fffe", "64:ff9b::a9fe:a9fe", "2002:a00:1::1",
+])
+def test_ipv6_forms_that_embed_a_private_ipv4_address_are_refused(settings: Any, address: str) -> None:
+    settings.GATEHOUSE_WEBHOOK_ALLOW_PRIVATE = False
+    with pytest.raises(TargetRefused, match="not a public one"):
+        resolve(address, 80)
+
+
+def test_an_ipv6_form_that_embeds_a_public_ipv4_address_is_accepted(settings: Any) -> None:
+    settings.GATEHOUSE_WEBHOOK_ALLOW_PRIVATE = False
+    assert resolve("64:ff9b::808:808", 80) == ["64:ff9b::808:808"]

@@ -171,3 +171,10 @@ def test_an_unknown_format_or_an_invalid_policy_is_refused():
         export_policy(POLICY, "json")
     with pytest.raises(PolicyError):
         export_policy({"commands": {"deny": ["a | b"]}}, "claude")
+
+
+@pytest.mark.parametrize("fmt", ["claude", "codex"])
+def test_a_network_section_is_listed_as_unexpressed(fmt):
+    unexpressed = export_policy({"network": {"allow": ["pypi.org"]}, "default": "ask"}, fmt).unexpressed
+    assert any(line.startswith("network: ") and "egress proxy" in line for line in unexpressed)
+    assert not any(line.startswith("network") for line in export_policy({"default": "ask"}, fmt).unexpressed)
