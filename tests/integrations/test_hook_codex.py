@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,9 +39,13 @@ def require_codex() -> str:
 
 
 def codex(binary: str, tmp: Path, workspace: Path, model: FakeResponsesServer, url: str, token: str) -> subprocess.Popen[str]:
-    """`codex exec` with docs/api.md's hooks.json (and the feature on) in its own CODEX_HOME."""
-    home = tmp / "codex-home"
-    home.mkdir(exist_ok=True)
+    """`codex exec` with docs/api.md's hooks.json (and the feature on) in its own CODEX_HOME.
+
+    Codex's own sandbox (a developer's machine with bubblewrap) runs each command with a
+    private /tmp, and finds its sandbox helper through a link under CODEX_HOME: a CODEX_HOME
+    under /tmp (pytest's tmp_path) vanishes inside it, as ~/.codex never does. So the home
+    lies outside /tmp, as it would on that machine."""
+    home = Path(tempfile.mkdtemp(prefix="codex-home-", dir=CODEX_HOMES))
     config = render_config({"base_url": model.base_url, "model": "fake-model", "env_key": "GATEHOUSE_FAKE_CODEX_KEY"}, {}, workspace)
     (home / "config.toml").write_text(config + "\n[features]\nhooks = true\n")
     command = f"{HOOK} --agent codex"
@@ -67,6 +74,18 @@ def finish(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str,
         out, err = proc.communicate()
         raise AssertionError(f"codex did not finish:\n{out[-3000:]}\n{err[-3000:]}") from None
     return proc.returncode, out, err
+
+
+CODEX_HOMES = Path(__file__).resolve().parents[2] / "var" / "test-codex-homes"
+
+
+@pytest.fixture(autouse=True)
+def _codex_homes() -> Any:
+    CODEX_HOMES.mkdir(parents=True, exist_ok=True)
+    before = set(CODEX_HOMES.iterdir())
+    yield
+    for made in set(CODEX_HOMES.iterdir()) - before:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 def test_codex_under_the_hook_gateway(tmp_path: Path) -> None:
