@@ -4,79 +4,24 @@
 positionals `("push", "origin", "main")`, options `{"-C", "--no-pager", "-f"}` and option
 values `{"-C": ("x",)}`. Short-option clusters are split (`-rf` reads `-r -f`), long options
 map to their short form (`--recursive` reads `-r`) and unique abbreviations of a long
-option are expanded (`--recur` reads `-r`, as getopt_long does) from a catalogue of common
-programs; options that take a value consume it (`-n ns`, `-Cdir`, `--git-dir=x`), so the
-value is never taken for an operand. A program outside the catalogue keeps each option
-word as written and also as its letters, so `-xy` matches `-yx` and `-x -y`.
+option are expanded (`--recur` reads `-r`, as getopt_long does) as each program's model
+spells them (`programs/`); options that take a value consume it (`-n ns`, `-Cdir`,
+`--git-dir=x`), so the value is never taken for an operand. A program whose model does not
+spell its options keeps each option word as written and also as its letters, so `-xy`
+matches `-yx` and `-x -y`.
 
 The same reading is applied to rule patterns and to commands, so both sides agree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import lru_cache
-from typing import NamedTuple
 
-from .catalogue import _ALIAS_OPTIONS, _ALIASES, _CATALOGUE, _GIT_SUBS, UNKNOWN, Spec
+from .programs.invocation import WILD, Invocation
+from .programs.registry import ALIAS_OPTIONS, MODELS, program_name, spec_of
+from .programs.spec import UNKNOWN, Spec
 
 __all__ = ["UNKNOWN", "WILD", "Invocation", "Spec", "invocation", "program_name", "read_words", "spec_of"]
-WILD = "\x01"  # a positional whose run-time value is unknown ($x, a glob that may match `-rf`)
-
-_STEMS = ("python", "pip", "perl", "ruby", "php", "lua", "node")
-
-
-def program_name(word: str) -> tuple[str, tuple[str, ...]]:
-    """(catalogue name, extra leading words) of a command word: `python3.11` -> python,
-    `git-push` -> git push, `RM` -> rm (a case-insensitive file system runs it as rm)."""
-    alias = _ALIASES.get(word)
-    if alias is not None:
-        return alias, ()
-    if word.isalpha() and word.islower():
-        return word, ()  # the common case: a plain lower-case name
-    name = word.lower()
-    if name.endswith(".exe"):
-        name = name[:-4]
-    if name in _ALIASES:
-        return _ALIASES[name], ()
-    for stem in _STEMS:
-        if name.startswith(stem) and name[len(stem):].replace(".", "").isdigit():
-            return stem, ()
-    if name.startswith("git-") and name[4:] in _GIT_SUBS:
-        return "git", (name[4:],)
-    if name.startswith("docker-") and name[7:] in ("compose", "buildx"):
-        return "docker", (name[7:],)
-    return name, ()
-
-
-def spec_of(program: str) -> Spec:
-    return _CATALOGUE.get(program, UNKNOWN)
-
-
-class Invocation(NamedTuple):
-    """One simple command read by meaning."""
-
-    program: str
-    positionals: tuple[str, ...]  # subcommands and operands in order; WILD for an unknown word
-    options: frozenset[str]  # canonical options (`-r`, `--dry-run`); clusters of unknown programs also as letters
-    values: Mapping[str, tuple[str, ...]]  # option -> the values it was given
-    wild: bool = False  # some word's run-time value is unknown (it could supply any option or operand)
-    wild_option_at: frozenset[int] = frozenset()  # such words where an option may stand (before `--`, not a value)
-    subcommand: str | None = None  # the catalogued subcommand, when the program has them
-    has_subcommands: bool = False
-    operands_from: int = 0  # index in positionals where operands start (after the subcommand)
-    option_words: tuple[str, ...] = ()  # the option words as written (for `*` patterns and display)
-    end_of_options: bool = False  # a `--` ended the options
-    positional_at: tuple[int, ...] = ()  # index in the command's words of each positional
-    value_at: Mapping[str, tuple[int, ...]] = {}  # index of the word holding each value
-
-    def value(self, option: str) -> str | None:
-        got = self.values.get(option)
-        return got[-1] if got else None
-
-    @property
-    def operands(self) -> tuple[str, ...]:
-        return self.positionals[self.operands_from:]
 
 
 _NO_INTS: frozenset[int] = frozenset()
@@ -98,12 +43,13 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
         rest = list(words)
         offset = 0
         k = 1
-    spec = _CATALOGUE.get(program, UNKNOWN)
+    model = MODELS.get(program)
+    spec = model.options if model is not None else UNKNOWN
     options: set[str] = set()
     values: dict[str, list[str]] = {}
     value_at: dict[str, list[int]] = {}
-    if first in _ALIAS_OPTIONS or first.lower() in _ALIAS_OPTIONS:
-        options.add(_ALIAS_OPTIONS[first.lower()])
+    if first in ALIAS_OPTIONS or first.lower() in ALIAS_OPTIONS:
+        options.add(ALIAS_OPTIONS[first.lower()])
     positionals: list[str] = []
     positional_at: list[int] = []
     option_words: list[str] = []
@@ -115,7 +61,7 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
     ended = False
     end_seen = False
     # tar's first word may be a dashless cluster (`tar xzf a.tgz`)
-    if program == "tar" and len(rest) > k and rest[k].isalpha():
+    if model is not None and model.dashless_first and len(rest) > k and rest[k].isalpha():
         rest[k] = "-" + rest[k]
     n = len(rest)
     while k < n:
@@ -165,7 +111,7 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
             k += 1
             continue
         if not level.known:
-            # outside the catalogue: the word as written, and its letters (`-xy` also reads `-x -y`)
+            # options not modelled: the word as written, and its letters (`-xy` also reads `-x -y`)
             options.add(word.split("=", 1)[0])
             options.update("-" + ch for ch in word[1:].split("=", 1)[0])
             k += 1

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import NamedTuple, TypeVar
 
-from .git_index import tracked_paths
+from .programs.git.index import tracked_paths
 
 
 @dataclass(frozen=True)
@@ -389,7 +389,7 @@ class Resolver:
 
     def _tracked_entries(self, real: str, limit: int) -> tuple[list[str], bool] | None:
         """The workspace-relative paths git tracks in the repository a git command run in
-        `real` works in (its index: `git_index.py`), and whether there were more than
+        `real` works in (its index: `programs/git/index.py`), and whether there were more than
         `limit`. The repository is found as git finds it, from `real` up, but not above
         the workspace (agents run with GIT_CEILING_DIRECTORIES there); none found: nothing
         is tracked. None when the index cannot be read or the `.git` is a file naming a

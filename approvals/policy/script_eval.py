@@ -28,36 +28,25 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TypeVar
 
 from . import archives
 from .archives import link_target
-from .classes import KNOWN_PROGRAMS, LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
+from .classes import LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
 from .decisions import fallback, rule_reason, worse
 from .fileuse import FileUse
-from .git_hooks import git_hooks
-from .git_operands import may_name_files_git
-from .operands import NAMES_FILES, file_uses
+from .operands import file_uses, may_name_files
 from .options import invocation, program_name
 from .path_eval import decide_use
 from .paths import Resolver
-from .risks import (
-    DECLARERS,
-    ENV_PRINTERS,
-    INTERPRETERS,
-    NAME_ASSIGNERS,
-    NETWORK,
-    code_reason,
-    env_reason,
-    environment_reason,
-    may_run_code,
-    network_reason,
-    risky_variable,
-)
+from .programs.model import Model
+from .programs.registry import MODELS, known, looks_through, model_of
+from .risks import code_reason, env_reason, environment_reason, may_run_code, network_reason, risky_variable
 from .rules import SEVERITY, CompiledPolicy
 from .shell import ARITHMETIC_MARK, Script, SimpleCommand, command_name, parse_script
 from .verdicts import PathUse, Segment, Verdict
-from .wrappers import SHELLS, looks_through
 
+T = TypeVar("T")
 _MAX_CWDS = 16
 _NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
 
@@ -65,7 +54,7 @@ _NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
 class _Walk:
     """The state of one script's evaluation: where it may be, the resolver (made lazily)."""
 
-    __slots__ = ("policy", "cwds", "shown_cwd", "_make_resolver", "_resolver", "_hooks", "index_changed")
+    __slots__ = ("policy", "cwds", "shown_cwd", "_make_resolver", "_resolver", "_remembered", "index_changed")
 
     def __init__(self, policy: CompiledPolicy, cwd: str, resolver: Callable[[], Resolver]) -> None:
         self.policy = policy
@@ -73,16 +62,17 @@ class _Walk:
         self.shown_cwd: str | None = None
         self._make_resolver = resolver
         self._resolver: Resolver | None = None
-        self._hooks: dict[str, tuple[str, ...]] = {}
+        self._remembered: dict[tuple, object] = {}
         # an earlier git command of the script may have changed what git tracks (`git add
         # -A && git diff --cached`): the index on disk no longer says what a later one prints
         self.index_changed = False
 
-    def hooks_of(self, start: str) -> tuple[str, ...]:
-        """The git hooks of the repository holding `start` (cached per directory)."""
-        if start not in self._hooks:
-            self._hooks[start] = git_hooks(start, self.resolver.ctx.protected_dirs)
-        return self._hooks[start]
+    def remember(self, key: tuple, read: Callable[[], T]) -> T:
+        """What `read` finds, read once per script (a model's look at the file system:
+        the hooks of a repository)."""
+        if key not in self._remembered:
+            self._remembered[key] = read()
+        return self._remembered[key]  # type: ignore[return-value]
 
     @property
     def resolver(self) -> Resolver:
@@ -166,36 +156,6 @@ def _paths(walk: _Walk, cmd: SimpleCommand, inv) -> tuple[list[PathUse], list[st
     return uses, floors, network
 
 
-# git subcommands that run hooks of the repository (commit's, merge's, checkout's, push's,
-# gc --auto's…); `reference-transaction` and `post-index-change` run on nearly any.
-_HOOKED = frozenset({"commit", "merge", "pull", "rebase", "cherry-pick", "revert", "am", "checkout", "switch",
-                     "worktree", "push", "fetch", "gc", "maintenance", "send-email", "stash", "reset", "restore"})
-_HOOKS_ON_ANY = frozenset({"reference-transaction", "post-index-change"})
-
-
-def _git_hooks(walk: _Walk, inv) -> tuple[str, ...]:
-    """The hooks of the repository a git command works in that it may run: installed ones
-    (a hook can run any file of the workspace — `npm test`, `.husky/pre-commit`,
-    `.pre-commit-config.yaml`), `core.hooksPath` set, or a setting naming a program in the
-    workspace (`config:core.fsmonitor`: any git command). Only read with the file system."""
-    resolver = walk.resolver
-    if not resolver.ctx.filesystem:
-        return ()
-    starts = [c for c in walk.cwds if c is not None]
-    for value in inv.values.get("-C", ()):
-        starts = [posixpath.join(c, value) for c in starts] if not value.startswith("/") else [value]
-    found: list[str] = []
-    for start in starts:
-        for hook in walk.hooks_of(start):
-            if hook not in found:
-                found.append(hook)
-    if not found:
-        return ()
-    if _HOOKS_ON_ANY & set(found) or any(h.startswith("config:") for h in found) or inv.subcommand in _HOOKED:
-        return tuple(found)
-    return ()
-
-
 # At most this many of an extraction's members are shown (the first that are not allowed).
 _SHOWN_MEMBERS = 20
 
@@ -256,9 +216,6 @@ def _extracted(walk: _Walk, cmd: SimpleCommand, fu: FileUse, dynamic: bool) -> t
 _NOT_FILES = frozenset({"-", "", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/null", "/dev/tty"})
 
 
-_OPTION_SENSITIVE = frozenset({"rm", "git", "find", "sed", "curl", "wget", "tar", "sort", "chmod", "chown", "cp",
-                               "mv", "ln", "docker", "podman", "kubectl", "npm", "pip", "gh", "http", "rsync", "scp",
-                               "ssh", "truncate", "shred", "xargs", "awk", "dd", "install", "zip", "unzip"})
 _OPTION_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_*?[]!")
 
 
@@ -277,28 +234,16 @@ def _linked_program(walk: _Walk, cmd: SimpleCommand) -> str | None:
     """The program a command path really runs when it is a link to another one."""
     assert cmd.path is not None
     own = program_name(cmd.words[0])[0]
-    if own in KNOWN_PROGRAMS or looks_through(own):
+    if known(own) or looks_through(own):
         return None  # it names a program we know already (`/usr/lib/git-core/git-push` is `git push`)
     for cwd in walk.cwds:
         if cwd is None and not cmd.path.startswith("/"):
             continue
         real = walk.resolver.real_path(cmd.path if cmd.path.startswith("/") else f"{cwd}/{cmd.path}")
         name = command_name(real).lower()
-        if name != cmd.words[0].lower() and (name in KNOWN_PROGRAMS or looks_through(name)):
+        if name != cmd.words[0].lower() and (known(name) or looks_through(name)):
             return name
     return None
-
-
-_LAST_JOB = ("$!", "${!}")
-
-
-def _own_jobs(cmd: SimpleCommand, inv):
-    """`kill $!` signals the job this shell last started in the background, as `kill %+`
-    does (classes._kill): read it so; any other run-time word stays unknown."""
-    if not any(w in _LAST_JOB for w in cmd.words):
-        return inv
-    words = tuple("%+" if w in _LAST_JOB else w for w in cmd.words)
-    return invocation(words, frozenset(i for i in cmd.wild_at if cmd.words[i] not in _LAST_JOB))
 
 
 def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
@@ -318,12 +263,12 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
         cmd = cmd._replace(words=(linked,) + cmd.words[1:])
         inv = invocation(cmd.words, cmd.wild_at)
     program = inv.program
-    cls = own_cls = classify_invocation(inv if program != "kill" else _own_jobs(cmd, inv))
+    model = MODELS.get(program) or model_of(program)
+    cls = own_cls = classify_invocation(inv if model is None or model.reading is None else model.reading(cmd, inv))
     uses: tuple[PathUse, ...] = ()
     path_floors: list[str] = []
     network_device = False
-    if not cmd.remote and (cmd.redirects or cmd.operands_unknown or program in NAMES_FILES
-                           and (program != "git" or may_name_files_git(inv))):
+    if not cmd.remote and (cmd.redirects or cmd.operands_unknown or may_name_files(inv)):
         found, path_floors, network_device = _paths(walk, cmd, inv)
         uses = tuple(found)
         cls = most_severe([cls] + [u.side_effect_class for u in uses if u.access != "read"])
@@ -346,13 +291,13 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
         reason = rule_reason(ruleset, decision, index, what)  # type: ignore[arg-type]
     else:
         decision, rule, reason = fallback(policy, ruleset, cls, what)
-    hooks = _git_hooks(walk, inv) if program == "git" and not cmd.remote else ()
-    if uncertain is None and not uses and not network_device and cmd.plain and not may_run_code(inv) \
+    hooks = model.hooks(walk, inv) if model is not None and model.hooks is not None and not cmd.remote else ()
+    if uncertain is None and not uses and not network_device and cmd.plain and not may_run_code(inv, model) \
             and linked is None and not hooks:
         # the common case: nothing but the command's own rule or class decides it
         return Segment._make(cmd.text, written, cls, decision, rule, False, reason, walk.shown_cwd, (),
                              "pattern" if decision == "ask" else None, (), inv)
-    found_floors = _floors(cmd, inv, ruleset, decision, uncertain, what, network_device)
+    found_floors = _floors(cmd, inv, model, ruleset, decision, uncertain, what, network_device)
     if hooks:
         exact = ruleset.exact_allow(inv) if ruleset is not None else None
         if exact is None:
@@ -386,8 +331,8 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
                          uses, grantable, tuple(dict.fromkeys(floors)) if floors else (), inv)
 
 
-def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: str, network_device: bool
-            ) -> list[tuple[str, str, str, str | None]]:
+def _floors(cmd: SimpleCommand, inv, model: Model | None, ruleset, decision: str, uncertain, what: str,
+            network_device: bool) -> list[tuple[str, str, str, str | None]]:
     """The `ask` floors of one command beyond its own rule: (decision, rule, reason, grantable)."""
     out: list[tuple[str, str, str, str | None]] = []
     if uncertain is not None and uncertain[0] != "allow" and worse(uncertain[0], decision):
@@ -397,18 +342,17 @@ def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: st
     if cmd.dynamic_name:
         out.append(("ask", "commands.dynamic", f"{what} runs a command whose name is computed at run time, "
                                                "so a person decides.", None))
-    elif inv.program in _OPTION_SENSITIVE and inv.program not in NETWORK and not out and \
+    elif model is not None and model.option_sensitive and not model.network and not out and \
             any(_may_be_option(cmd, i) for i in inv.wild_option_at):
         out.append(("ask", "commands.expansion", f"{what} has words only known at run time that could be options "
                                                  f"changing what `{inv.program}` does, so a person decides.", None))
     if cmd.too_deep:
         out.append(("ask", "commands.nesting", f"{what} runs commands nested deeper than the policy reads, "
                                                "so a person decides.", None))
-    env = env_reason(cmd) if cmd.assigns or cmd.words[0] in DECLARERS or cmd.words[0] in NAME_ASSIGNERS \
-        or cmd.words[0] in ("unset", "env") else None
+    env = env_reason(cmd, model)
     if env:
         out.append(("ask", "commands.environment", f"{what}: {env}, so a person decides.", None))
-    code = code_reason(inv, cmd, cmd.stdin_text is not None)
+    code = code_reason(inv, cmd, model)
     arithmetic = len(cmd.words) == 3 and cmd.words[1] == ARITHMETIC_MARK
     exact = ruleset.exact_allow(inv) if code and ruleset is not None and not arithmetic else None
     if code and exact is None:
@@ -419,11 +363,10 @@ def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: st
     elif exact is not None:
         # the rule that names exactly this use is the one that allows it
         out.append(("allow", ruleset.labels[exact], rule_reason(ruleset, exact[0], exact[1], what), "exact-rule"))
-    shown = environment_reason(inv, cmd) if cmd.dynamic_at or cmd.heredoc_vars or cmd.words[0] in ENV_PRINTERS \
-        else None
+    shown = environment_reason(inv, cmd, model)
     if shown:
         out.append(("ask", "reads.environment", f"{what}: {shown}, so a person decides.", None))
-    net = network_reason(inv, cmd)
+    net = network_reason(inv, cmd, model)
     if net:
         out.append(("ask", "commands.network", f"{what}: {net}, so a person decides.", None))
     if network_device:
@@ -444,8 +387,8 @@ def _may_wrap(cmd: SimpleCommand, segment: Segment) -> bool:
     if segment.side_effect_class is not None or cmd.dynamic_name or cmd.remote or len(cmd.words) < 2:
         return False
     program = program_name(cmd.words[0])[0]
-    return program not in KNOWN_PROGRAMS and not looks_through(program) and program not in INTERPRETERS \
-        and program not in SHELLS
+    model = MODELS.get(program)
+    return not known(program) and not looks_through(program) and (model is None or model.runs_scripts is None)
 
 
 def _wrapped_commands(cmd: SimpleCommand) -> list[SimpleCommand] | None:
@@ -503,6 +446,11 @@ def _through_unknown(walk: _Walk, cmd: SimpleCommand) -> Segment | None:
                    grantable=None, floors=("commands.dynamic",), invocation=worst.invocation)
 
 
+def _stales_index(program: str) -> bool:
+    model = MODELS.get(program)
+    return model is not None and model.stales_index
+
+
 def _assignment_segment(name: str, text: str) -> Segment:
     return Segment(text, (), READ_ONLY, "ask", "commands.environment",
                    reason=f"`{text}` sets `{name}`, which changes which program runs or how it starts, "
@@ -521,10 +469,11 @@ def decide_script(policy: CompiledPolicy, command: str, cwd: str, resolver: Call
             wrapped = _through_unknown(walk, cmd)
             if wrapped is not None:
                 segments.append(wrapped)
-        if cmd.words[0] in ("cd", "pushd", "popd") and not cmd.dynamic_name:
+        moves = MODELS.get(cmd.words[0])
+        if moves is not None and moves.changes_directory and not cmd.dynamic_name:
             walk.change_directory(cmd)
         elif segment.side_effect_class != READ_ONLY and segment.invocation is not None \
-                and segment.invocation.program == "git":
+                and _stales_index(segment.invocation.program):
             walk.index_changed = True
     for name, text in script.assignments:
         if risky_variable(name):

@@ -109,3 +109,34 @@ def _git_dir(start: str, ceilings: tuple[str, ...]) -> str | None:
             return None
         directory = parent
     return None
+
+
+# git subcommands that run hooks of the repository (commit's, merge's, checkout's, push's,
+# gc --auto's…); `reference-transaction` and `post-index-change` run on nearly any.
+_HOOKED = frozenset({"commit", "merge", "pull", "rebase", "cherry-pick", "revert", "am", "checkout", "switch",
+                     "worktree", "push", "fetch", "gc", "maintenance", "send-email", "stash", "reset", "restore"})
+_HOOKS_ON_ANY = frozenset({"reference-transaction", "post-index-change"})
+
+
+def repository_hooks(walk, inv) -> tuple[str, ...]:
+    """The hooks of the repository a git command works in that it may run: installed ones
+    (a hook can run any file of the workspace — `npm test`, `.husky/pre-commit`,
+    `.pre-commit-config.yaml`), `core.hooksPath` set, or a setting naming a program in the
+    workspace (`config:core.fsmonitor`: any git command). Only read with the file system.
+    `walk` is the script's walk: its `cwds`, `resolver` and `remember` cache."""
+    resolver = walk.resolver
+    if not resolver.ctx.filesystem:
+        return ()
+    starts = [c for c in walk.cwds if c is not None]
+    for value in inv.values.get("-C", ()):
+        starts = [posixpath.join(c, value) for c in starts] if not value.startswith("/") else [value]
+    found: list[str] = []
+    for start in starts:
+        for hook in walk.remember(("git-hooks", start), lambda s=start: git_hooks(s, resolver.ctx.protected_dirs)):
+            if hook not in found:
+                found.append(hook)
+    if not found:
+        return ()
+    if _HOOKS_ON_ANY & set(found) or any(h.startswith("config:") for h in found) or inv.subcommand in _HOOKED:
+        return tuple(found)
+    return ()
