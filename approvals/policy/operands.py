@@ -21,7 +21,7 @@ from .options import Invocation
 from .programs.registry import MODELS, model_of
 
 # Every program a command of which may name files (the others' path checks are skipped).
-NAMES_FILES = frozenset(name for name, model in MODELS.items() if model.files is not None)
+NAMES_FILES = frozenset(name for name, model in MODELS.items() if model.files is not None or model.file_options)
 
 
 def may_name_files(inv: Invocation) -> bool:
@@ -33,6 +33,16 @@ def may_name_files(inv: Invocation) -> bool:
 def file_uses(inv: Invocation, words) -> list[FileUse]:
     """The files a command (read by meaning) reads, writes or links to."""
     model = model_of(inv.program)
-    if model is None or model.files is None:
+    if model is None:
         return []
-    return model.files(inv, words)
+    found = model.files(inv, words) if model.files is not None else []
+    if model.file_options and not model.file_options.isdisjoint(inv.values):
+        # the files its options' effects name, unless its files facet found them already
+        seen = {(u.access, u.word, u.at) for u in found}
+        for option in sorted(model.file_options & set(inv.values)):
+            effect = model.effects[option]
+            access = "read" if effect == "reads" else "write"
+            for value, at in zip(inv.values[option], inv.value_at.get(option, ()), strict=False):
+                if value and (access, value, (at,)) not in seen:
+                    found.append(FileUse(access, value, (at,), effect == "writes-tree"))
+    return found

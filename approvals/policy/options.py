@@ -55,6 +55,8 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
     option_words: list[str] = []
     wild = False
     wild_option_at: set[int] = set()
+    unrecognised: list[int] = []  # option words (and a subcommand) the program's model does not declare
+    exec_until = ""  # find's `-exec CMD ;`: CMD's words are not find's
     subcommand: str | None = None
     operands_from = 0
     level = spec
@@ -72,6 +74,9 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
             wild = True
             if not ended:
                 wild_option_at.add(index)
+        if exec_until:
+            if word in (";", "+"):
+                exec_until = ""
         if ended or word[:1] != "-" or word == "-" or (pattern and word == "*"):
             positional_at.append(index)
             if level.stop_at_operand:
@@ -81,6 +86,9 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
                 positionals.append(subcommand)
                 operands_from = len(positionals)
                 level = level.subcommands.get(subcommand) or level.default_sub or UNKNOWN
+                if not pattern and model is not None and model.subcommands is not None \
+                        and subcommand not in model.subcommands and subcommand not in (spec.subcommands or {}):
+                    unrecognised.append(index)
             else:
                 positionals.append(WILD if is_wild and not pattern else word)
             k += 1
@@ -92,7 +100,18 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
         option_words.append(word)
         if word[1] == "-" or level.single_dash:
             name, eq, attached_value = word.lstrip("-").partition("=")
-            canons: tuple[str, ...] = ("-" + name,) if level.single_dash else level.long(name)
+            if level.single_dash:
+                canons: tuple[str, ...] = ("-" + name,)
+                if not exec_until and canons[0] in level.runs_until:
+                    exec_until = canons[0]
+                elif not exec_until and canons[0] not in level.values and canons[0] not in level.flags \
+                        and not pattern and not level.any_option:
+                    unrecognised.append(index)
+            else:
+                canons = level.long(name)
+                if not pattern and name not in level.longs and not level.any_option \
+                        and not level.declares_long(name, canons):
+                    unrecognised.append(index)
             value: str | None = attached_value if eq else None
             at = index
             if value is None and k + 1 < n:
@@ -112,6 +131,8 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
             continue
         if not level.known:
             # options not modelled: the word as written, and its letters (`-xy` also reads `-x -y`)
+            if not pattern:
+                unrecognised.append(index)
             options.add(word.split("=", 1)[0])
             options.update("-" + ch for ch in word[1:].split("=", 1)[0])
             k += 1
@@ -121,9 +142,19 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
         takes = level.values
         j = 1
         length = len(word)
+        if level.numeric and word[1:].isdigit():
+            options.add(word)  # `head -5`, `git log -20`: a count
+            k += 1
+            continue
         while j < length:
             letter = word[j]
-            canon = shorts.get(letter) or "-" + letter
+            declared = shorts.get(letter)
+            if declared is None:
+                canon = "-" + letter
+                if not pattern and canon not in level.flags and not level.any_option:
+                    unrecognised.append(index)
+            else:
+                canon = declared
             options.add(canon)
             if canon in takes and canon not in level.attached:
                 tail = word[j + 1:]
@@ -149,6 +180,7 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
         wild, frozenset(wild_option_at) if wild_option_at else _NO_INTS, subcommand, spec.subcommands is not None,
         operands_from, tuple(option_words), end_seen, tuple(positional_at),
         {key: tuple(v) for key, v in value_at.items()} if value_at else {},
+        tuple(dict.fromkeys(unrecognised)) if unrecognised else (),
     )
 
 

@@ -105,7 +105,15 @@ def code_reason(inv: Invocation, cmd: SimpleCommand, model: Model | None) -> str
         return None
     if model.runs_scripts is not None and cmd.wrapped_by in ("find", "xargs", "parallel"):
         return f"`{cmd.wrapped_by}` runs `{inv.program}` with arguments only known at run time"
-    return model.code(inv, cmd) if model.code is not None else None
+    if model.code is not None:
+        why = model.code(inv, cmd)
+        if why is not None:
+            return why
+    if model.effects:
+        for option in sorted(inv.options):
+            if model.effects.get(option) == "code":
+                return f"`{inv.program} {option}` runs a program"
+    return None
 
 
 def network_reason(inv: Invocation, cmd: SimpleCommand, model: Model | None) -> str | None:

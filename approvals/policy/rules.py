@@ -28,7 +28,8 @@ DEFAULT_POLICY: dict = {
     "default": "ask",
 }
 
-_TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "default", "examples")
+_TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "default", "unverified", "examples")
+UNVERIFIED_DECISIONS = ("allow", "ask", "deny")
 _RULE_KEYS = ("match", "reason", "examples")
 _RULESET_KEYS = ("allow", "ask", "deny", "default")
 _LIMIT_KEYS = ("max_tool_calls", "max_denials")
@@ -83,6 +84,8 @@ class CompiledPolicy:
     max_tool_calls: int | None = None
     max_denials: int | None = None
     default: str = "ask"
+    # what a program model does not recognise gets inside the sandbox floor (without one: ask)
+    unverified: str = "allow"
 
 
 def _invalid(message: str, field: str, value: Any) -> PolicyError:
@@ -205,6 +208,17 @@ def _ruleset(name: str, value: Any, problems: _Problems) -> RuleSet | None:
     return RuleSet(name, rules, default, combined, order, labels)
 
 
+def _unverified(value: Any, problems: _Problems) -> str:
+    """What a command its program's model does not recognise gets inside the floor."""
+    if value in UNVERIFIED_DECISIONS:
+        return value
+    what = repr(value) if isinstance(value, str) else json_type(value)
+    problems("unverified", f"must be one of {', '.join(UNVERIFIED_DECISIONS)} (got {what}): what a command whose "
+                           "program model does not recognise an option, subcommand or operand gets inside the "
+                           "sandbox floor (without a floor it is asked about)", value)
+    return "allow"
+
+
 def _limit(value: Any, field: str, problems: _Problems) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         problems(field, f"must be a whole number, 0 or more (got {value!r})"
@@ -278,6 +292,8 @@ def _read(document: Any, problems: _Problems) -> dict[str, Any]:
             parts.update(_limits(value, problems))
         elif key == "default":
             parts["default"] = _decision(value, "default", problems)
+        elif key == "unverified":
+            parts["unverified"] = _unverified(value, problems)
         elif key == "examples":
             check_policy_examples(value, problems, DECISIONS)
         else:

@@ -44,6 +44,7 @@ from .programs.registry import MODELS, known, looks_through, model_of
 from .risks import code_reason, env_reason, environment_reason, may_run_code, network_reason, risky_variable
 from .rules import SEVERITY, CompiledPolicy
 from .shell import ARITHMETIC_MARK, Script, SimpleCommand, command_name, parse_script
+from .unverified import unverified
 from .verdicts import PathUse, Segment, Verdict
 
 T = TypeVar("T")
@@ -54,10 +55,12 @@ _NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
 class _Walk:
     """The state of one script's evaluation: where it may be, the resolver (made lazily)."""
 
-    __slots__ = ("policy", "cwds", "shown_cwd", "_make_resolver", "_resolver", "_remembered", "index_changed")
+    __slots__ = ("policy", "cwds", "shown_cwd", "_make_resolver", "_resolver", "_remembered", "index_changed",
+                 "floor")
 
-    def __init__(self, policy: CompiledPolicy, cwd: str, resolver: Callable[[], Resolver]) -> None:
+    def __init__(self, policy: CompiledPolicy, cwd: str, resolver: Callable[[], Resolver], floor: bool = False) -> None:
         self.policy = policy
+        self.floor = floor  # an OS sandbox floor holds the run (the `unverified` setting decides)
         self.cwds: list[str | None] = [cwd]
         self.shown_cwd: str | None = None
         self._make_resolver = resolver
@@ -291,9 +294,20 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
         reason = rule_reason(ruleset, decision, index, what)  # type: ignore[arg-type]
     else:
         decision, rule, reason = fallback(policy, ruleset, cls, what)
+    unverified_floor = None
+    if decision == "allow" and model is not None and rule.startswith("classes."):
+        # closed world: a class allows only what the program's model recognises
+        why = unverified(inv, cmd, model)
+        if why is not None:
+            setting = policy.unverified if walk.floor else ("deny" if policy.unverified == "deny" else "ask")
+            if setting != "allow":
+                decision, rule = setting, "commands.unverified"
+                reason = f"{what}: {why}, so " + ("it is denied." if setting == "deny" else "a person decides.")
+                unverified_floor = "commands.unverified"
     hooks = model.hooks(walk, inv) if model is not None and model.hooks is not None and not cmd.remote else ()
+    revealed = model.reveals(inv, cmd) if model is not None and model.reveals is not None else None
     if uncertain is None and not uses and not network_device and cmd.plain and not may_run_code(inv, model) \
-            and linked is None and not hooks:
+            and linked is None and not hooks and unverified_floor is None and revealed is None:
         # the common case: nothing but the command's own rule or class decides it
         return Segment._make(cmd.text, written, cls, decision, rule, False, reason, walk.shown_cwd, (),
                              "pattern" if decision == "ask" else None, (), inv)
@@ -307,14 +321,17 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     if linked is not None and looks_through(linked):
         found_floors.append(("ask", "commands.dynamic", f"{what} runs `{linked}` through a link, which is not read "
                                                         "for the commands it runs, so a person decides.", None))
-    parts: list[tuple[str, str, str, str | None]] = [(decision, rule, reason, "pattern")]
+    if revealed is not None:
+        found_floors.append(("ask", "reads.sensitive", f"{what}: {revealed}, so a person decides.", None))
+    parts: list[tuple[str, str, str, str | None]] = [
+        (decision, rule, reason, "exact" if unverified_floor is not None else "pattern")]
     for part in found_floors:
         if part[3] == "exact-rule":
             if decision == "allow":
                 parts[0] = (part[0], part[1], part[2], "pattern")
         else:
             parts.append(part)
-    floors = [p[1] for p in parts[1:]]
+    floors = [p[1] for p in parts[1:]] + ([unverified_floor] if unverified_floor is not None else [])
     for use in uses:
         if use.decision != "allow":
             parts.append((use.decision, use.rule or "paths", use.reason, None))
@@ -457,10 +474,11 @@ def _assignment_segment(name: str, text: str) -> Segment:
                           "so a person decides.", grantable=None, floors=("commands.environment",))
 
 
-def decide_script(policy: CompiledPolicy, command: str, cwd: str, resolver: Callable[[], Resolver]
-                  ) -> tuple[Verdict, Script]:
+def decide_script(policy: CompiledPolicy, command: str, cwd: str, resolver: Callable[[], Resolver],
+                  floor: bool = False) -> tuple[Verdict, Script]:
+    """The verdict on a shell script (`floor`: an OS sandbox floor holds the run)."""
     script = parse_script(command)
-    walk = _Walk(policy, cwd, resolver)
+    walk = _Walk(policy, cwd, resolver, floor)
     segments = []
     for cmd in script.commands:
         segment = _segment(walk, cmd)

@@ -18,7 +18,7 @@ from .invocation import Invocation
 from .kit import operands, runs_code, value_uses
 from .model import UNCLASSIFIED, Model
 from .pagers import edits
-from .spec import spec
+from .spec import gnu, spec
 
 if TYPE_CHECKING:
     from ..shell import SimpleCommand
@@ -82,7 +82,18 @@ _TAR = spec("A/catenate /concatenate=A c/create d/diff /compare=d /delete r/appe
             "/rsh-command: /overwrite /remove-files /strip-components: /transform: /xform=transform "
             "g/listed-incremental: N/newer: /owner: /group: /mode: /zstd /lzip /lzma W/verify "
             "L/tape-length: b/blocking-factor: H/format: /null /wildcards /anchored /recursion "
-            "/no-recursion /one-file-system /same-owner /no-same-owner")
+            "/no-recursion /one-file-system /same-owner /no-same-owner /help /version /force-local /exclude-vcs "
+            "/exclude-vcs-ignores /exclude-caches /sort: /mtime: /numeric-owner /no-same-permissions /warning: "
+            "/ignore-failed-read /skip-old-files /keep-newer-files /no-overwrite-dir /atime-preserve? /totals? "
+            "/show-transformed-names /acls /no-acls /xattrs /no-xattrs /selinux /no-selinux S/sparse "
+            "/occurrence? /posix o/old-archive /portability=o /delay-directory-restore /no-wildcards "
+            "/ignore-case /no-ignore-case /unlink-first U=unlink-first /recursive-unlink /full-time "
+            "/utc /quoting-style: /no-auto-compress /zstd /xz=J /bzip2=j /gzip=z /strip=strip-components "
+            "/preserve-order s=preserve-order /same-order=preserve-order /check-links l=check-links "
+            "/one-top-level? /keep-directory-symlink /backup? /suffix: /no-null /anchored /no-anchored "
+            "m/touch B/read-full-records i/ignore-zeros /exclude-tag: /exclude-tag-all: /exclude-tag-under: "
+            "/exclude-backups /dereference=h /hard-dereference /no-unquote /unquote /verbatim-files-from "
+            "/no-verbatim-files-from /lzop /lzma /lzip /seek n=seek /no-seek /record-size: /blocking-factor=b")
 
 
 def _unzip_files(inv: Invocation, words) -> list[FileUse]:
@@ -124,25 +135,45 @@ _PATCH = spec("i/input: o/output: r/reject-file: d/directory: p/strip: F/fuzz: B
               "V/version-control: Y/basename-prefix: g/get: b/backup R/reverse N/forward s/silent f/force "
               "t/batch E/remove-empty-files u/unified c/context n/normal e/ed l/ignore-whitespace /dry-run "
               "/merge? /verbose /posix /binary /no-backup-if-mismatch /backup-if-mismatch /read-only: "
-              "/follow-symlinks /quoting-style: T/set-time Z/set-utc")
+              "/follow-symlinks /quoting-style: T/set-time Z/set-utc /help v/version")
 _ZIP = spec("r/recurse-paths j/junk-paths q/quiet v/verbose m/move d/delete u/update f/freshen "
             "T/test TT: /unzip-command=TT e/encrypt P/password: x/exclude: i/include: 0 1 2 3 4 5 6 7 8 9 "
-            "y/symlinks b: n: t: Z:")
+            "y/symlinks b: n: t: Z: @/names-stdin h/help /version l/to-crlf ll/from-crlf D/no-dir-entries "
+            "A/adjust-sfx F/fix g/grow o/latest-time X/no-extra z/archive-comment k/DOS-names L/license "
+            "S/system-hidden w/display-counts /display-dots /display-bytes /display-globaldots /dot-size: "
+            "/temp-path: /compression-method: /sf /show-files /FS /filesync /ws /wild-stop-dirs", numeric=True)
+_XZ = gnu("z/compress d/decompress t/test l/list k/keep f/force c/stdout e/extreme T/threads: q/quiet v/verbose "
+          "H/long-help V/version F/format: C/check: /memlimit: M: /no-adjust S/suffix: /single-stream "
+          "/no-sparse /block-size: /robot /info-memory", numeric=True)
+_COMPRESSORS = {
+    "gzip": gnu("c/stdout d/decompress f/force k/keep l/list L/license n/no-name N/name q/quiet r/recursive "
+                "/rsyncable S/suffix: /synchronous t/test v/verbose V/version 1/fast 9/best h/help",
+                numeric=True),
+    "gunzip": gnu("c/stdout f/force k/keep l/list n/no-name N/name q/quiet r/recursive S/suffix: /synchronous "
+                  "t/test v/verbose d/decompress"),
+    "bzip2": spec("h/help d/decompress z/compress k/keep f/force t/test c/stdout q/quiet v/verbose L/license "
+                  "V/version s/small 1/fast 9/best", numeric=True),
+    "xz": _XZ, "unxz": _XZ,
+}
 _COMPRESS = "compresses or expands the files it names in place"
 
 MODELS = [
     Model("tar", FAMILY, "creates (`c`: reads its members) or extracts (`x`: writes the archive's members) "
                          "archives; `-f host:x` is another machine", aliases=("gtar", "bsdtar"), options=_TAR,
-          dashless_first=True, cls=_tar, files=_tar_files, code=_tar_code, option_sensitive=True),
+          dashless_first=True, cls=_tar, files=_tar_files, code=_tar_code, option_sensitive=True,
+          effects={"-T": "reads", "--to-command": "code", "-I": "code", "-F": "code", "--rsh-command": "code",
+                   "-g": "writes", "--index-file": "writes"}),
     Model("unzip", FAMILY, "extracts a zip archive's members (`-d DIR`: into DIR)", cls=LOCAL,
-          options=spec("d: x: o n q v l t j a b C L V X K M O: I: P:"), files=_unzip_files,
+          options=spec("d: x: o n q v l t j a b C L V X K M O: I: P: Z h"), files=_unzip_files,
           option_sensitive=True),
     Model("zip", FAMILY, "creates a zip archive of the files it names; `-TT` runs a program", cls=LOCAL,
-          options=_ZIP, files=_zip_files, option_sensitive=True,
+          options=_ZIP, files=_zip_files, option_sensitive=True, effects={"-TT": "code"},
           code=runs_code("`zip -TT` runs a program", frozenset({"-TT", "--TT", "--unzip-command"}), ("-TT",))),
-    *(Model(n, FAMILY, _COMPRESS, cls=LOCAL, files=edits) for n in ("gzip", "gunzip", "bzip2", "xz", "unxz")),
+    *(Model(n, FAMILY, _COMPRESS, options=_COMPRESSORS[n], cls=LOCAL, files=edits)
+      for n in ("gzip", "gunzip", "bzip2", "xz", "unxz")),
     *(Model(n, FAMILY, _COMPRESS, cls=UNCLASSIFIED, files=edits) for n in ("bunzip2", "zstd", "unzstd", "lzma")),
     *(Model(n, FAMILY, "prints compressed files", cls=UNCLASSIFIED, files=reads_all)
       for n in ("zcat", "bzcat", "xzcat", "lzcat", "zstdcat")),
-    Model("patch", FAMILY, "writes the files a patch names", cls=LOCAL, options=_PATCH, files=_patch_files),
+    Model("patch", FAMILY, "writes the files a patch names", cls=LOCAL, options=_PATCH, files=_patch_files,
+          effects={"-o": "writes", "-r": "writes", "-i": "reads", "-B": "writes"}),
 ]

@@ -15,6 +15,7 @@ from ..fileuse import FileUse
 from .invocation import WILD, Invocation
 from .kit import Inner, after, operands, runs_code, skip_options
 from .model import Model
+from .spec import Spec, flags, spec
 
 if TYPE_CHECKING:
     from ..shell import SimpleCommand
@@ -156,24 +157,50 @@ def _unset(cmd: SimpleCommand) -> str | None:
     return None
 
 
+# bash's own options of each builtin (`help NAME`)
+_DECLARE = spec("a A f F g i I l n r t u x p")
+_OPTIONS = {
+    "pwd": spec("L P"), "echo": spec("", any_option=True),  # (echo prints an option it does not know)
+    "true": spec("", any_option=True), "false": spec("", any_option=True),  # (they ignore their words)
+    # test's operators (`-f FILE`, `A -eq B`)
+    "test": flags("-a -b -c -d -e -f -g -h -k -p -r -s -t -u -w -x -O -G -L -N -S -z -n -o -v -R -eq -ne -lt -le "
+                  "-gt -ge -ef -nt -ot"),
+    "exit": Spec(numeric=True), "return": Spec(numeric=True), "shopt": spec("s u q p o"),
+    "type": spec("a f p P t"), "help": spec("d m s"), "wait": spec("n f p:"),
+    "printf": spec("v:"), "cd": spec("L P e @"), "pushd": Spec(numeric=True, flags=frozenset({"-n"})),
+    "popd": Spec(numeric=True, flags=frozenset({"-n"})),
+    "export": spec("f n p"), "declare": _DECLARE, "typeset": _DECLARE, "local": _DECLARE,
+    "readonly": spec("a A f p"), "unset": spec("f v n"),
+    "set": spec("a b e f h k m n p t u v x B C E H P T o:"), "let": Spec(),
+    "alias": spec("p"), "hash": spec("r p: d t l"), "history": spec("c d: a n r w p s"),
+    # (kill takes a signal as an option: `-9`, `-TERM`, `-SIGKILL`)
+    "kill": spec("s n l L", any_option=True),  # (`-s SIG`: the classifier takes SIG from the operands)
+    "eval": Spec(), "trap": spec("l p P"), "coproc": Spec(), "command": spec("p v V"), "builtin": Spec(),
+    "exec": spec("c l a:"),
+}
+_OPTIONS["["] = _OPTIONS["test"]
+
+
 def _declarer(name: str) -> Model:
-    return Model(name, FAMILY, "sets variables (judged by the variable) or prints them", cls=READ_ONLY,
-                 declares=True, shows_environment=_prints_variables if name in _PRINTS_VARIABLES else None)
+    return Model(name, FAMILY, "sets variables (judged by the variable) or prints them", options=_OPTIONS[name],
+                 cls=READ_ONLY, declares=True,
+                 shows_environment=_prints_variables if name in _PRINTS_VARIABLES else None)
 
 
 def _looks(name: str, summary: str = "only looks") -> Model:
-    return Model(name, FAMILY, summary, cls=READ_ONLY)
+    return Model(name, FAMILY, summary, options=_OPTIONS.get(name, Spec()), cls=READ_ONLY)
 
 
 MODELS = [
     *(_looks(n) for n in ("pwd", "echo", "true", "false", "test", "[", "exit", "return", "shopt", "type", "help",
                           "wait")),
-    Model("printf", FAMILY, "prints; `printf -v NAME` sets a variable", cls=READ_ONLY, assigns_names=_assigned_names),
-    *(Model(n, FAMILY, "changes the working directory", cls=READ_ONLY, changes_directory=True)
+    Model("printf", FAMILY, "prints; `printf -v NAME` sets a variable", options=_OPTIONS["printf"], cls=READ_ONLY,
+          assigns_names=_assigned_names),
+    *(Model(n, FAMILY, "changes the working directory", options=_OPTIONS[n], cls=READ_ONLY, changes_directory=True)
       for n in ("cd", "pushd", "popd")),
     *(_declarer(n) for n in ("export", "declare", "local", "readonly", "typeset")),
-    Model("unset", FAMILY, "unsets variables", cls=READ_ONLY, environment=_unset),
-    Model("set", FAMILY, "sets shell options; alone it prints every variable", cls=READ_ONLY,
+    Model("unset", FAMILY, "unsets variables", options=_OPTIONS["unset"], cls=READ_ONLY, environment=_unset),
+    Model("set", FAMILY, "sets shell options; alone it prints every variable", options=_OPTIONS["set"], cls=READ_ONLY,
           shows_environment=_set_shows),
     Model("compgen", FAMILY, "lists completions (`-v`, `-e`: variables)", shows_environment=_compgen_shows),
     *(Model(n, FAMILY, "reads a line into variables", assigns_names=_assigned_names) for n in ("read", "getopts")),
@@ -182,10 +209,10 @@ MODELS = [
       for n in ("mapfile", "readarray")),
     *(Model(n, FAMILY, "runs the script file it names (not read)", cls=None, code=_source_code,
             files=_first_operand_read) for n in ("source", ".")),
-    Model("let", FAMILY, "arithmetic", cls=READ_ONLY, code=_let_code),
-    Model("alias", FAMILY, "defines a command name that runs something else", cls=READ_ONLY,
+    Model("let", FAMILY, options=_OPTIONS["let"], summary="arithmetic", cls=READ_ONLY, code=_let_code),
+    Model("alias", FAMILY, options=_OPTIONS["alias"], summary="defines a command name that runs something else", cls=READ_ONLY,
           code=runs_code("`alias` defines a command name that runs something else")),
-    Model("hash", FAMILY, "remembers where programs are; `-p` makes a name run another program", cls=READ_ONLY,
+    Model("hash", FAMILY, options=_OPTIONS["hash"], summary="remembers where programs are; `-p` makes a name run another program", cls=READ_ONLY,
           code=runs_code("`hash -p` makes a command name run another program", frozenset({"-p"}))),
     Model("enable", FAMILY, "turns builtins on or off; `-f` loads one from a library",
           code=runs_code("`enable -f` loads a builtin from a library", frozenset({"-f"}))),
@@ -193,14 +220,14 @@ MODELS = [
           code=runs_code("`bind -x` binds a key to a command", frozenset({"-x"}))),
     Model("complete", FAMILY, "defines completions; `-C` runs a command",
           code=runs_code("`complete -C` runs a command to complete", frozenset({"-C"}))),
-    Model("history", FAMILY, "shows the history; `-w`/`-a` write and `-r`/`-n` read a file", cls=READ_ONLY,
+    Model("history", FAMILY, options=_OPTIONS["history"], summary="shows the history; `-w`/`-a` write and `-r`/`-n` read a file", cls=READ_ONLY,
           files=_history_files),
-    Model("kill", FAMILY, "signals a job of the shell (`%1`: local) or a process (no class)", cls=_kill,
+    Model("kill", FAMILY, options=_OPTIONS["kill"], summary="signals a job of the shell (`%1`: local) or a process (no class)", cls=_kill,
           reading=_own_jobs),
-    Model("eval", FAMILY, "runs its words as a script (read)", cls=READ_ONLY, inner=_eval),
-    Model("trap", FAMILY, "runs a script on a signal (read)", cls=READ_ONLY, inner=_trap),
-    Model("coproc", FAMILY, "runs a command in the background (looked through)", cls=READ_ONLY, inner=_coproc),
-    Model("command", FAMILY, "runs a command (looked through); `-v` looks one up", cls=READ_ONLY, inner=_command),
-    Model("builtin", FAMILY, "runs a builtin (looked through)", cls=READ_ONLY, inner=after("")),
-    Model("exec", FAMILY, "replaces the shell with a command (looked through)", cls=READ_ONLY, inner=after("-a")),
+    Model("eval", FAMILY, options=_OPTIONS["eval"], summary="runs its words as a script (read)", cls=READ_ONLY, inner=_eval),
+    Model("trap", FAMILY, options=_OPTIONS["trap"], summary="runs a script on a signal (read)", cls=READ_ONLY, inner=_trap),
+    Model("coproc", FAMILY, options=_OPTIONS["coproc"], summary="runs a command in the background (looked through)", cls=READ_ONLY, inner=_coproc),
+    Model("command", FAMILY, options=_OPTIONS["command"], summary="runs a command (looked through); `-v` looks one up", cls=READ_ONLY, inner=_command),
+    Model("builtin", FAMILY, options=_OPTIONS["builtin"], summary="runs a builtin (looked through)", cls=READ_ONLY, inner=after("")),
+    Model("exec", FAMILY, options=_OPTIONS["exec"], summary="replaces the shell with a command (looked through)", cls=READ_ONLY, inner=after("-a")),
 ]

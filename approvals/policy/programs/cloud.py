@@ -14,7 +14,7 @@ from .invocation import Invocation
 from .kit import Inner, runs_code
 from .model import Model
 from .packages import by_subcommand
-from .spec import ANY_SUB, spec
+from .spec import ANY_SUB, flags, spec
 
 FAMILY = "containers and cloud CLIs"
 
@@ -69,7 +69,15 @@ _DOCKER_SUBS = {
     "login": spec("u/username: p/password: /password-stdin"),
     "compose": spec("f/file: p/project-name: /profile: /env-file: /project-directory:"),
     "cp": spec("a/archive L/follow-link q/quiet"),
+    "ps": spec("a/all f/filter: /format: n/last: l/latest /no-trunc q/quiet s/size"),
+    "images": spec("a/all /digests f/filter: /format: /no-trunc q/quiet /tree"),
+    "logs": spec("/details f/follow /since: n/tail: t/timestamps /until:"),
+    "inspect": spec("f/format: s/size /type:"),
+    "version": spec("f/format:"), "info": spec("f/format:"),
+    "tag": spec(""), "stop": spec("t/time: s/signal:"), "kill": spec("s/signal:"),
 }
+_DOCKER_SUBS["container"] = spec("a/all f/force v/volumes /filter: /format: q/quiet n/last: l/latest /no-trunc s/size")
+_DOCKER_SUBS["image"] = spec("a/all f/force /filter: /format: q/quiet /no-trunc /digests")
 _DOCKER = spec("/config: c/context: D/debug H/host: l/log-level: /tls /tlscacert: /tlscert: /tlskey: /tlsverify "
                "v/version h/help").with_subcommands(_DOCKER_SUBS, ANY_SUB, {"remove": "rm"})
 
@@ -88,7 +96,12 @@ _KUBECTL_FLAGS = spec(
     "n/namespace: /context: /cluster: /kubeconfig: s/server: /token: /user: /as: /as-group: /request-timeout: "
     "/insecure-skip-tls-verify /certificate-authority: v: A/all-namespaces l/selector: o/output: f/filename: "
     "R/recursive /field-selector: /grace-period: /force /now /dry-run? /wait /cascade? k/kustomize: "
-    "c/container: i/stdin t/tty /all /image: /replicas: /type: /port: /timeout:"
+    "c/container: i/stdin t/tty /all /image: /replicas: /type: /port: /timeout: h/help w/watch /watch-only "
+    "/show-labels /sort-by: /no-headers /output-watch-events /chunk-size: /ignore-not-found L/label-columns: "
+    "/raw: /template: /show-managed-fields p/previous /since: /since-time: /tail: /timestamps /prefix "
+    "/max-log-requests: /all-containers /limit-bytes: /show-kind /subresource: /client /short /show-events "
+    "/containers /sort-by: /use-protocol-buffers /recursive /api-version: /api-group: /namespaced "
+    "/resource: /cached /v=v"
 )
 _KUBECTL_TABLE = {"get": READ_ONLY, "describe": READ_ONLY, "logs": READ_ONLY, "explain": READ_ONLY,
                   "version": READ_ONLY, "top": READ_ONLY, "diff": READ_ONLY, "apply": REMOTE,
@@ -97,6 +110,27 @@ _KUBECTL_TABLE = {"get": READ_ONLY, "describe": READ_ONLY, "logs": READ_ONLY, "e
                   "exec": REMOTE, "replace": REMOTE, "run": REMOTE, "expose": REMOTE, "cp": REMOTE,
                   "cordon": REMOTE, "uncordon": REMOTE, "taint": REMOTE, "autoscale": REMOTE,
                   "delete": DESTRUCTIVE, "drain": DESTRUCTIVE}
+
+
+_SECRET_KINDS = ("secret", "secrets")
+_PRINTS_DATA = ("yaml", "json", "jsonpath", "go-template", "go-template-file", "template", "templatefile",
+                "custom-columns", "custom-columns-file", "jsonpath-file", "jsonpath-as-json")
+
+
+def _kubectl_reveals(inv: Invocation, cmd) -> str | None:
+    """`kubectl get secrets -o yaml` prints the secrets' values (`describe` only sizes;
+    `get` alone only names); `kubectl config view --raw` prints the credentials the
+    kubeconfig holds."""
+    sub = inv.subcommand
+    ops = [o.lower() for o in inv.operands]
+    if sub == "get" and any(k in _SECRET_KINDS or k.split("/", 1)[0] in _SECRET_KINDS
+                            or any(part.split("/", 1)[0] in _SECRET_KINDS for part in k.split(",")) for k in ops):
+        output = (inv.value("-o") or "").split("=", 1)[0]
+        if output in _PRINTS_DATA:
+            return "`kubectl get secrets` with an output format prints the secrets' values"
+    if sub == "config" and ops[:1] == ["view"] and any(w in ("--raw", "--flatten") for w in cmd.words):
+        return "`kubectl config view --raw` prints the cluster credentials the kubeconfig holds"
+    return None
 
 
 # --- gh ------------------------------------------------------------------------------------
@@ -136,10 +170,39 @@ _GH_FLAGS = spec("X/method: f/raw-field: F/field: H/header: /input: q/jq: t/temp
                  "L/limit: s/state: A/author: /json: e/exit-status")
 
 
+# gh's command groups and the verbs of theirs that only look (another verb is unverified:
+# `gh extension install`, `gh repo clone`, `gh run download`)
+_GH_GROUPS = frozenset({"pr", "issue", "repo", "release", "run", "workflow", "api", "auth", "browse", "cache",
+                        "codespace", "gist", "label", "org", "project", "search", "secret", "ssh-key", "gpg-key",
+                        "variable", "extension", "alias", "config", "ruleset", "attestation", "status", "help",
+                        "version", "completion"})
+_GH_LOOKS = frozenset({"", "view", "list", "ls", "status", "diff", "checks", "watch", "get", "verify"})
+
+
+def _gh_verify(inv: Invocation, cmd) -> str | None:
+    args = list(inv.positionals)
+    if not args or args[0] == "api":
+        return None
+    if args[0] not in _GH_GROUPS:
+        return f"`gh {args[0]}` is not in gh's model"
+    if args[0] in ("status", "help", "version", "completion", "browse", "search"):
+        return None if args[0] != "browse" else "`gh browse` opens a browser, which is not in gh's model"
+    verb = args[1] if len(args) > 1 else ""
+    if verb in _GH_LOOKS or _gh(inv) != READ_ONLY:
+        return None
+    return f"`gh {args[0]} {verb}` is not in gh's model"
+
+
+_TERRAFORM = flags("-recursive -check -diff -write -list -no-color -upgrade -backend -backend-config -reconfigure "
+                   "-migrate-state -force-copy -input -lock -lock-timeout -get -json -help -version -chdir -h "
+                   "-compact-warnings")
+
+
 def _docker_like(name: str, why: str, **names) -> Model:
     return Model(name, FAMILY, "runs containers: reading is read-only, `rm`/`rmi`/`prune` destructive, `push` "
                                "remote; `exec`/`run` are looked through", options=_DOCKER, cls=_docker,
-                 code=runs_code(why, frozenset({"--config"})), inner=_docker_inner, option_sensitive=True, **names)
+                 code=runs_code(why, frozenset({"--config"})), inner=_docker_inner, option_sensitive=True,
+                 effects={"--config": "code"}, **names)
 
 
 MODELS = [
@@ -150,12 +213,13 @@ MODELS = [
                              "it (remote), `delete`/`drain` destroy", options=_KUBECTL_FLAGS.with_subcommands(
                                  {}, _KUBECTL_FLAGS), cls=by_subcommand(_KUBECTL_TABLE),
           code=runs_code("`kubectl --kubeconfig` runs the credential plugins that file names",
-                         frozenset({"--kubeconfig"})), inner=_kubectl_inner, option_sensitive=True),
+                         frozenset({"--kubeconfig"})), inner=_kubectl_inner, option_sensitive=True,
+          reveals=_kubectl_reveals, effects={"--kubeconfig": "code"}),
     Model("gh", FAMILY, "GitHub's CLI: viewing is read-only, `create`/`merge`/`comment`… remote, `delete` "
                         "destructive; `gh api` by its method", options=_GH_FLAGS.with_subcommands({}, _GH_FLAGS),
-          cls=_gh, network=True, option_sensitive=True),
+          cls=_gh, network=True, option_sensitive=True, verify=_gh_verify),
     Model("terraform", FAMILY, "`fmt`/`init` local, `apply`/`import` remote, `destroy` destructive; `plan` runs the "
-                               "workspace's providers (no class)",
+                               "workspace's providers (no class)", options=_TERRAFORM,
           cls=by_subcommand({"fmt": LOCAL, "init": LOCAL, "apply": REMOTE, "import": REMOTE,
                              "destroy": DESTRUCTIVE})),
 ]

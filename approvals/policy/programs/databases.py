@@ -17,6 +17,7 @@ from ..fileuse import FileUse
 from .invocation import Invocation
 from .kit import operands, stdin_kind
 from .model import Model
+from .spec import flags
 
 if TYPE_CHECKING:
     from ..shell import SimpleCommand
@@ -52,9 +53,18 @@ def _database(inv: Invocation, words) -> list[FileUse]:
     return [FileUse("write", w, at) for w, at in operands(inv, words)[:1]]
 
 
+_SHELL_FLAGS = ("-header -noheader -csv -json -line -list -column -box -table -markdown -html -quote -ascii -tabs "
+                "-bail -batch -echo -readonly -safe -version -help -nofollow -interactive -stats -memtrace "
+                "-no-rowid-in-view -escape")
+_SQLITE = flags(_SHELL_FLAGS, "-separator -newline -nullvalue -cmd -mmap -vfs -maxsize -heap -pagecache -lookaside "
+                "-init -A")
+_DUCKDB = flags(_SHELL_FLAGS, "-separator -newline -nullvalue -cmd -c -s -f -init")
+
 MODELS = [
     Model("sqlite3", FAMILY, "queries a database file (written); dot-commands and file functions are asked about",
-          cls=LOCAL, files=_database, code=_sql_shell(_SQLITE_CODE)),
+          options=_SQLITE, cls=LOCAL, files=_database, code=_sql_shell(_SQLITE_CODE),
+          effects={"-init": "code", "-A": "code"}),
     Model("duckdb", FAMILY, "queries a database file (written); file functions, COPY and extensions are asked about",
-          cls=LOCAL, files=_database, code=_sql_shell(_DUCKDB_CODE)),
+          options=_DUCKDB, cls=LOCAL, files=_database, code=_sql_shell(_DUCKDB_CODE),
+          effects={"-init": "code", "-c": "code", "-s": "code", "-f": "code"}),
 ]

@@ -15,7 +15,7 @@ from ..fileuse import FileUse
 from .invocation import Invocation
 from .kit import operands
 from .model import UNCLASSIFIED, Model
-from .spec import Spec, spec
+from .spec import Spec, gnu
 
 FAMILY = "core utilities that change files"
 
@@ -104,29 +104,36 @@ def _rm(inv: Invocation):
     return DESTRUCTIVE if inv.options & {"-r", "-f"} else LOCAL
 
 
+# (chmod reads a mode that starts with `-` as one: `chmod -w f`)
+_MODE_LETTERS = " r w x X s t u g o a"
 _OPTIONS = {
-    "rm": spec("f/force i I /interactive? r/recursive R=r d/dir v/verbose /one-file-system /no-preserve-root "
-               "/preserve-root? /help /version"),
-    "cp": spec("a/archive b /backup? f/force i/interactive H l/link L/dereference n/no-clobber "
-               "P/no-dereference p R/recursive r=R s/symbolic-link S/suffix: t/target-directory: "
-               "T/no-target-directory u/update? v/verbose x/one-file-system Z /preserve? /no-preserve: /parents "
-               "/reflink? /sparse: /strip-trailing-slashes /attributes-only /copy-contents /remove-destination "
-               "/context? /debug"),
-    "mv": spec("b /backup? f/force i/interactive n/no-clobber S/suffix: t/target-directory: "
-               "T/no-target-directory u/update? v/verbose Z/context /strip-trailing-slashes /exchange /no-copy"),
-    "install": spec("b /backup? c C/compare d/directory D g/group: m/mode: o/owner: p/preserve-timestamps "
-                    "s/strip /strip-program: S/suffix: t/target-directory: T/no-target-directory v/verbose Z"),
-    "ln": spec("b /backup? d/directory F=d f/force i/interactive L/logical n/no-dereference P/physical "
-               "r/relative s/symbolic S/suffix: t/target-directory: T/no-target-directory v/verbose"),
-    "chmod": spec("c/changes f/silent /quiet=f v/verbose R/recursive /reference: /preserve-root "
-                  "/no-preserve-root"),
-    "chown": spec("c/changes f/silent /quiet=f v/verbose R/recursive H L P h/no-dereference /dereference "
-                  "/from: /reference: /preserve-root /no-preserve-root"),
-    "mkdir": spec("m/mode: p/parents v/verbose Z /context?"),
-    "touch": spec("a c/no-create d/date: f h/no-dereference m r/reference: t: /time:"),
-    "tee": spec("a/append i/ignore-interrupts p /output-error?"),
-    "truncate": spec("c/no-create o/io-blocks r/reference: s/size:"),
-    "shred": spec("f/force n/iterations: s/size: u /remove? v/verbose x/exact z/zero /random-source:"),
+    "rm": gnu("f/force i I /interactive? r/recursive R=r d/dir v/verbose /one-file-system /no-preserve-root "
+              "/preserve-root?"),
+    "cp": gnu("a/archive b /backup? f/force i/interactive H l/link L/dereference n/no-clobber "
+              "P/no-dereference p R/recursive r=R s/symbolic-link S/suffix: t/target-directory: "
+              "T/no-target-directory u/update? v/verbose x/one-file-system Z /preserve? /no-preserve: /parents "
+              "/reflink? /sparse: /strip-trailing-slashes /attributes-only /copy-contents /remove-destination "
+              "/context? /debug /keep-directory-symlink d"),
+    "mv": gnu("b /backup? f/force i/interactive n/no-clobber S/suffix: t/target-directory: "
+              "T/no-target-directory u/update? v/verbose Z/context /strip-trailing-slashes /exchange /no-copy"),
+    "install": gnu("b /backup? c C/compare d/directory D g/group: m/mode: o/owner: p/preserve-timestamps "
+                   "s/strip S/suffix: t/target-directory: T/no-target-directory v/verbose Z /preserve-context "
+                   "/context?"),
+    "ln": gnu("b /backup? d/directory F=d f/force i/interactive L/logical n/no-dereference P/physical "
+              "r/relative s/symbolic S/suffix: t/target-directory: T/no-target-directory v/verbose"),
+    "chmod": gnu("c/changes f/silent /quiet=f v/verbose R/recursive /reference: /preserve-root "
+                 "/no-preserve-root" + _MODE_LETTERS, numeric=True),
+    "chown": gnu("c/changes f/silent /quiet=f v/verbose R/recursive H L P h/no-dereference /dereference "
+                 "/from: /reference: /preserve-root /no-preserve-root"),
+    "chgrp": gnu("c/changes f/silent /quiet=f v/verbose R/recursive H L P h/no-dereference /dereference "
+                 "/reference: /preserve-root /no-preserve-root"),
+    "mkdir": gnu("m/mode: p/parents v/verbose Z /context?"),
+    "rmdir": gnu("/ignore-fail-on-non-empty p/parents v/verbose"),
+    "touch": gnu("a c/no-create d/date: f h/no-dereference m r/reference: t: /time:"),
+    "tee": gnu("a/append i/ignore-interrupts p /output-error?"),
+    "truncate": gnu("c/no-create o/io-blocks r/reference: s/size:"),
+    "shred": gnu("f/force n/iterations: s/size: u /remove? v/verbose x/exact z/zero /random-source:"),
+    "mktemp": gnu("d/directory u/dry-run q/quiet /suffix: p/tmpdir? t"),
 }
 _SENSITIVE = frozenset({"rm", "chmod", "chown", "cp", "mv", "ln", "truncate", "shred", "dd", "install"})
 
@@ -159,5 +166,5 @@ MODELS = [
     Model("ln", FAMILY, "makes links: a link's name is written, its target linked to", cls=LOCAL,
           options=_OPTIONS["ln"], files=_ln, option_sensitive=True),
     Model("dd", FAMILY, "copies `if=` to `of=`", cls=DESTRUCTIVE, options=Spec(), files=_dd, option_sensitive=True),
-    Model("mktemp", FAMILY, "creates a temporary file", cls=LOCAL),
+    Model("mktemp", FAMILY, "creates a temporary file", options=_OPTIONS["mktemp"], cls=LOCAL),
 ]

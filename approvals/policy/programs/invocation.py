@@ -24,6 +24,7 @@ class Invocation(NamedTuple):
     end_of_options: bool = False  # a `--` ended the options
     positional_at: tuple[int, ...] = ()  # index in the command's words of each positional
     value_at: Mapping[str, tuple[int, ...]] = {}  # index of the word holding each value
+    unrecognised: tuple[int, ...] = ()  # words the program's model does not declare (an option, a subcommand)
 
     def value(self, option: str) -> str | None:
         got = self.values.get(option)

@@ -18,7 +18,7 @@ from ..fileuse import FileUse
 from .invocation import Invocation
 from .kit import Inner, after, operands, raw_values, stdin_kind, value_uses, written
 from .model import Model
-from .spec import spec
+from .spec import gnu, spec
 
 if TYPE_CHECKING:
     from ..shell import SimpleCommand
@@ -331,6 +331,38 @@ def _tmux_code(inv: Invocation, cmd: SimpleCommand) -> str | None:
 
 
 _RUNS = "runs a command (looked through)"
+# Launchers' own options: the words after them, from the command they run, are that command's.
+_OPTIONS = {
+    "doas": spec("n s u: C: L"),
+    "su": spec("c/command: /session-command: l/login m p/preserve-environment s/shell: g/group: G/supp-group: "
+               "w/whitelist-environment: P/pty f/fast h/help V/version"),
+    "runuser": spec("c/command: /session-command: l/login m p/preserve-environment s/shell: g/group: "
+                    "G/supp-group: w/whitelist-environment: u/user: P/pty f/fast h/help V/version"),
+    "nice": gnu("n/adjustment:", numeric=True),
+    "timeout": gnu("/preserve-status /foreground k/kill-after: s/signal: v/verbose"),
+    "taskset": spec("a/all-tasks p/pid c/cpu-list h/help V/version"),
+    "chrt": spec("b/batch d/deadline f/fifo i/idle o/other r/rr R/reset-on-fork T/sched-runtime: P/sched-period: "
+                 "D/sched-deadline: a/all-tasks m/max p/pid v/verbose h/help V/version"),
+    "nohup": gnu(""),
+    # bash's `time -p` and GNU time's options
+    "time": spec("p o/output: a/append f/format: /portability q/quiet v/verbose V/version /help"),
+    "stdbuf": gnu("i/input: o/output: e/error:"),
+    "setsid": spec("c/ctty f/fork w/wait h/help V/version"),
+    "ionice": spec("c/class: n/classdata: p/pid: P/pgid: t/ignore u/uid: h/help V/version"),
+    "caffeinate": spec("d i m s u t: w:"),
+    "unbuffer": spec("p"),
+    "watch": spec("b/beep c/color d/differences? e/errexit g/chgexit q/equexit n/interval: p/precise t/no-title "
+                  "w/no-wrap x/exec h/help v/version"),
+    "flock": spec("s/shared x/exclusive u/unlock n/nonblock w/timeout: E/conflict-exit-code: o/close c/command: "
+                  "F/no-fork /verbose h/help V/version"),
+    "parallel": spec("j: /jobs: P: /max-procs: k/keep-order /dry-run /bar /progress /eta /joblog: /results: /res: "
+                     "/tmpdir: N: n: /max-args: I: i? /colsep: C: q/quote /halt: /timeout: /retries: /tag "
+                     "/tagstring: X m /xargs v /verbose /null 0 a: /arg-file: d: /delimiter: /line-buffer /lb "
+                     "u/ungroup /group /will-cite /shuf /no-notice /env: /pipe /block: /recend: /recstart: "
+                     "/header: /nice: /load: /memfree: /delay: S: /sshlogin: /sshloginfile: /slf: /plus L: "
+                     "/max-lines: s: /max-chars: /version /help"),
+    "busybox": spec("/list /list-full /install /help"), "toybox": spec("/list /help /version"),
+}
 _TRANSPARENT_KNOWN = {
     "nohup": "", "time": "-f -o --format --output", "stdbuf": "-i -o -e", "setsid": "",
     "ionice": "-c -n -p -P -u -t --class --classdata --pid --pgid --uid", "caffeinate": "-t -w", "unbuffer": "",
@@ -351,34 +383,37 @@ MODELS = [
                        "P/preserve-groups p/prompt: R/chroot: r/role: S/stdin s/shell t/type: T/command-timeout: "
                        "U/other-user: u/user: V/version v/validate"),
           cls=READ_ONLY, inner=_sudo, code=_sudo_code),
-    Model("doas", FAMILY, "runs a command as another user (looked through); `-s` opens a shell", cls=READ_ONLY,
-          inner=after("-u -C"), code=_opens_shell),
-    *(Model(n, FAMILY, "runs a script as another user (`-c`, read); alone it opens a shell", cls=READ_ONLY,
-            inner=_su, code=_opens_shell) for n in ("su", "runuser")),
+    Model("doas", FAMILY, "runs a command as another user (looked through); `-s` opens a shell",
+          options=_OPTIONS["doas"], cls=READ_ONLY, inner=after("-u -C"), code=_opens_shell),
+    *(Model(n, FAMILY, "runs a script as another user (`-c`, read); alone it opens a shell", options=_OPTIONS[n],
+            cls=READ_ONLY, inner=_su, code=_opens_shell) for n in ("su", "runuser")),
     Model("env", FAMILY, "runs a command with variables set (judged by the variable); alone it prints them",
-          options=spec("i/ignore-environment 0/null u/unset: C/chdir: S/split-string: v/debug /block-signal? "
-                       "/default-signal? /ignore-signal? /list-signal-handling"),
+          options=gnu("i/ignore-environment 0/null u/unset: C/chdir: S/split-string: v/debug /block-signal? "
+                      "/default-signal? /ignore-signal? /list-signal-handling"),
           cls=READ_ONLY, inner=_env, environment=_env_environment, shows_environment=_env_shows),
-    Model("nice", FAMILY, _RUNS, cls=READ_ONLY, inner=after("-n --adjustment", numeric=True)),
-    Model("timeout", FAMILY, _RUNS, cls=READ_ONLY, inner=after("-s -k --signal --kill-after", positional=1)),
+    Model("nice", FAMILY, _RUNS, options=_OPTIONS["nice"], cls=READ_ONLY, inner=after("-n --adjustment", numeric=True)),
+    Model("timeout", FAMILY, _RUNS, options=_OPTIONS["timeout"], cls=READ_ONLY,
+          inner=after("-s -k --signal --kill-after", positional=1)),
     Model("chroot", FAMILY, "runs a command in another root (looked through); alone it opens a shell",
-          options=spec("/userspec: /groups: /skip-chdir"), cls=READ_ONLY,
+          options=gnu("/userspec: /groups: /skip-chdir"), cls=READ_ONLY,
           inner=after("--userspec --groups", positional=1), code=_opens_shell),
-    Model("taskset", FAMILY, _RUNS, cls=READ_ONLY, inner=after("", positional=1)),
-    Model("chrt", FAMILY, _RUNS, cls=READ_ONLY, inner=after("-T -P -D", positional=1)),
-    *(Model(n, FAMILY, _RUNS, cls=READ_ONLY, inner=after(v), files=_time_files if n == "time" else None,
-            code=_opens_shell if n == "unbuffer" else None) for n, v in _TRANSPARENT_KNOWN.items()),
+    Model("taskset", FAMILY, _RUNS, options=_OPTIONS["taskset"], cls=READ_ONLY, inner=after("", positional=1)),
+    Model("chrt", FAMILY, _RUNS, options=_OPTIONS["chrt"], cls=READ_ONLY, inner=after("-T -P -D", positional=1)),
+    *(Model(n, FAMILY, _RUNS, options=_OPTIONS[n], cls=READ_ONLY, inner=after(v),
+            files=_time_files if n == "time" else None, code=_opens_shell if n == "unbuffer" else None)
+      for n, v in _TRANSPARENT_KNOWN.items()),
     *(Model(n, FAMILY, _RUNS, inner=after(v)) for n, v in _TRANSPARENT.items()),
     Model("xargs", FAMILY, "runs a command with operands from its input (looked through: operands unknown)",
-          options=spec("0/null a/arg-file: d/delimiter: E: e? I: i? L: l? n/max-args: P/max-procs: p/interactive "
-                       "r/no-run-if-empty s/max-chars: t/verbose x/exit /process-slot-var: o/open-tty"),
-          cls=READ_ONLY, inner=_xargs, files=_xargs_files, option_sensitive=True),
-    Model("watch", FAMILY, "runs a command again and again (by `sh -c`: read)", cls=READ_ONLY, inner=_watch),
-    Model("flock", FAMILY, "runs a command holding a lock file (written)", cls=READ_ONLY, inner=_flock,
-          files=_flock_files),
-    Model("parallel", FAMILY, "runs a command for each argument (read)", cls=READ_ONLY, inner=_parallel,
-          files=_parallel_files),
-    *(Model(n, FAMILY, "runs its applets (looked through)", cls=READ_ONLY, inner=_busybox)
+          options=gnu("0/null a/arg-file: d/delimiter: E: e? I: i? L: l? n/max-args: P/max-procs: p/interactive "
+                      "r/no-run-if-empty s/max-chars: t/verbose x/exit /process-slot-var: o/open-tty"),
+          cls=READ_ONLY, inner=_xargs, files=_xargs_files, option_sensitive=True, effects={"-a": "reads"}),
+    Model("watch", FAMILY, "runs a command again and again (by `sh -c`: read)", options=_OPTIONS["watch"],
+          cls=READ_ONLY, inner=_watch),
+    Model("flock", FAMILY, "runs a command holding a lock file (written)", options=_OPTIONS["flock"], cls=READ_ONLY,
+          inner=_flock, files=_flock_files),
+    Model("parallel", FAMILY, "runs a command for each argument (read)", options=_OPTIONS["parallel"], cls=READ_ONLY,
+          inner=_parallel, files=_parallel_files),
+    *(Model(n, FAMILY, "runs its applets (looked through)", options=_OPTIONS[n], cls=READ_ONLY, inner=_busybox)
       for n in ("busybox", "toybox")),
     Model("script", FAMILY, "records a session: `-c CMD` runs CMD (read); alone it opens a shell",
           options=spec("a/append c/command: E/echo: e/return f/flush /force B/log-io: I/log-in: O/log-out: "

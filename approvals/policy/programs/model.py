@@ -7,6 +7,10 @@ The facets (each optional; a program declares the ones it has):
 - **options**: how it spells them (a `Spec`: short and long names, which take a value,
   combined short flags, long-option abbreviations as getopt reads them; its subcommands
   with their own options);
+- **effects** of its options: harmless unless declared (reads FILE, writes FILE, runs
+  code, network, changes settings); an option, subcommand or operand shape a model does
+  not declare leaves the command *unverified* (`unverified.py`), never allowed by a class
+  rule on its own;
 - **class**: its side-effect class, a constant or a function of the command read by
   meaning (`classes.py` walks it); a model without one is a program the policy does not
   know (its words may be a command it runs);
@@ -34,6 +38,12 @@ from .spec import UNKNOWN, Spec
 # with its words (it may run them as a command, as `chronic` does).
 UNCLASSIFIED = "\x00unclassified"
 
+# What an option does beyond looking (`Model.effects`): its value is a file read, a file
+# written, a directory written into; it runs a program, talks to the network, or reads
+# settings that can name programs.
+EFFECTS = ("reads", "writes", "writes-tree", "code", "network", "settings")
+FILE_EFFECTS = frozenset({"reads", "writes", "writes-tree"})
+
 Classifier = Callable[[Invocation], "str | None"]
 FilesOf = Callable[[Invocation, Any], list]  # (inv, words) -> [FileUse]
 CodeCheck = Callable[[Invocation, Any], "str | None"]  # (inv, SimpleCommand) -> why it runs code
@@ -56,6 +66,16 @@ class Model:
     # -- options --
     options: Spec = UNKNOWN
     dashless_first: bool = False  # `tar xzf a.tgz`: the first word is an option cluster
+    # what an option does beyond looking: "reads" or "writes" FILE (its value), "code" (runs
+    # a program), "network", "settings" (reads settings that can name programs, which the
+    # policy does not read); an option not named here is harmless
+    effects: Mapping[str, str] = field(default_factory=dict)
+    subcommands: frozenset[str] | None = None  # every subcommand it knows (others are unverified)
+    # what else a command of it does that its model cannot vouch for (an operand's shape:
+    # `git pull URL`, `pip install --user`): why, or None
+    verify: CodeCheck | None = None
+    # a read of something secret the policy does not see as a file (`kubectl get secrets -o yaml`)
+    reveals: CodeCheck | None = None
     # -- class --
     cls: str | None | Classifier = UNCLASSIFIED
     reading: Callable[[Any, Invocation], Invocation] | None = None  # re-read run-time words it understands (kill $!)
@@ -98,5 +118,10 @@ class Model:
 
     def may_name_files(self, inv: Invocation) -> bool:
         if self.files is None:
-            return False
+            return bool(self.file_options) and not self.file_options.isdisjoint(inv.values)
         return self.names_files(inv) if self.names_files is not None else True
+
+    @property
+    def file_options(self) -> frozenset[str]:
+        """The options whose value is a file it reads or writes (its effects)."""
+        return frozenset(o for o, effect in self.effects.items() if effect in FILE_EFFECTS)

@@ -19,7 +19,7 @@ from .coreutils import reads_all
 from .invocation import Invocation
 from .kit import Inner, at_file, operands, runs_code, stdin_kind, value_uses
 from .model import UNCLASSIFIED, Model
-from .spec import spec
+from .spec import flags, spec
 
 if TYPE_CHECKING:
     from ..shell import SimpleCommand
@@ -127,7 +127,13 @@ _CURL = spec("d/data: /data-binary: /data-raw: /data-ascii: /data-urlencode: /js
              "N/no-buffer n/netrc /netrc-file: q/disable /trace: /trace-ascii: /stderr: /variable: "
              "/expand-url: /expand-data: /request-target: /resolve: /retry: /unix-socket: Z/parallel "
              "/proto: /proto-default: /socks5: /mail-from: /mail-rcpt: /oauth2-bearer: /aws-sigv4: /fail-with-body "
-             "/libcurl: /upload-file=T /remote-name-all /location-trusted")
+             "/libcurl: /upload-file=T /remote-name-all /location-trusted h/help V/version /retry-delay: "
+             "/retry-max-time: /retry-all-errors /retry-connrefused #/progress-bar /no-progress-meter /noproxy: "
+             "/fail-early /tlsv1.2 /tlsv1.3 /tls-max: /path-as-is g/globoff /digest /basic /anyauth "
+             "/max-redirs: /keepalive-time: /no-keepalive /tcp-nodelay /connect-to: /proxy-user: /socks5-hostname: "
+             "/suppress-connect-headers /styled-output /no-styled-output R/remote-time /max-filesize: "
+             "/limit-rate: /http2-prior-knowledge /http3 /ssl-reqd /no-sessionid /false-start "
+             "/create-file-mode: /no-clobber /remove-on-error /skip-existing /show-headers /rate: ")
 
 
 # --- wget ----------------------------------------------------------------------------------
@@ -155,7 +161,12 @@ _WGET = spec("O/output-document: o/output-file: a/append-output: q/quiet v/verbo
              "S/server-response /spider P/directory-prefix: r/recursive l/level: k/convert-links m/mirror "
              "p/page-requisites A/accept: R/reject: D/domains: U/user-agent: e/execute: /post-data: "
              "/post-file: /method: /body-data: /body-file: /header: /user: /password: /no-check-certificate "
-             "/load-cookies: /save-cookies: /limit-rate: x/force-directories b/background")
+             "/load-cookies: /save-cookies: /limit-rate: x/force-directories b/background h/help V/version "
+             "/no-verbose /show-progress /progress: /no-clobber /no-parent E/adjust-extension H/span-hosts "
+             "/random-wait /content-disposition /trust-server-names /https-only /no-cookies /retry-connrefused "
+             "/waitretry: /read-timeout: /connect-timeout: /dns-timeout: /no-host-directories /cut-dirs: "
+             "/no-directories 4/inet4-only 6/inet6-only /referer: /max-redirect: /ignore-length /compression: "
+             "/content-on-error /auth-no-challenge /unlink Q/quota: /no-dns-cache /restrict-file-names:")
 
 
 # --- httpie --------------------------------------------------------------------------------
@@ -192,7 +203,9 @@ def _httpie_sends(inv: Invocation, cmd: SimpleCommand) -> str | None:
 
 _HTTP = spec("f/form j/json m/multipart b/body h/headers v/verbose p/print: o/output: d/download c/continue "
              "a/auth: A/auth-type: /session: /session-read-only: /verify: F/follow /timeout: /ignore-stdin "
-             "I=ignore-stdin /raw: x/compress /offline /check-status /pretty: s/style: q/quiet")
+             "I=ignore-stdin /raw: x/compress /offline /check-status /pretty: s/style: q/quiet /help /version "
+             "/ssl: /cert: /cert-key: /max-redirects: /all /stream S=stream /response-charset: "
+             "/response-mime: /format-options: /sorted /unsorted /chunked /default-scheme: /path-as-is")
 
 
 # --- ssh, scp, rsync -----------------------------------------------------------------------
@@ -260,19 +273,38 @@ def _socat_code(inv: Invocation, cmd: SimpleCommand) -> str | None:
     return None
 
 
+# Name and host lookups (`dig +short x`: `+short` is an operand to the reader; `dig -f FILE`
+# sends a file's lines as queries, `-k`/`-y` a key: not declared)
+_LOOKUPS = {
+    "dig": spec("4 6 b: c: h m p: q: r t: u v x:"),
+    "nslookup": flags("-debug -nodebug -d2 -nod2 -vc -novc -type -query -querytype -port -timeout -retry -class "
+                      "-domain -search -nosearch -recurse -norecurse -ndots -fail -nofail -version"),
+    "host": spec("a A c: C d l i N: r R: s t: T U v V w W: 4 6 m:"),
+    "ping": spec("a A b B c: D d f h i: I: l: L m: M: n O p: q Q: r R s: S: t: T: U v V w: W: 4 6", numeric=False),
+    "whois": spec("h: p: H I /verbose /help /version l L m M r B G d K Q b g: i: T: t: q: v: s:"),
+    "traceroute": spec("4 6 d F f: g: i: I T U D m: n p: t: l: N: w: q: r s: z: e A V M: O: P: /help"),
+}
+
+
 def _client(name: str, summary: str, cls=UNCLASSIFIED, **facets) -> Model:
     return Model(name, FAMILY, summary, cls=cls, network=True, **facets)
 
 
 MODELS = [
     _client("curl", "fetches URLs (read-only; `-o`: local); a body, an upload or a method sends (remote)",
-            options=_CURL, cls=_curl, files=_curl_files, network_check=_curl_sends, option_sensitive=True),
+            options=_CURL, cls=_curl, files=_curl_files, network_check=_curl_sends, option_sensitive=True,
+            effects={"-o": "writes", "-c": "writes", "-D": "writes", "--trace": "writes", "--trace-ascii": "writes",
+                     "--stderr": "writes", "--libcurl": "writes", "--output-dir": "writes-tree", "-T": "reads",
+                     "-K": "settings"}),
     _client("wget", "downloads URLs (local); a body or a method sends (remote)", options=_WGET, cls=_wget,
             files=_wget_files, network_check=_sends_file(("--post-file", "--body-file", "--config")),
-            option_sensitive=True),
+            option_sensitive=True,
+            effects={"-O": "writes", "-o": "writes", "-a": "writes", "--save-cookies": "writes", "-P": "writes-tree",
+                     "--post-file": "reads", "--body-file": "reads", "-i": "reads", "--load-cookies": "reads",
+                     "--config": "settings", "-e": "settings"}),
     _client("http", "httpie: a GET is read-only; data items or a method send (remote)",
             aliases=("https", "xh", "xhs"), options=_HTTP, cls=_httpie, files=_httpie_files,
-            network_check=_httpie_sends, option_sensitive=True),
+            network_check=_httpie_sends, option_sensitive=True, effects={"-o": "writes", "--session": "settings"}),
     _client("ssh", "runs a command on another machine (read as that machine's shell reads it)", options=_SSH,
             cls=REMOTE, code=_ssh_code, inner=_ssh_inner, option_sensitive=True),
     _client("scp", "copies files to or from another machine", options=spec(
@@ -290,7 +322,7 @@ MODELS = [
     _client("telnet", "opens a connection and sends its input", cls=REMOTE, network_check=_sends_input),
     _client("socat", "relays between two addresses; `EXEC:` runs a program", cls=REMOTE, network_check=_sends_input,
             code=_socat_code),
-    *(_client(n, "looks a name or a host up", cls=READ_ONLY)
+    *(_client(n, "looks a name or a host up", options=_LOOKUPS[n], cls=READ_ONLY)
       for n in ("dig", "nslookup", "host", "ping", "whois", "traceroute")),
     *(_client(n, "looks a host up") for n in ("ping6", "tracepath", "aria2c", "smbclient")),
     _client("openssl", "a crypto toolkit: reads the files it names, may connect (`s_client`)", files=reads_all,

@@ -99,7 +99,13 @@ _NPM_FLAGS = spec(
     "/prefix: C=/prefix w/workspace: /workspaces g/global /registry: /userconfig: /globalconfig: /cache: "
     "/loglevel: s/silent q/quiet /json /dry-run f/force /otp: /tag: /access: D/save-dev P/save-prod "
     "S/save E/save-exact O/save-optional B/save-bundle y/yes /ignore-scripts /legacy-peer-deps /omit: "
-    "/include: /no-save /package: /call: c=/call /if-present /workspace-root /pack-destination: /location:"
+    "/include: /no-save /package: /call: c=/call /if-present /workspace-root /pack-destination: /location: "
+    "h/help v/version /save-peer /production /no-audit /audit /no-fund /fund /prefer-offline /prefer-online "
+    "/offline /depth: /all a=all /long l=long /parseable p=parseable /global-style /no-package-lock "
+    "/package-lock-only /install-strategy: /foreground-scripts /audit-level: /before: /include-workspace-root "
+    "/scope: /strict-peer-deps /install-links /no-color /color: /progress /no-progress /yes /no-optional "
+    "/only: /unicode /usage /browser: /editor: /fetch-retries: /fetch-timeout: /prefer-dedupe /expect-results "
+    "/expect-result-count:"
 )
 _NPM = Spec(shorts=_NPM_FLAGS.shorts, longs=_NPM_FLAGS.longs, values=_NPM_FLAGS.values, subcommands={},
             default_sub=_NPM_FLAGS,
@@ -158,26 +164,57 @@ def _pip(inv: Invocation):
 
 
 def _pip_files(inv: Invocation, words) -> list[FileUse]:
-    """Where pip installs, downloads or logs to, and the requirement files it reads."""
+    """Where pip installs, downloads or logs to, and the requirement files it reads; `install
+    --user` installs into the user's site directory, outside the workspace."""
+    user = [FileUse("write", "~/.local", (), True)] if inv.subcommand == "install" and "--user" in inv.options else []
     return value_uses(inv, ("-t", "--prefix", "--root", "-d", "-w", "--src", "--cache-dir"), "write", tree=True) \
-        + value_uses(inv, ("--log",), "write") + value_uses(inv, ("-r", "-c"), "read")
+        + value_uses(inv, ("--log",), "write") + value_uses(inv, ("-r", "-c"), "read") + user
 
 
 _PIP_GLOBAL = ("/python: /isolated q/quiet v/verbose /no-cache-dir /trusted-host: /proxy: /cert: /timeout: "
                "/log: /require-virtualenv /disable-pip-version-check /no-input /root-user-action: /cache-dir: "
-               "/exists-action: /retries: /no-color")
+               "/exists-action: /retries: /no-color h/help V/version /keyring-provider: /use-feature: "
+               "/no-python-version-warning /resume-retries: /client-cert: /debug")
+_PIP_INDEX = (" i/index-url: /extra-index-url: /no-index f/find-links: /pre /only-binary: /no-binary: /prefer-binary "
+              "/platform: /python-version: /implementation: /abi: /no-deps /progress-bar: /require-hashes")
 _PIP = spec(
     _PIP_GLOBAL,
     subcommands={
-        "install": spec(_PIP_GLOBAL + " r/requirement: e/editable: U/upgrade t/target: /user /prefix: /root: "
-                        "c/constraint: /no-deps /pre I/ignore-installed /force-reinstall /break-system-packages "
-                        "i/index-url: /extra-index-url: f/find-links: /no-index /no-build-isolation /src:"),
+        "install": spec(_PIP_GLOBAL + _PIP_INDEX + " r/requirement: e/editable: U/upgrade t/target: /user /prefix: "
+                        "/root: c/constraint: I/ignore-installed /force-reinstall /break-system-packages "
+                        "/no-build-isolation /src: /upgrade-strategy: /dry-run /report: /compile /no-compile "
+                        "/no-warn-script-location /no-warn-conflicts /check-build-dependencies /use-pep517 "
+                        "/no-use-pep517 /ignore-requires-python"),
         "uninstall": spec(_PIP_GLOBAL + " y/yes r/requirement: /break-system-packages"),
-        "download": spec(_PIP_GLOBAL + " d/dest: r/requirement: i/index-url:"),
-        "wheel": spec(_PIP_GLOBAL + " w/wheel-dir: r/requirement:"),
+        "download": spec(_PIP_GLOBAL + _PIP_INDEX + " d/dest: r/requirement: c/constraint: /src:"),
+        "wheel": spec(_PIP_GLOBAL + _PIP_INDEX + " w/wheel-dir: r/requirement: c/constraint: /src:"),
+        "list": spec(_PIP_GLOBAL + " o/outdated u/uptodate e/editable l/local /user /path: /pre /format: "
+                     "/not-required /exclude-editable /include-editable /exclude: i/index-url: /extra-index-url: "
+                     "/no-index f/find-links:"),
+        "show": spec(_PIP_GLOBAL + " f/files"),
+        "freeze": spec(_PIP_GLOBAL + " r/requirement: l/local /user /path: /all /exclude-editable /exclude:"),
+        "check": spec(_PIP_GLOBAL), "inspect": spec(_PIP_GLOBAL + " /local /user /path:"),
+        "help": spec(_PIP_GLOBAL), "index": spec(_PIP_GLOBAL + _PIP_INDEX),
+        "cache": spec(_PIP_GLOBAL + " /format:"),
     },
     default_sub=spec(_PIP_GLOBAL),
 )
+
+
+_PNPM = spec("r/recursive /filter: F=filter /depth: /json /long /parseable P/prod /production=prod D/dev "
+             "/optional g/global C/dir: w/workspace-root s/silent /reporter: /loglevel: h/help v/version "
+             "/no-optional /only: /color /no-color /aggregate-output /stream /use-stderr /workspace-packages "
+             "/exclude-peers /lockfile-only /frozen-lockfile /offline /prefer-offline")
+_BUN = spec("/ignore-scripts /frozen-lockfile p/production /no-save /dry-run /verbose /silent g/global /cwd: "
+            "/backend: /cache-dir: /no-cache /lockfile-only f/force d/dev D=dev /optional E/exact y/yarn /trust "
+            "/linker: /omit: /save-text-lockfile /concurrent-scripts: /network-concurrency: h/help v/version "
+            "/revision /depth: /all")
+_UV = spec("q/quiet v/verbose /color: /native-tls /offline n/no-cache /cache-dir: /python: p=python /directory: "
+           "/project: /config-file: /no-config V/version h/help /preview /no-progress /managed-python "
+           "/no-managed-python /format: /outdated e/editable /exclude-editable /strict /system /files "
+           "/depth: d=depth /invert /all")
+_CARGO = spec("/limit: /index: /registry: q/quiet v/verbose /color: /frozen /locked /offline /config: Z: "
+              "h/help V/version /list /explain:")
 
 
 def _uv(inv: Invocation):
@@ -214,13 +251,14 @@ _RUNNER = "runs a package's program (looked through)"
 MODELS = [
     Model("npm", FAMILY, "node's package manager: reading is read-only, installing runs the project's scripts "
                          "(no class), publishing is remote", options=_NPM, cls=_package_manager, files=_npm_files,
-          inner=runner("exec", "-p --package -w --workspace"), option_sensitive=True),
+          inner=runner("exec", "-p --package -w --workspace"), option_sensitive=True,
+          effects={"--userconfig": "settings", "--globalconfig": "settings", "--browser": "code", "--editor": "code"}),
     Model("pnpm", FAMILY, "a node package manager (as npm; also `.pnpmfile.cjs`)", cls=_package_manager,
-          inner=runner("dlx", "-p --package")),
+          options=_PNPM, inner=runner("dlx", "-p --package")),
     Model("yarn", FAMILY, "a node package manager: every command runs its `yarnPath` (no class)",
           cls=_package_manager, inner=runner("dlx", "-p --package")),
     Model("bun", FAMILY, "a JavaScript runtime and package manager: `-e` runs code; `install --ignore-scripts` is "
-                         "local", cls=_package_manager, runs_scripts="interpreter",
+                         "local", options=_BUN, cls=_package_manager, runs_scripts="interpreter",
           code=interpreter_code(("-e", "--eval", "-p", "--print"))),
     *(Model(n, FAMILY, _RUNNER, inner=after("-p --package")) for n in ("npx", "bunx", "pnpx")),
     Model("uvx", FAMILY, _RUNNER, inner=after("--from --with -p --python")),
@@ -229,15 +267,20 @@ MODELS = [
       for n in ("poetry", "pipenv")),
     Model("bundle", FAMILY, "runs a command with the project's gems (looked through)", inner=runner("exec")),
     Model("pip", FAMILY, "Python's package manager: installing from an index is local; a local project, a "
-                         "requirements file or a local index builds the agent's code (no class)",
-          aliases=("pip3",), versioned=True, options=_PIP, cls=_pip, files=_pip_files, option_sensitive=True),
+                         "requirements file or a local index builds the agent's code (no class); `--user` writes "
+                         "outside the workspace", aliases=("pip3",), versioned=True, options=_PIP, cls=_pip,
+          files=_pip_files, option_sensitive=True,
+          effects={"-t": "writes-tree", "--prefix": "writes-tree", "--root": "writes-tree", "-d": "writes-tree",
+                   "-w": "writes-tree", "--src": "writes-tree", "--cache-dir": "writes-tree", "--log": "writes",
+                   "--report": "writes", "-r": "reads", "-c": "reads", "--python": "code"}),
     Model("uv", FAMILY, "a Python project manager: sync, add, lock and pip install build the project (no class)",
-          cls=_uv, inner=runner("run", "--with -p --python --package --project --directory")),
+          options=_UV, cls=_uv, inner=runner("run", "--with -p --python --package --project --directory"),
+          effects={"--config-file": "settings"}),
     # (`cargo fetch|tree|metadata|add|remove` run the `rustc` or `rustc-wrapper` the
     # workspace's `.cargo/config.toml` names — tried with cargo 1.95: `add` and `remove`
     # lock the dependencies for the compiler's version: they have no class)
     Model("cargo", FAMILY, "Rust's build tool: `publish` and `yank` are remote, `search` read-only, the rest "
-                           "builds the project (no class)",
+                           "builds the project (no class)", options=_CARGO, effects={"--config": "settings"},
           cls=by_subcommand({"publish": REMOTE, "yank": REMOTE, "search": READ_ONLY, "--version": READ_ONLY})),
     Model("twine", FAMILY, "uploads packages", cls=REMOTE),
 ]

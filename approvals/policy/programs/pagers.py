@@ -17,6 +17,7 @@ from .files import writes_all
 from .invocation import Invocation
 from .kit import operands, raw_values, runs_code, written
 from .model import UNCLASSIFIED, Model
+from .spec import spec
 
 if TYPE_CHECKING:
     from ..shell import SimpleCommand
@@ -63,19 +64,48 @@ def edits(inv: Invocation, words) -> list[FileUse]:
 _EDITOR = runs_code("the editor runs the commands it is given or reads (`!` runs a shell)")
 _PAGER = runs_code("`--pager` names a program that is run on the output", frozenset({"--pager"}))
 _SHOWS = "shows the files it names"
+# less's options (`+CMD` is an operand to the reader: the code facet reads it)
+_LESS = spec("? /help a/search-skip-screen A/SEARCH-SKIP-SCREEN b/buffers: B/auto-buffers c/clear-screen "
+             "C/CLEAR-SCREEN d/dumb D/color: e/quit-at-eof E/QUIT-AT-EOF f/force F/quit-if-one-screen "
+             "g/hilite-search G/HILITE-SEARCH h/max-back-scroll: i/ignore-case I/IGNORE-CASE j/jump-target: "
+             "J/status-column k/lesskey-file: /lesskey-src: /lesskey-content: K/quit-on-intr L/no-lessopen "
+             "m/long-prompt M/LONG-PROMPT n/line-numbers N/LINE-NUMBERS o/log-file: O/LOG-FILE: p/pattern: "
+             "P/prompt: q/quiet /silent=q Q/QUIET /SILENT=Q r/raw-control-chars R/RAW-CONTROL-CHARS "
+             "s/squeeze-blank-lines S/chop-long-lines t/tag: T/tag-file: u/underline-special "
+             "U/UNDERLINE-SPECIAL V/version w/hilite-unread W/HILITE-UNREAD x/tabs: X/no-init y/max-forw-scroll: "
+             "z/window: #/shift: /mouse /MOUSE /wheel-lines: /use-color /incsearch /follow-name /header: "
+             "/wordwrap /save-marks /redraw-on-quit /no-keypad /no-histdups /exit-follow-on-close /file-size "
+             "/line-num-width: /status-col-width: /rscroll: /intr: /no-number-headers /no-search-headers "
+             "/search-options: /show-preproc-errors /proc-backspace /proc-tab /proc-return", numeric=True)
+_MORE = spec("d/silent f/logical l/no-pause c/print-over p/clean-print s/squeeze u/plain n/lines: e/exit-on-eof "
+             "h/help V/version", numeric=True)
+_BAT = spec("A/show-all p/plain l/language: H/highlight-line: /file-name: d/diff /diff-context: /tabs: /wrap: "
+            "/terminal-width: n/number /color: /italic-text: /decorations: f/force-colorization /paging: /pager: "
+            "m/map-syntax: /theme: /list-themes L/list-languages /style: r/line-range: /ignored-suffix: "
+            "u/unbuffered /no-config /config-file /config-dir /cache-dir /diagnostic /acknowledgements h/help "
+            "V/version /squeeze-blank s=squeeze-blank /squeeze-limit: /strip-ansi: /nonprintable-notation: "
+            "/binary: S/chop-long-lines /set-terminal-title /no-paging P=no-paging /theme-dark: /theme-light: "
+            "/list-themes /completion:")
+_MAN = spec("a/all C/config-file: d/debug D/default e/extension: f/whatis k/apropos K/global-apropos l/local-file "
+            "L/locale: m/systems: M/manpath: S/sections: s: w/where W/where-cat i/ignore-case I/match-case /regex "
+            "/wildcard /names-only 7/ascii E/encoding: /no-subpages P/pager: H/html? h/help V/version "
+            "/no-hyphenation /no-justification r/prompt:")
 _EDITS = "edits the files it names"
 
 MODELS = [
-    Model("less", FAMILY, "shows the files it names; `-o FILE` writes its input to FILE", cls=READ_ONLY,
-          files=_less_files, code=_less_code),
+    Model("less", FAMILY, "shows the files it names; `-o FILE` writes its input to FILE", options=_LESS,
+          cls=READ_ONLY, files=_less_files, code=_less_code,
+          effects={"-o": "writes", "-O": "writes", "-k": "code", "--lesskey-src": "code",
+                   "--lesskey-content": "code"}),
     Model("zless", FAMILY, "shows compressed files", files=_less_files, code=_less_code),
-    Model("more", FAMILY, _SHOWS, cls=READ_ONLY, files=reads_all),
+    Model("more", FAMILY, _SHOWS, options=_MORE, cls=READ_ONLY, files=reads_all),
     *(Model(n, FAMILY, _SHOWS, cls=UNCLASSIFIED, files=reads_all)
       for n in ("zmore", "most", "glow", "mdcat", "jless", "hexyl")),
-    *(Model(n, FAMILY, _SHOWS + "; `--pager` runs a program", cls=READ_ONLY, files=reads_all, code=_PAGER)
-      for n in ("bat", "batcat")),
-    Model("man", FAMILY, "shows manual pages (a path, or any with `-l`, is a file read); `-P` runs a pager",
-          cls=READ_ONLY, files=_man_files,
+    *(Model(n, FAMILY, _SHOWS + "; `--pager` runs a program", options=_BAT, cls=READ_ONLY, files=reads_all,
+            code=_PAGER, effects={"--pager": "code"}) for n in ("bat", "batcat")),
+    Model("man", FAMILY, "shows manual pages (a path, or any with `-l`, is a file read); `-P` runs a pager; "
+                         "`-C`/`-M` read settings and pages the policy does not read", options=_MAN,
+          cls=READ_ONLY, files=_man_files, effects={"-P": "code", "-H": "code", "-C": "settings", "-M": "settings"},
           code=runs_code("`man -P` runs a pager program", frozenset({"-P", "--pager", "-H", "--html"}))),
     Model("view", FAMILY, "vi, read-only", files=reads_all, code=_EDITOR),
     *(Model(n, FAMILY, _EDITS, files=edits, code=_EDITOR) for n in ("vim", "vi", "nvim", "ex", "ed")),

@@ -7,6 +7,7 @@ for them, which take a value, its subcommands and their aliases. Written compact
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -25,6 +26,11 @@ class Spec:
     single_dash: bool = False  # `-name` is one option (find, go): clusters are not split
     stop_at_operand: bool = False  # options end at the first operand (`python x.py -c` passes -c to x.py)
     known: bool = True
+    flags: frozenset[str] = frozenset()  # other options it declares by their canonical name (find's `-print`)
+    numeric: bool = False  # `-NUMBER` is an option (`head -5`, `git log -20`)
+    negatable: bool = False  # `--no-NAME` of a declared `--NAME` is an option too (git)
+    runs_until: frozenset[str] = frozenset()  # options whose following words, to `;` or `+`, are a command
+    any_option: bool = False  # every option word is harmless to it (echo prints it, test compares it)
 
     def long(self, name: str) -> tuple[str, ...]:
         """Canonical options a long name stands for: itself, else every option it abbreviates."""
@@ -37,12 +43,27 @@ class Spec:
                 return found
         return ("--" + name,)
 
+    def declares_long(self, name: str, canons: tuple[str, ...]) -> bool:
+        """Whether `--name` is an option of this spec: a long name or an abbreviation of
+        some (`canons`, as `long` read them), a flag, or the negation of one."""
+        if canons != ("--" + name,) or canons[0] in self.flags:
+            return True
+        if self.negatable and name.startswith("no-"):
+            return self.declares_long(name[3:], self.long(name[3:])) if len(name) > 3 else False
+        return False
+
     def with_subcommands(self, subcommands: Mapping[str, Spec], default_sub: Spec | None = None,
                          sub_aliases: Mapping[str, str] | None = None) -> Spec:
         """This spec as a program's top level with these subcommands."""
         return Spec(shorts=self.shorts, longs=self.longs, values=self.values, attached=self.attached,
                     subcommands=subcommands, default_sub=default_sub, sub_aliases=sub_aliases or {},
-                    single_dash=self.single_dash, stop_at_operand=self.stop_at_operand, known=self.known)
+                    single_dash=self.single_dash, stop_at_operand=self.stop_at_operand, known=self.known,
+                    flags=self.flags, numeric=self.numeric, negatable=self.negatable, runs_until=self.runs_until,
+                    any_option=self.any_option)
+
+    def but(self, **changes) -> Spec:
+        """This spec with some fields changed (`numeric=True`)."""
+        return dataclasses.replace(self, **changes)
 
 
 def spec(table: str, **kwargs) -> Spec:
@@ -78,6 +99,17 @@ def spec(table: str, **kwargs) -> Spec:
         if optional:
             attached.add(canon)
     return Spec(shorts=shorts, longs=longs, values=frozenset(values), attached=frozenset(attached), **kwargs)
+
+
+def gnu(table: str, **kwargs) -> Spec:
+    """A GNU program's spec: `table` and the `--help` and `--version` every GNU program has."""
+    return spec(table + " /help /version", **kwargs)
+
+
+def flags(names: str, values: str = "", **kwargs) -> Spec:
+    """A spec of single-dash options (`find -name x -print`, `terraform fmt -recursive`):
+    `names` take no value, `values` take one."""
+    return Spec(single_dash=True, flags=frozenset(names.split()), values=frozenset(values.split()), **kwargs)
 
 
 UNKNOWN = Spec(known=False)

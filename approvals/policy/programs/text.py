@@ -17,7 +17,7 @@ from .invocation import Invocation
 from .kit import Inner, operands, runs_code, value_uses
 from .model import UNCLASSIFIED, Model
 from .sed_script import sed_read_files, sed_runs_code
-from .spec import Spec, spec
+from .spec import Spec, gnu, spec
 
 if TYPE_CHECKING:
     from ..shell import SimpleCommand
@@ -66,13 +66,13 @@ def _grep_files(inv: Invocation, words) -> list[FileUse]:
     return out + value_uses(inv, ("-f",), "read")
 
 
-_GREP = spec("E/extended-regexp F/fixed-strings G/basic-regexp P/perl-regexp e/regexp: f/file: i/ignore-case y "
+_GREP = gnu("E/extended-regexp F/fixed-strings G/basic-regexp P/perl-regexp e/regexp: f/file: i/ignore-case y "
              "w/word-regexp x/line-regexp z/null-data s/no-messages v/invert-match V/version c/count /color? "
              "/colour? n/line-number h/no-filename H/with-filename l/files-with-matches L/files-without-match "
              "o/only-matching q/quiet /silent=q r/recursive R/dereference-recursive A/after-context: "
              "B/before-context: C/context: m/max-count: /include: /exclude: /exclude-dir: /exclude-from: "
              "/label: a/text I d/directories: D/devices: b/byte-offset u T/initial-tab Z/null /line-buffered "
-             "U/binary /binary-files: /no-ignore-case")
+             "U/binary /binary-files: /no-ignore-case", numeric=True)
 _RG = spec("e/regexp: f/file: /pre: /pre-glob: g/glob: /iglob: t/type: T/type-not: A/after-context: "
            "B/before-context: C/context: m/max-count: /max-depth: d=/max-depth j/threads: M/max-columns: "
            "E/encoding: /engine: r/replace: /path-separator: /sort: /sortr: /type-add: /ignore-file: /colors: "
@@ -81,7 +81,27 @@ _RG = spec("e/regexp: f/file: /pre: /pre-glob: g/glob: /iglob: t/type: T/type-no
            "l/files-with-matches n/line-number N/no-line-number H/with-filename I/no-filename o/only-matching "
            "p/pretty q/quiet u/unrestricted a/text z/search-zip L/follow P/pcre2 U/multiline /hidden "
            "/no-ignore /files /json /vimgrep 0/null /no-heading /heading /trim /stats /debug /line-buffered "
-           "/no-config")
+           "/no-config /glob-case-insensitive /no-glob-case-insensitive /no-ignore-vcs /no-ignore-parent "
+           "/no-ignore-global /no-ignore-exclude /no-ignore-dot /no-ignore-files /ignore-file-case-insensitive "
+           "/type-list /count-matches /column /no-column /passthru /passthrough=passthru /null-data /crlf "
+           "/multiline-dotall /no-messages /no-require-git /one-file-system /sort-files b/byte-offset /no-unicode "
+           "/no-hidden /no-follow /binary /no-binary /block-buffered /no-context-separator /include-zero "
+           "/files-without-match /no-pre /pcre2-unicode /auto-hybrid-regex /regex-size-limit: /dfa-size-limit: "
+           "/stop-on-nonmatch /max-columns-preview /no-max-columns-preview h/help V/version /type-clear: "
+           "/no-ignore-messages /no-heading /smart-case /word-regexp", numeric=False)
+_AG = spec("a/all-types A/after? B/before? C/context? /color /nocolor /column c/count /ackmate /vimgrep "
+           "/depth: f/follow F/fixed-strings /files-with-matches=l /files-without-matches=L g: "
+           "G/file-search-regex: /hidden i/ignore-case /ignore: /ignore-dir: l L m/max-count: /no-numbers "
+           "/numbers /null 0=null p/path-to-ignore: /print-long-lines Q/literal=F s/case-sensitive S/smart-case "
+           "/search-binary t/all-text u/unrestricted U/skip-vcs-ignores v/invert-match w/word-regexp "
+           "z/search-zip /stats /silent /noheading /heading /nobreak /break /filename /nofilename /print0 "
+           "/one-device h/help V/version /pager: /nopager /group /nogroup o/only-matching", numeric=True)
+_ACK = spec("i/ignore-case I S/smart-case v/invert-match w/word-regexp Q/literal l/files-with-matches "
+            "L/files-without-matches c/count h/no-filename H/with-filename o /match: m/max-count: 1 /column "
+            "/no-column A/after-context: B/before-context: C/context? /print0 /pager: /nopager /heading "
+            "/noheading /break /nobreak /group /nogroup /color /nocolor /flush f g: /sort-files k/known-types "
+            "r R/recurse n/no-recurse /follow /nofollow t/type: /type-add: /type-set: /type-del: /ignore-dir: "
+            "/noignore-dir: /ignore-file: /noenv /help /version /filter /nofilter x", numeric=True)
 _PAGER = runs_code("`--pager` names a program that is run on the output", frozenset({"--pager"}))
 
 
@@ -178,8 +198,10 @@ def _awk_shows(cmd: SimpleCommand) -> str | None:
     return None
 
 
-_AWK = spec("F/field-separator: v/assign: f/file: e/source: i/include: l/load: E/exec: b c d? D? o? p? "
-            "P r s? S t V W: M L? O N n /sandbox")
+_AWK = spec("F/field-separator: v/assign: f/file: e/source: i/include: l/load: E/exec: b/characters-as-bytes "
+            "c/traditional C/copyright d/dump-variables? D/debug? g/gen-pot h/help I/trace o/pretty-print? "
+            "p/profile? P/posix r/re-interval s/no-optimize? S/sandbox t/lint-old V/version W: M/bignum L/lint? "
+            "O/optimize N/use-lc-numeric n/non-decimal-data")
 
 
 # --- jq ------------------------------------------------------------------------------------
@@ -256,7 +278,8 @@ def _jq_shows(cmd: SimpleCommand) -> str | None:
 
 _JQ = spec("r/raw-output j/join-output a/ascii-output c/compact-output C/color-output M/monochrome-output "
            "S/sort-keys s/slurp n/null-input e/exit-status f/from-file: L: /arg: /argjson: /slurpfile: "
-           "/rawfile: /args /jsonargs /tab /indent: R/raw-input /seq /stream")
+           "/rawfile: /args /jsonargs /tab /indent: R/raw-input /seq /stream h/help V/version /raw-output0 "
+           "/unbuffered /stream-errors b/binary /library-path=L /build-configuration")
 
 
 # --- find ----------------------------------------------------------------------------------
@@ -316,7 +339,12 @@ def _find_inner(words, cmd) -> list[Inner]:
     return out
 
 
-_FIND = Spec(single_dash=True, values=frozenset({
+_FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_FIND = Spec(single_dash=True, runs_until=_FIND_RUNS, flags=frozenset(
+    "-print -print0 -ls -delete -prune -quit -depth -d -mount -xdev -noleaf -follow -daystart -ignore_readdir_race "
+    "-noignore_readdir_race -warn -nowarn -true -false -empty -executable -readable -writable -nouser -nogroup "
+    "-not -and -or -a -o -H -L -P -help -version -exec -execdir -ok -okdir -newermt -newerct -newerat "
+    "-newermm -newercc -newerBt -O0 -O1 -O2 -O3".split()) | _FIND_RUNS, values=frozenset({
     "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type",
     "-xtype", "-user", "-group", "-perm", "-size", "-mtime", "-atime", "-ctime", "-mmin", "-amin", "-cmin",
     "-newer", "-anewer", "-cnewer", "-maxdepth", "-mindepth", "-fprint", "-fprint0", "-fls", "-printf",
@@ -346,24 +374,28 @@ MODELS = [
           alias_options={"egrep": "-E", "fgrep": "-F", "rgrep": "-r"}, options=_GREP, cls=READ_ONLY,
           files=_grep_files),
     Model("rg", FAMILY, "searches a tree (the working directory unless it names paths); `--pre` runs a program",
-          options=_RG, cls=READ_ONLY, files=_grep_files,
+          options=_RG, cls=READ_ONLY, files=_grep_files, effects={"-f": "reads", "--pre": "code"},
           code=runs_code("`rg --pre` runs a program on every file", frozenset({"--pre"}))),
-    *(Model(n, FAMILY, "searches a tree; `--pager` runs a program", cls=READ_ONLY, files=_grep_files, code=_PAGER)
-      for n in ("ag", "ack")),
+    *(Model(n, FAMILY, "searches a tree; `--pager` runs a program", options=o, cls=READ_ONLY, files=_grep_files,
+            code=_PAGER, effects={"--pager": "code"}) for n, o in (("ag", _AG), ("ack", _ACK))),
     *(Model(n, FAMILY, "searches a tree", files=_grep_files) for n in ("pt", "ugrep")),
     Model("sed", FAMILY, "edits text (`-i`: the files in place); its script is read for `e`, `w`, `r`",
-          aliases=("gsed",), options=spec("n/quiet /silent=n e/expression: f/file: i/in-place? l/line-length: "
+          aliases=("gsed",), options=gnu("n/quiet /silent=n e/expression: f/file: i/in-place? l/line-length: "
                                           "E/regexp-extended r=E s/separate u/unbuffered z/null-data /posix /debug "
                                           "/sandbox /follow-symlinks b/binary"),
-          cls=_sed, files=_sed_files, code=_sed_code, option_sensitive=True),
+          cls=_sed, files=_sed_files, code=_sed_code, option_sensitive=True,
+          effects={"-f": "code"}),
     Model("awk", FAMILY, "runs an awk program on the files it names; read for `system`, pipes, `getline`",
           aliases=("gawk", "mawk", "nawk"), options=_AWK, cls=READ_ONLY, files=_awk_files, code=_awk_code,
-          shows_environment=_awk_shows, option_sensitive=True),
+          shows_environment=_awk_shows, option_sensitive=True,
+          effects={"-f": "code", "-E": "code", "-i": "code", "-l": "code", "-D": "code", "-W": "code",
+                   "-d": "writes", "-o": "writes", "-p": "writes"}),
     Model("busybox-awk", FAMILY, "busybox's awk", shows_environment=_awk_shows),
     Model("jq", FAMILY, "filters JSON; its filter is read for `env`", options=_JQ, cls=READ_ONLY, files=_jq_files,
-          shows_environment=_jq_shows),
+          shows_environment=_jq_shows, effects={"-f": "reads"}),
     Model("find", FAMILY, "lists a tree; `-delete` destroys, `-fprint FILE` writes, `-exec CMD` is looked through",
-          options=_FIND, cls=_find, files=_find_files, inner=_find_inner, option_sensitive=True),
+          options=_FIND, cls=_find, files=_find_files, inner=_find_inner, option_sensitive=True,
+          effects={"-fprint": "writes", "-fprint0": "writes", "-fls": "writes", "-fprintf": "writes"}),
     Model("yq", FAMILY, "filters YAML", cls=UNCLASSIFIED, files=reads_all),
     Model("csvlook", FAMILY, "shows a CSV file", cls=UNCLASSIFIED, files=reads_all),
     Model("xmllint", FAMILY, "checks XML; `--noent`, `--xinclude`… read the files a document names",
