@@ -60,7 +60,7 @@ _WRAPPERS = frozenset(n for n, m in MODELS.items() if m.inner is not None)
 # Programs `risks.py` has something to look at in (code, network, the environment).
 _RISKY = frozenset(n for n, m in MODELS.items() if m.code is not None or m.runs_scripts is not None or m.network
                    or m.shows_environment is not None or m.environment is not None or m.assigns_names is not None
-                   or "code" in m.effects.values())
+                   or m.declares or "code" in m.effects.values())
 
 
 def program_name(word: str) -> tuple[str, tuple[str, ...]]:
