@@ -244,6 +244,7 @@ def by_subcommand(table: Mapping[str, str], default=None) -> Callable:
         if sub is None and inv.options & {"-v", "--version", "-h", "--help"}:
             return READ_ONLY
         return table.get(sub or "", default)
+    classify_sub.table = table  # type: ignore[attr-defined]  # (the catalogue shows it)
     return classify_sub
 
 
