@@ -64,7 +64,10 @@ _ENV_PREFIX = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_
                # less's own settings (LESSOPEN, LESSKEY_SRC, LESSSECURE, `LESS='+!cmd'`…), Python's
                # (PYTHONUSERBASE makes it run a `usercustomize.py` of that tree)
                "LESS", "PYTHON")
-_ENV_SUFFIX = ("_PAGER",)  # GIT_PAGER, SYSTEMD_PAGER, PSQL_PAGER, BAT_PAGER, DELTA_PAGER…
+# GIT_PAGER, SYSTEMD_PAGER, PSQL_PAGER, BAT_PAGER, DELTA_PAGER…, and tools' other variables
+# that name a program (`HG_EXTERNAL_DIFF`-style, `*_EDITOR`, `*_ASKPASS`, `*_SSH_COMMAND`)
+_ENV_SUFFIX = ("_PAGER", "_EXTERNAL_DIFF", "_EDITOR", "_ASKPASS", "_SSH_COMMAND", "_DIFFTOOL", "_MERGETOOL",
+               "_BROWSER", "_PROXY_COMMAND")
 _GIT_HARMLESS = frozenset({"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
                            "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "GIT_TRACE",
                            "GIT_CURL_VERBOSE", "GIT_FLUSH", "GIT_MERGE_AUTOEDIT", "GIT_OPTIONAL_LOCKS"})

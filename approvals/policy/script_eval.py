@@ -304,20 +304,27 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
                 decision, rule = setting, "commands.unverified"
                 reason = f"{what}: {why}, so " + ("it is denied." if setting == "deny" else "a person decides.")
                 unverified_floor = "commands.unverified"
-    hooks = model.hooks(walk, inv) if model is not None and model.hooks is not None and not cmd.remote else ()
+    if cmd.path is not None and not cmd.remote and decision == "allow" and own_cls is not None \
+            and (rule.startswith("classes.") or rule.startswith("commands.allow")) and _in_workspace(walk, cmd.path):
+        # `./ls`, `.venv/bin/pip`: the workspace's own code, which the agent can write, not
+        # the program whose name it has (read as it for deny and ask rules all the same)
+        decision, rule = "ask", "commands.workspace-program"
+        reason = (f"{what}: `{cmd.path}` is a program of the workspace (its own code, which the agent can write), "
+                  f"not the system's `{program}`, so a person decides.")
+        unverified_floor = rule
+    ran = model.workspace_code(walk, inv) if model is not None and model.workspace_code is not None \
+        and not cmd.remote else None
     revealed = model.reveals(inv, cmd) if model is not None and model.reveals is not None else None
     if uncertain is None and not uses and not network_device and cmd.plain and not may_run_code(inv, model) \
-            and linked is None and not hooks and unverified_floor is None and revealed is None:
+            and linked is None and ran is None and unverified_floor is None and revealed is None:
         # the common case: nothing but the command's own rule or class decides it
         return Segment._make(cmd.text, written, cls, decision, rule, False, reason, walk.shown_cwd, (),
                              "pattern" if decision == "ask" else None, (), inv)
     found_floors = _floors(cmd, inv, model, ruleset, decision, uncertain, what, network_device)
-    if hooks:
+    if ran is not None:
         exact = ruleset.exact_allow(inv) if ruleset is not None else None
         if exact is None:
-            found_floors.append(("ask", "commands.interpreter", f"{what} runs the repository's git hooks "
-                                 f"({', '.join(hooks)}), which can run files of the workspace, so a person decides.",
-                                 "exact"))
+            found_floors.append(("ask", "commands.interpreter", f"{what} {ran}, so a person decides.", "exact"))
     if linked is not None and looks_through(linked):
         found_floors.append(("ask", "commands.dynamic", f"{what} runs `{linked}` through a link, which is not read "
                                                         "for the commands it runs, so a person decides.", None))
@@ -461,6 +468,13 @@ def _through_unknown(walk: _Walk, cmd: SimpleCommand) -> Segment | None:
     return Segment(cmd.text, worst.words, worst.side_effect_class, "deny" if protected else "ask",
                    worst.rule if protected else "commands.dynamic", reason=reason, paths=worst.paths,
                    grantable=None, floors=("commands.dynamic",), invocation=worst.invocation)
+
+
+def _in_workspace(walk: _Walk, path: str) -> bool:
+    """Whether a command path runs a file of the workspace (where it really is: a link to
+    /usr/bin/rm runs the system's rm); one only known at run time may."""
+    loc = walk.resolver.locate(path, walk.cwds, access="read")
+    return loc.unknown or loc.inside
 
 
 def _stales_index(program: str) -> bool:

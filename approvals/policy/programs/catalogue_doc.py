@@ -31,7 +31,14 @@ beyond looking, and the facets it has:
 - **code**: it can run code the policy cannot read (at least asked, `commands.interpreter`);
 - **wrapper**: it runs another command, which is read as a command of its own;
 - **network**: it talks to the network (`commands.network` floors);
-- **environment**: it sets variables (judged by the variable) or shows the environment.
+- **environment**: it sets variables (judged by the variable) or shows the environment;
+- **operand checks**: what its model cannot vouch for in its operands (a repository named by
+  its address, a secret read) is unverified or asked about;
+- **the workspace's settings**: settings or hooks of the workspace's it runs or reads (a
+  repository's hooks, a venv's `pip.conf`, a project's `.ackrc`) make it ask.
+
+A program named by a path inside the workspace (`./ls`, `.venv/bin/pip`) is the workspace's
+own code: never allowed as the program of that name (`commands.workspace-program`).
 
 A program with no class is decided by the rules or the policy's default; "(unknown)" marks
 one the policy does not know what it does with its words (they may be a command it runs).
@@ -106,6 +113,8 @@ def _facets(model: Model) -> list[str]:
         out.append("environment")
     if model.verify is not None or model.reveals is not None:
         out.append("operand checks")
+    if model.workspace_code is not None:
+        out.append("the workspace's settings")
     return out
 
 

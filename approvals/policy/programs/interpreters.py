@@ -8,6 +8,7 @@ as commands of its own. A script file (`bash x.sh`, `python x.py`), code on the 
 
 from __future__ import annotations
 
+import posixpath
 from typing import TYPE_CHECKING
 
 from .invocation import Invocation
@@ -107,10 +108,12 @@ def interpreter_code(options: tuple[str, ...]):
 
 
 def _python_inner(words, cmd) -> list[Inner]:
-    """`python -m pip …` is pip."""
+    """`python -m pip …` is pip: the pip beside the python named (`.venv/bin/python -m pip`
+    is the workspace's venv's pip, as `.venv/bin/pip` is)."""
     for i, word in enumerate(words[:-1]):
         if word == "-m" and words[i + 1] in ("pip", "pip3"):
-            return [Inner(("pip", *words[i + 2:]), start=-1)]
+            pip = posixpath.join(posixpath.dirname(cmd.path), "pip") if cmd.path else "pip"
+            return [Inner((pip, *words[i + 2:]), start=-1)]
         if word == "-c" or (word.startswith("-") and not word.startswith("--") and "c" in word):
             return []
     return []

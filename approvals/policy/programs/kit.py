@@ -193,3 +193,54 @@ def runs_code(why: str, options: frozenset[str] | None = None, words: tuple[str,
             return None
         return why
     return check
+
+
+# --- the workspace's settings ----------------------------------------------------------------
+
+def workspace_file(walk, names: tuple[str, ...], *, upward: bool = True) -> str | None:
+    """The first of `names` (paths relative to a directory) found in a directory the command
+    may run in, and, `upward`, each directory above it up to the workspace root: a settings
+    file of the workspace's, which the agent can write. None without the file system."""
+    import os
+    import posixpath
+
+    resolver = walk.resolver
+    if not resolver.ctx.filesystem:
+        return None
+    root = resolver.workspace.rstrip("/")
+    for cwd in walk.cwds:
+        if cwd is None:
+            continue
+        directory = posixpath.normpath(cwd)
+        for _ in range(32):
+            if directory != root and not directory.startswith(root + "/"):
+                break
+            for name in names:
+                path = posixpath.join(directory, name)
+                if walk.remember(("isfile", path), lambda p=path: os.path.isfile(p)):
+                    return path
+            if not upward or directory == root:
+                break
+            directory = posixpath.dirname(directory)
+    return None
+
+
+def workspace_venvs(walk) -> list[str]:
+    """The virtual environments at the workspace root and in the directories the command may
+    run in (a child directory holding `pyvenv.cfg`)."""
+    import os
+    import posixpath
+
+    resolver = walk.resolver
+    if not resolver.ctx.filesystem:
+        return []
+    found: list[str] = []
+    for directory in dict.fromkeys([resolver.workspace] + [c for c in walk.cwds if c is not None]):
+        def venvs(d=directory) -> list[str]:
+            try:
+                names = sorted(os.listdir(d))[:256]
+            except OSError:
+                return []
+            return [posixpath.join(d, n) for n in names if os.path.isfile(posixpath.join(d, n, "pyvenv.cfg"))]
+        found += walk.remember(("venvs", directory), venvs)
+    return list(dict.fromkeys(found))

@@ -99,7 +99,10 @@ class Model:
     # -- the shell's state --
     changes_directory: bool = False  # cd, pushd, popd
     option_sensitive: bool = False  # a run-time word that may be an option changes what it does
-    hooks: Callable[[Any, Invocation], tuple[str, ...]] | None = None  # programs of the repository it runs (git)
+    # what of the workspace's own a command of it runs or reads as settings that name
+    # programs (git's hooks, a bare repository's config, a venv's pip.conf, a project's
+    # .ackrc): the clause that says so, or None; only with the file system
+    workspace_code: Callable[[Any, Invocation], str | None] | None = None
     stales_index: bool = False  # a command of it that is not read-only changes what git tracks
 
     @property

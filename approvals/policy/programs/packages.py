@@ -13,6 +13,8 @@ workspace's `.cargo/config.toml` names). Publishing is a remote mutation; runner
 
 from __future__ import annotations
 
+import os
+import posixpath
 import re
 from collections.abc import Callable, Mapping
 
@@ -20,7 +22,7 @@ from ..classnames import DESTRUCTIVE, LOCAL, READ_ONLY, REMOTE
 from ..fileuse import FileUse
 from .interpreters import interpreter_code
 from .invocation import Invocation
-from .kit import after, runner, value_uses
+from .kit import after, runner, value_uses, workspace_venvs
 from .model import Model
 from .spec import Spec, spec
 
@@ -236,6 +238,18 @@ def _uv(inv: Invocation):
     return None
 
 
+def _pip_settings(walk, inv: Invocation) -> str | None:
+    """A `pip.conf` in a virtual environment of the workspace: the pip of that environment
+    reads it (an index, a find-links directory, a build setting of the agent's choosing)."""
+    if _pip(inv) is None:
+        return None  # it is decided as running the project's code already
+    for venv in workspace_venvs(walk):
+        conf = posixpath.join(venv, "pip.conf")
+        if walk.remember(("isfile", conf), lambda c=conf: os.path.isfile(c)):
+            return f"may read `{conf}`, settings of the workspace's (an index, a build) the agent can write"
+    return None
+
+
 def by_subcommand(table: Mapping[str, str], default=None) -> Callable:
     """A class facet that is a table of subcommands (the first operand when the model
     lists none)."""
@@ -270,7 +284,7 @@ MODELS = [
     Model("pip", FAMILY, "Python's package manager: installing from an index is local; a local project, a "
                          "requirements file or a local index builds the agent's code (no class); `--user` writes "
                          "outside the workspace", aliases=("pip3",), versioned=True, options=_PIP, cls=_pip,
-          files=_pip_files, option_sensitive=True,
+          files=_pip_files, option_sensitive=True, workspace_code=_pip_settings,
           effects={"-t": "writes-tree", "--prefix": "writes-tree", "--root": "writes-tree", "-d": "writes-tree",
                    "-w": "writes-tree", "--src": "writes-tree", "--cache-dir": "writes-tree", "--log": "writes",
                    "--report": "writes", "-r": "reads", "-c": "reads", "--python": "code"}),

@@ -14,7 +14,7 @@ from ..classnames import DESTRUCTIVE, LOCAL, READ_ONLY
 from ..fileuse import FileUse
 from .coreutils import reads_all
 from .invocation import Invocation
-from .kit import Inner, operands, runs_code, value_uses
+from .kit import Inner, operands, runs_code, value_uses, workspace_file
 from .model import UNCLASSIFIED, Model
 from .sed_script import sed_read_files, sed_runs_code
 from .spec import Spec, gnu, spec
@@ -102,6 +102,15 @@ _ACK = spec("i/ignore-case I S/smart-case v/invert-match w/word-regexp Q/literal
             "/noheading /break /nobreak /group /nogroup /color /nocolor /flush f g: /sort-files k/known-types "
             "r R/recurse n/no-recurse /follow /nofollow t/type: /type-add: /type-set: /type-del: /ignore-dir: "
             "/noignore-dir: /ignore-file: /noenv /help /version /filter /nofilter x", numeric=True)
+def _ackrc(walk, inv: Invocation) -> str | None:
+    """ack reads the `.ackrc` of the directory it runs in and those above it (unless
+    `--noenv`): options of the agent's choosing, a `--pager` among them."""
+    if "--noenv" in inv.options:
+        return None
+    found = workspace_file(walk, (".ackrc",))
+    return f"reads `{found}`, options of the workspace's (a pager it runs) the agent can write" if found else None
+
+
 _PAGER = runs_code("`--pager` names a program that is run on the output", frozenset({"--pager"}))
 
 
@@ -377,7 +386,8 @@ MODELS = [
           options=_RG, cls=READ_ONLY, files=_grep_files, effects={"-f": "reads", "--pre": "code"},
           code=runs_code("`rg --pre` runs a program on every file", frozenset({"--pre"}))),
     *(Model(n, FAMILY, "searches a tree; `--pager` runs a program", options=o, cls=READ_ONLY, files=_grep_files,
-            code=_PAGER, effects={"--pager": "code"}) for n, o in (("ag", _AG), ("ack", _ACK))),
+            code=_PAGER, effects={"--pager": "code"}, workspace_code=_ackrc if n == "ack" else None)
+      for n, o in (("ag", _AG), ("ack", _ACK))),
     *(Model(n, FAMILY, "searches a tree", files=_grep_files) for n in ("pt", "ugrep")),
     Model("sed", FAMILY, "edits text (`-i`: the files in place); its script is read for `e`, `w`, `r`",
           aliases=("gsed",), options=gnu("n/quiet /silent=n e/expression: f/file: i/in-place? l/line-length: "

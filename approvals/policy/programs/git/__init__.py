@@ -15,7 +15,7 @@ from ...classnames import LOCAL
 from ..model import Model
 from ..spec import ANY_SUB, Spec, spec
 from .classify import classify_git
-from .hooks import repository_hooks
+from .hooks import repository_code
 from .operands import git_file_uses, may_name_files_git
 from .settings import git_code, may_run_code
 from .verify import git_verify
@@ -235,7 +235,7 @@ MODELS = [
                          "work destructive; every route to a file is a read or write of it; settings and options "
                          "that name a program, and the repository's hooks, are asked about",
           dash_subcommands=tuple(GIT_SUBS), options=_GIT, cls=classify_git, files=git_file_uses,
-          names_files=may_name_files_git, code=git_code, may_run_code=may_run_code, hooks=repository_hooks,
+          names_files=may_name_files_git, code=git_code, may_run_code=may_run_code, workspace_code=repository_code,
           stales_index=True, option_sensitive=True, verify=git_verify,
           effects={"--exec-path": "code", "--config-env": "code"}),
     Model("git-lfs", FAMILY, "git's large-file storage", cls=LOCAL),

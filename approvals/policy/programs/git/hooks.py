@@ -86,6 +86,24 @@ def _in_workspace(word: str) -> bool:
     return bool(word) and not word.startswith(("/", "~", "$")) and "/" in word
 
 
+def _bare(directory: str) -> bool:
+    """Whether a directory is a bare repository (git's own test: HEAD, objects, refs)."""
+    return os.path.isfile(posixpath.join(directory, "HEAD")) and os.path.isdir(posixpath.join(directory, "objects")) \
+        and os.path.isdir(posixpath.join(directory, "refs"))
+
+
+def writable_git_dir(start: str, ceilings: tuple[str, ...], workspace: str) -> str | None:
+    """The repository git works in from `start` when its settings and hooks are files the
+    agent can write: a bare repository in the workspace, or one a `.git` file points to
+    there (a `.git` directory's config and hooks are protected)."""
+    git_dir = _git_dir(start, ceilings)
+    if git_dir is None or posixpath.basename(git_dir.rstrip("/")) == ".git":
+        return None
+    real = posixpath.realpath(git_dir)
+    root = posixpath.realpath(workspace)
+    return git_dir if real == root or real.startswith(root.rstrip("/") + "/") else None
+
+
 def _git_dir(start: str, ceilings: tuple[str, ...]) -> str | None:
     """The git directory git finds from `start` (a `.git` directory, or the one a `.git`
     file points to), walking up."""
@@ -95,6 +113,8 @@ def _git_dir(start: str, ceilings: tuple[str, ...]) -> str | None:
         candidate = posixpath.join(directory, ".git")
         if os.path.isdir(candidate):
             return candidate
+        if _bare(directory):
+            return directory  # git takes a bare repository it is run in as the repository
         if os.path.isfile(candidate):
             try:
                 with open(candidate) as handle:
@@ -118,6 +138,32 @@ _HOOKED = frozenset({"commit", "merge", "pull", "rebase", "cherry-pick", "revert
 _HOOKS_ON_ANY = frozenset({"reference-transaction", "post-index-change"})
 
 
+def repository_code(walk, inv) -> str | None:
+    """What of the workspace's a git command runs: the repository's hooks, or the settings
+    of a repository the agent can write (`repository_hooks`, `writable_git_dir`)."""
+    hooks = repository_hooks(walk, inv)
+    if hooks:
+        return f"runs the repository's git hooks ({', '.join(hooks)}), which can run files of the workspace"
+    resolver = walk.resolver
+    if not resolver.ctx.filesystem:
+        return None
+    for start in _starts(walk, inv):
+        found = walk.remember(("git-writable", start), lambda s=start: writable_git_dir(
+            s, resolver.ctx.protected_dirs, resolver.workspace))
+        if found:
+            return (f"works in the repository `{found}`, whose settings and hooks are files of the workspace the "
+                    "agent can write (a bare repository, or one a `.git` file points to), and can name programs "
+                    "git runs")
+    return None
+
+
+def _starts(walk, inv) -> list[str]:
+    starts = [c for c in walk.cwds if c is not None]
+    for value in inv.values.get("-C", ()):
+        starts = [posixpath.join(c, value) for c in starts] if not value.startswith("/") else [value]
+    return starts
+
+
 def repository_hooks(walk, inv) -> tuple[str, ...]:
     """The hooks of the repository a git command works in that it may run: installed ones
     (a hook can run any file of the workspace — `npm test`, `.husky/pre-commit`,
@@ -127,11 +173,8 @@ def repository_hooks(walk, inv) -> tuple[str, ...]:
     resolver = walk.resolver
     if not resolver.ctx.filesystem:
         return ()
-    starts = [c for c in walk.cwds if c is not None]
-    for value in inv.values.get("-C", ()):
-        starts = [posixpath.join(c, value) for c in starts] if not value.startswith("/") else [value]
     found: list[str] = []
-    for start in starts:
+    for start in _starts(walk, inv):
         for hook in walk.remember(("git-hooks", start), lambda s=start: git_hooks(s, resolver.ctx.protected_dirs)):
             if hook not in found:
                 found.append(hook)
