@@ -15,7 +15,7 @@ from ..classnames import LOCAL, READ_ONLY, REMOTE
 from ..fileuse import FileUse
 from .coreutils import reads_all
 from .invocation import Invocation
-from .kit import operands, runs_code, value_uses
+from .kit import operands, runs_code, value_uses, with_examples
 from .model import UNCLASSIFIED, Model
 from .pagers import edits
 from .spec import gnu, spec
@@ -177,3 +177,21 @@ MODELS = [
     Model("patch", FAMILY, "writes the files a patch names", cls=LOCAL, options=_PATCH, files=_patch_files,
           effects={"-o": "writes", "-r": "writes", "-i": "reads", "-B": "writes"}),
 ]
+
+_EXAMPLES = {
+    "tar": {"allow": ("tar czf build/src.tgz src", "tar tzf build/src.tgz"),
+            "ask": ("tar xzf build/a.tgz", "tar cf host:x src", "tar -I ./x -cf a.tar src")},
+    "unzip": {"ask": ("unzip build/a.zip",)},
+    "zip": {"allow": ("zip -r build/src.zip src",), "ask": ("zip -TT ./x build/a.zip src",)},
+    "gzip": {"allow": ("gzip -k build/log.txt",), "ask": ("gzip -c .env",)},
+    "patch": {"allow": ("patch src/app.py build/fix.diff",), "ask": ("patch -p1 < build/fix.diff",)},
+}
+
+
+def _examples(model):
+    if model.known:
+        return {"allow": (f"{model.name} build/x",), "ask": (f"{model.name} .env",)}
+    return {"ask": (f"{model.name} build/x",)}
+
+
+MODELS = with_examples(MODELS, _EXAMPLES, _examples)

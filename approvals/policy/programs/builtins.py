@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ..classnames import LOCAL, READ_ONLY
 from ..fileuse import FileUse
 from .invocation import WILD, Invocation
-from .kit import Inner, after, operands, runs_code, skip_options
+from .kit import Inner, after, operands, runs_code, skip_options, with_examples
 from .model import Model
 from .spec import Spec, flags, spec
 
@@ -231,3 +231,32 @@ MODELS = [
     Model("builtin", FAMILY, options=_OPTIONS["builtin"], summary="runs a builtin (looked through)", cls=READ_ONLY, inner=after("")),
     Model("exec", FAMILY, options=_OPTIONS["exec"], summary="replaces the shell with a command (looked through)", cls=READ_ONLY, inner=after("-a")),
 ]
+
+_EXAMPLES = {
+    "echo": {"allow": ("echo hello", "echo -n x --anything")}, "pwd": {"allow": ("pwd -P",)},
+    "test": {"allow": ("test -f src/app.py", "test 1 -eq 1")}, "[": {"allow": ("'[' -d src ']'",)},
+    "exit": {"allow": ("exit 1",)}, "shopt": {"allow": ("shopt -s nullglob",)}, "type": {"allow": ("type -a ls",)},
+    "printf": {"allow": ("printf '%s\\n' x", "printf -v out %s x"), "ask": ("printf -v PATH %s ./bin",)},
+    "cd": {"allow": ("cd src",)}, "pushd": {"allow": ("pushd src",)}, "popd": {"allow": ("popd",)},
+    "export": {"allow": ("export FOO=1",), "ask": ("export PATH=./bin:$PATH", "export -p")},
+    "declare": {"allow": ("declare -a arr",), "ask": ("declare -x PATH=./bin",)},
+    "local": {"allow": ("local x=1",), "ask": ("local PATH=./bin",)},
+    "readonly": {"allow": ("readonly X=1",)}, "typeset": {"allow": ("typeset -i n=1",)},
+    "unset": {"allow": ("unset FOO",), "ask": ("unset PATH",)},
+    "set": {"allow": ("set -euo pipefail",), "ask": ("set",)},
+    "compgen": {"ask": ("compgen -v",)}, "read": {"ask": ("read PATH",)}, "getopts": {"ask": ("getopts ab opt",)},
+    "mapfile": {"ask": ("mapfile -C ./x lines",)}, "readarray": {"ask": ("readarray lines",)},
+    "source": {"ask": ("source build/env.sh",)}, ".": {"ask": (". build/env.sh",)},
+    "let": {"allow": ("let x=1+2",)}, "alias": {"ask": ("alias ls=rm",)},
+    "hash": {"allow": ("hash -r",), "ask": ("hash -p ./x ls",)},
+    "enable": {"ask": ("enable -f ./x.so x",)}, "bind": {"ask": ("bind -x '\\C-x: id'",)},
+    "complete": {"ask": ("complete -C ./x git",)},
+    "history": {"allow": ("history 10",), "ask": ("history -w /tmp/h",)},
+    "kill": {"allow": ("kill %1", "kill -9 %2", "kill -l"), "ask": ("kill 1234", "kill -9 -1")},
+    "eval": {"allow": ("eval echo hi",), "deny": ("eval 'rm -rf /'",)},
+    "trap": {"allow": ("trap 'echo bye' EXIT",)}, "coproc": {"allow": ("coproc cat",)},
+    "command": {"allow": ("command -v git", "command ls")}, "builtin": {"allow": ("builtin echo hi",)},
+    "exec": {"allow": ("exec ls",)}, "true": {"allow": ("true",)}, "false": {"allow": ("false",)},
+    "help": {"allow": ("help cd",)}, "wait": {"allow": ("wait",)}, "return": {"allow": ("return 0",)},
+}
+MODELS = with_examples(MODELS, _EXAMPLES)

@@ -132,6 +132,10 @@ def _program(model: Model) -> list[str]:
     if model.effects:
         effects = ", ".join(f"`{o}` {_EFFECT_WORDS[e]}" for o, e in sorted(model.effects.items()))
         lines.append(f"- what options do: {effects}")
+    for decision, word in (("allow", "allowed"), ("ask", "asked"), ("deny", "denied")):
+        if model.examples.get(decision):
+            shown = ", ".join(f"`{c}`" for c in model.examples[decision])
+            lines.append(f"- {word} by the default policy (no floor): {shown}")
     if spec.subcommands:
         lines.append(f"- subcommands with their own options: {', '.join(f'`{s}`' for s in sorted(spec.subcommands))}")
         for sub in sorted(spec.subcommands):

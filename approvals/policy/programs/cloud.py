@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..classnames import DESTRUCTIVE, LOCAL, READ_ONLY, REMOTE
 from .invocation import Invocation
-from .kit import Inner, runs_code
+from .kit import Inner, runs_code, with_examples
 from .model import Model
 from .packages import by_subcommand
 from .spec import ANY_SUB, flags, spec
@@ -223,3 +223,16 @@ MODELS = [
           cls=by_subcommand({"fmt": LOCAL, "init": LOCAL, "apply": REMOTE, "import": REMOTE,
                              "destroy": DESTRUCTIVE})),
 ]
+
+_EXAMPLES = {
+    "docker": {"allow": ("docker ps -a", "docker images", "docker pull python:3.12"),
+               "ask": ("docker build .", "docker push x", "docker --config ./c ps"), "deny": ("docker rm -f x",)},
+    "podman": {"allow": ("podman ps",), "deny": ("podman rmi x",)},
+    "kubectl": {"allow": ("kubectl get pods -n web -o wide", "kubectl logs -f web-1"),
+                "ask": ("kubectl apply -f x.yaml", "kubectl get secrets -o yaml"), "deny": ("kubectl delete pod x",)},
+    "gh": {"allow": ("gh pr view 1", "gh run list", "gh api repos/o/r"),
+           "ask": ("gh pr create", "gh extension install o/x", "gh repo clone o/r"), "deny": ("gh repo delete o/r",)},
+    "terraform": {"allow": ("terraform fmt -recursive",), "ask": ("terraform plan", "terraform apply"),
+                  "deny": ("terraform destroy",)},
+}
+MODELS = with_examples(MODELS, _EXAMPLES)

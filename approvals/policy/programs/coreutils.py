@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..classnames import LOCAL, READ_ONLY
 from ..fileuse import FileUse
 from .invocation import Invocation
-from .kit import operands, value_uses
+from .kit import operands, value_uses, with_examples
 from .model import UNCLASSIFIED, Model
 from .spec import UNKNOWN, gnu, spec
 
@@ -205,3 +205,29 @@ MODELS = [
     Model("tree", FAMILY, "draws a directory; `-o FILE` writes FILE", options=_TREE, cls=READ_ONLY,
           files=_tree_files, effects={"-o": "writes", "--infofile": "reads"}),
 ]
+
+# Examples (decision -> commands under the default policy, no floor; test_program_models)
+_EXAMPLES = {
+    "ls": {"allow": ("ls -la src", "ls --color=auto -lh"), "ask": ("ls --no-such-option",)},
+    "diff": {"allow": ("diff -ru src build", "diff src/a.py src/b.py"), "ask": ("diff src/a.py .env",)},
+    "xxd": {"allow": ("xxd src/app.py", "xxd src/app.py build/app.hex"), "ask": ("xxd src/app.py /tmp/app.hex",)},
+    "uniq": {"allow": ("uniq -c src/a",), "ask": ("uniq src/a /tmp/out",)},
+    "sort": {"allow": ("sort -u -k2,2 src/a", "sort -o build/out src/a"),
+             "ask": ("sort --compress-program=gzip src/a", "sort -o /tmp/out src/a"), "deny": ("sort -o /etc/x a",)},
+    "date": {"allow": ("date -u +%F", "date -d yesterday"), "ask": ("date -s 2020-01-01", "date -f .env")},
+    "du": {"allow": ("du -sh src",), "ask": ("du --files0-from=.env",)},
+    "tree": {"allow": ("tree -L 2 src", "tree -o build/tree.txt"), "ask": ("tree -o /tmp/tree.txt",)},
+    "tr": {"allow": ("tr a-z A-Z",)}, "seq": {"allow": ("seq -5 5",)}, "sleep": {"allow": ("sleep 1",)},
+    "which": {"allow": ("which -a git",)}, "readlink": {"allow": ("readlink -f src",)},
+}
+
+
+def _examples(model):
+    if model.files is not None and model.known:
+        return {"allow": (f"{model.name} src/app.py",), "ask": (f"{model.name} .env",)}
+    if model.files is not None:
+        return {"ask": (f"{model.name} src/app.py",)}
+    return {"allow": (model.name,)}
+
+
+MODELS = with_examples(MODELS, _EXAMPLES, _examples)

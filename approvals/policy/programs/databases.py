@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ..classnames import LOCAL
 from ..fileuse import FileUse
 from .invocation import Invocation
-from .kit import operands, stdin_kind
+from .kit import operands, stdin_kind, with_examples
 from .model import Model
 from .spec import flags
 
@@ -68,3 +68,10 @@ MODELS = [
           options=_DUCKDB, cls=LOCAL, files=_database, code=_sql_shell(_DUCKDB_CODE),
           effects={"-init": "code", "-c": "code", "-s": "code", "-f": "code"}),
 ]
+
+_EXAMPLES = {
+    "sqlite3": {"allow": ("sqlite3 build/app.db 'select * from users'", "sqlite3 -header -csv build/app.db .tables"),
+                "ask": ("sqlite3 build/app.db '.shell id'", "sqlite3 build/app.db < build/x.sql")},
+    "duckdb": {"allow": ("duckdb build/app.db 'select 1'",), "ask": ("duckdb build/app.db \"copy t to '/tmp/x.csv'\"",)},
+}
+MODELS = with_examples(MODELS, _EXAMPLES)

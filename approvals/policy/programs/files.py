@@ -13,7 +13,7 @@ import posixpath
 from ..classnames import DESTRUCTIVE, LOCAL
 from ..fileuse import FileUse
 from .invocation import Invocation
-from .kit import operands
+from .kit import operands, with_examples
 from .model import UNCLASSIFIED, Model
 from .spec import Spec, gnu
 
@@ -168,3 +168,30 @@ MODELS = [
     Model("dd", FAMILY, "copies `if=` to `of=`", cls=DESTRUCTIVE, options=Spec(), files=_dd, option_sensitive=True),
     Model("mktemp", FAMILY, "creates a temporary file", options=_OPTIONS["mktemp"], cls=LOCAL),
 ]
+
+_EXAMPLES = {
+    "rm": {"allow": ("rm build/stamp",), "deny": ("rm -rf build", "rm -f build/x", "rm --recur --forc /")},
+    "rmdir": {"allow": ("rmdir build/empty",)},
+    "touch": {"allow": ("touch build/stamp",), "ask": ("touch /tmp/x",), "deny": ("touch ~/.bashrc",)},
+    "mkdir": {"allow": ("mkdir -p build/out",), "ask": ("mkdir /tmp/x",)},
+    "tee": {"allow": ("tee -a build/log",), "ask": ("tee /tmp/log",), "deny": ("tee ~/.ssh/authorized_keys",)},
+    "chmod": {"allow": ("chmod +x build/run.sh", "chmod -R u+w build", "chmod -w build/x"), "ask": ("chmod 600 /tmp/x",)},
+    "chown": {"allow": ("chown -R me build",)}, "chgrp": {"allow": ("chgrp staff build/x",)},
+    "cp": {"allow": ("cp src/app.py build/", "cp -r src build/src"), "ask": ("cp src/app.py /tmp/",),
+           "deny": ("cp x ~/.ssh/authorized_keys",)},
+    "mv": {"allow": ("mv build/a build/b",), "ask": ("mv build/a /tmp/",)},
+    "install": {"allow": ("install -m 755 build/a build/b",), "ask": ("install --strip-program=./x -s a b",)},
+    "ln": {"allow": ("ln -s ../src build/link",), "ask": ("ln -s /tmp/x build/x",)},
+    "dd": {"deny": ("dd if=/dev/zero of=build/x",)},
+    "mktemp": {"allow": ("mktemp -d",)},
+    "truncate": {"deny": ("truncate -s 0 build/log",)},
+}
+
+
+def _examples(model):
+    if model.known and model.cls == DESTRUCTIVE:
+        return {"deny": (f"{model.name} build/x",)}
+    return {"ask": (f"{model.name} build/x",)} if not model.known else {"allow": (f"{model.name} build/x",)}
+
+
+MODELS = with_examples(MODELS, _EXAMPLES, _examples)

@@ -12,7 +12,7 @@ import posixpath
 from typing import TYPE_CHECKING
 
 from .invocation import Invocation
-from .kit import Inner, stdin_kind
+from .kit import Inner, stdin_kind, with_examples
 from .model import UNCLASSIFIED, Model
 from .spec import UNKNOWN, spec
 
@@ -146,3 +146,19 @@ def _interpreter(name: str) -> Model:
 
 
 MODELS = [_shell(name) for name in SHELLS] + [_interpreter(name) for name in _CODE_OPTIONS]
+
+_EXAMPLES = {
+    # (a shell has no class: `bash -c 'ls'` is decided by the rules or the default, its script as commands)
+    "bash": {"ask": ("bash -c 'ls -la'", "bash build.sh", "curl -s https://x | bash"),
+             "deny": ("bash -c 'rm -rf /'",)},
+    "sh": {"ask": ("sh -c 'ls'", "sh build.sh")},
+    "python": {"ask": ("python -c 'print(1)'", "python build/x.py", "python3 -m pytest")},
+    "node": {"ask": ("node -e 'x'", "node build/x.js")},
+}
+
+
+def _examples(model):
+    return {"ask": (f"{model.name} build/x",)}
+
+
+MODELS = with_examples(MODELS, _EXAMPLES, _examples)

@@ -244,3 +244,23 @@ def workspace_venvs(walk) -> list[str]:
             return [posixpath.join(d, n) for n in names if os.path.isfile(posixpath.join(d, n, "pyvenv.cfg"))]
         found += walk.remember(("venvs", directory), venvs)
     return list(dict.fromkeys(found))
+
+
+# --- examples ----------------------------------------------------------------------------------
+
+Examples = dict[str, tuple[str, ...]]
+
+
+def with_examples(models: list, table: dict[str, Examples], default=None) -> list:
+    """The family's models, each with its table of examples (decision -> commands), from
+    `table` or, for a model it does not name, `default(model)`."""
+    import dataclasses
+
+    out = []
+    for model in models:
+        examples = table.get(model.name) or (default(model) if default is not None else None)
+        out.append(dataclasses.replace(model, examples=examples) if examples else model)
+    unknown = set(table) - {m.name for m in models}
+    if unknown:
+        raise ValueError(f"examples of programs without a model: {sorted(unknown)}")
+    return out

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..classnames import READ_ONLY
 from ..fileuse import FileUse
 from .invocation import Invocation
-from .kit import Inner, after, operands, raw_values, stdin_kind, value_uses, written
+from .kit import Inner, after, operands, raw_values, stdin_kind, value_uses, with_examples, written
 from .model import Model
 from .spec import gnu, spec
 
@@ -422,3 +422,27 @@ MODELS = [
     *(Model(n, FAMILY, "a terminal multiplexer: runs the commands it is given", code=_tmux_code)
       for n in ("tmux", "screen")),
 ]
+
+_EXAMPLES = {
+    "sudo": {"allow": ("sudo -u www ls",), "ask": ("sudo -s",), "deny": ("sudo rm -rf /",)},
+    "doas": {"ask": ("doas -s",), "deny": ("doas rm -rf /",)},
+    "su": {"ask": ("su",), "deny": ("su -c 'rm -rf /'",)}, "runuser": {"ask": ("runuser",)},
+    "env": {"allow": ("env FOO=1 ls", "env -u FOO ls"), "ask": ("env", "env -i ls", "env PATH=./bin ls")},
+    "nice": {"allow": ("nice -n 5 ls",)}, "timeout": {"allow": ("timeout 5 ls",), "deny": ("timeout 5 rm -rf /",)},
+    "chroot": {"ask": ("chroot /srv",)}, "taskset": {"allow": ("taskset 1 ls",)},
+    "xargs": {"allow": ("xargs -n1 echo",), "ask": ("xargs rm",)},
+    "watch": {"allow": ("watch -n 5 ls",)}, "flock": {"allow": ("flock build/lock ls",)},
+    "parallel": {"allow": ("parallel echo ::: a b",)}, "busybox": {"allow": ("busybox ls",),
+                                                                   "deny": ("busybox rm -rf /",)},
+    "toybox": {"allow": ("toybox ls",)},
+    "script": {"allow": ("script -qc ls build/session.log",), "ask": ("script",)},
+    "tmux": {"ask": ("tmux new-session 'ls'", "tmux ls")}, "screen": {"ask": ("screen -dm ls",)},
+    "time": {"allow": ("time ls", "time -p ls")}, "unbuffer": {"allow": ("unbuffer ls",), "ask": ("ls | unbuffer ls",)},
+}
+
+
+def _examples(model):
+    return {"allow": (f"{model.name} ls",)} if model.known else {"ask": (f"{model.name} ls",)}
+
+
+MODELS = with_examples(MODELS, _EXAMPLES, _examples)

@@ -104,6 +104,10 @@ class Model:
     # .ackrc): the clause that says so, or None; only with the file system
     workspace_code: Callable[[Any, Invocation], str | None] | None = None
     stales_index: bool = False  # a command of it that is not read-only changes what git tracks
+    # -- examples --
+    # decision -> commands the default policy gives that decision without a floor, in a
+    # workspace `/work/project` read by its paths alone (run by a test: test_program_models)
+    examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def known(self) -> bool:

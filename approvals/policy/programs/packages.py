@@ -22,7 +22,7 @@ from ..classnames import DESTRUCTIVE, LOCAL, READ_ONLY, REMOTE
 from ..fileuse import FileUse
 from .interpreters import interpreter_code
 from .invocation import Invocation
-from .kit import after, runner, value_uses, workspace_venvs
+from .kit import after, runner, value_uses, with_examples, workspace_venvs
 from .model import Model
 from .spec import Spec, spec
 
@@ -299,3 +299,23 @@ MODELS = [
           cls=by_subcommand({"publish": REMOTE, "yank": REMOTE, "search": READ_ONLY, "--version": READ_ONLY})),
     Model("twine", FAMILY, "uploads packages", cls=REMOTE),
 ]
+
+_EXAMPLES = {
+    "npm": {"allow": ("npm ls", "npm view react version", "npm config get prefix"),
+            "ask": ("npm install", "npm run build", "npm publish", "npm ls --userconfig=./npmrc")},
+    "pnpm": {"allow": ("pnpm ls --depth 0",), "ask": ("pnpm install",)}, "yarn": {"ask": ("yarn list",)},
+    "bun": {"allow": ("bun install --ignore-scripts",), "ask": ("bun install", "bun -e 'console.log(1)'")},
+    "pip": {"allow": ("pip install requests", "pip list --outdated", "pip show -f requests"),
+            "ask": ("pip install -e .", "pip install -r requirements.txt", "pip --python ./x list"),
+            "deny": ("pip install --user requests",)},
+    "uv": {"allow": ("uv --version",), "ask": ("uv sync", "uv run pytest")},
+    "cargo": {"allow": ("cargo search serde --limit 5",), "ask": ("cargo build", "cargo publish")},
+    "twine": {"ask": ("twine upload dist/x.whl",)},
+}
+
+
+def _examples(model):
+    return {"ask": (f"{model.name} run x" if model.name in ("poetry", "pipenv", "pipx") else f"{model.name} x",)}
+
+
+MODELS = with_examples(MODELS, _EXAMPLES, _examples)

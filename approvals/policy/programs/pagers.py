@@ -15,7 +15,7 @@ from ..fileuse import FileUse
 from .coreutils import reads_all
 from .files import writes_all
 from .invocation import Invocation
-from .kit import operands, raw_values, runs_code, written
+from .kit import operands, raw_values, runs_code, with_examples, written
 from .model import UNCLASSIFIED, Model
 from .spec import spec
 
@@ -115,3 +115,18 @@ MODELS = [
           code=runs_code("the editor is told to run code", frozenset({"--eval", "-l", "--load", "--batch",
                                                                       "-batch"}))),
 ]
+
+_EXAMPLES = {
+    "less": {"allow": ("less -R src/app.py", "less +G src/app.py"), "ask": ("less +!id src/app.py", "less .env")},
+    "more": {"allow": ("more src/app.py",), "ask": ("more .env",)},
+    "bat": {"allow": ("bat -n src/app.py",), "ask": ("bat --pager ./x src/app.py",)},
+    "batcat": {"allow": ("batcat src/app.py",)},
+    "man": {"allow": ("man ls", "man -k socket"), "ask": ("man -P ./x ls", "man -C ./man.conf ls")},
+}
+
+
+def _examples(model):
+    return {"ask": (f"{model.name} src/app.py",)}
+
+
+MODELS = with_examples(MODELS, _EXAMPLES, _examples)

@@ -13,7 +13,7 @@ from ..classnames import DESTRUCTIVE, READ_ONLY
 from ..fileuse import FileUse
 from .coreutils import reads_all
 from .invocation import Invocation
-from .kit import runs_code, value_uses
+from .kit import runs_code, value_uses, with_examples
 from .model import UNCLASSIFIED, Model
 from .spec import gnu, spec
 
@@ -104,3 +104,23 @@ MODELS = [
     Model("batch", FAMILY, "schedules commands from its input",
           code=runs_code("`batch` schedules commands from its input")),
 ]
+
+_EXAMPLES = {
+    "ps": {"allow": ("ps aux", "ps -eo pid,comm"), "ask": ("ps eww",)},
+    "printenv": {"allow": ("printenv PATH",), "ask": ("printenv", "printenv AWS_SECRET_ACCESS_KEY")},
+    "hostname": {"allow": ("hostname -f",), "ask": ("hostname box",)},
+    "mkfs": {"deny": ("mkfs /dev/sda1", "mkfs.ext4 /dev/sdb")},
+    "crontab": {"ask": ("crontab -l", "crontab build/jobs")}, "at": {"ask": ("at now",)},
+    "batch": {"ask": ("batch",)}, "lsof": {"allow": ("lsof -i :8000",)},
+}
+
+
+def _examples(model):
+    if model.cls == DESTRUCTIVE:
+        return {"deny": (model.name,)}
+    if model.files is not None:
+        return {"ask": (f"{model.name} build/x",)}
+    return {"allow": (model.name,)}
+
+
+MODELS = with_examples(MODELS, _EXAMPLES, _examples)

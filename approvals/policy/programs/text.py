@@ -14,7 +14,7 @@ from ..classnames import DESTRUCTIVE, LOCAL, READ_ONLY
 from ..fileuse import FileUse
 from .coreutils import reads_all
 from .invocation import Invocation
-from .kit import Inner, operands, runs_code, value_uses, workspace_file
+from .kit import Inner, operands, runs_code, value_uses, with_examples, workspace_file
 from .model import UNCLASSIFIED, Model
 from .sed_script import sed_read_files, sed_runs_code
 from .spec import Spec, gnu, spec
@@ -411,3 +411,23 @@ MODELS = [
     Model("xmllint", FAMILY, "checks XML; `--noent`, `--xinclude`… read the files a document names",
           cls=UNCLASSIFIED, files=_xmllint_files),
 ]
+
+_EXAMPLES = {
+    "grep": {"allow": ("grep -rn TODO src", "egrep -i 'a|b' src/app.py", "grep -C3 main src/app.py"),
+             "ask": ("grep KEY .env", "grep --no-such-option x src")},
+    "rg": {"allow": ("rg -n TODO src", "rg --hidden -g '*.py' main"), "ask": ("rg --pre ./x TODO",)},
+    "ag": {"allow": ("ag TODO src",), "ask": ("ag --pager ./x TODO src",)},
+    "ack": {"allow": ("ack TODO src",), "ask": ("ack --pager=./x TODO src",)},
+    "pt": {"ask": ("pt TODO src",)}, "ugrep": {"ask": ("ugrep TODO src",)},
+    "sed": {"allow": ("sed -n 1,5p src/app.py", "sed -i s/a/b/ src/app.py"),
+            "ask": ("sed 'e id' src/app.py", "sed -n p .env", "sed -i s/a/b/ /tmp/x")},
+    "awk": {"allow": ("awk '{print $1}' src/app.py", "gawk -F: '{print $1}' src/app.py"),
+            "ask": ("awk 'BEGIN { system(\"id\") }'", "awk -f prog.awk src/app.py")},
+    "busybox-awk": {"ask": ("busybox-awk '{print}' src/app.py",)},
+    "jq": {"allow": ("jq .name package.json", "jq -r '.a[]' src/x.json"), "ask": ("jq -n env", "jq . .env")},
+    "find": {"allow": ("find . -name '*.py' -type f", "find src -exec grep -l TODO {} +"),
+             "ask": ("find . -fprint /tmp/x", "find . -exec sh -c 'x' \\;"), "deny": ("find . -delete",)},
+    "yq": {"ask": ("yq .a src/x.yaml",)}, "csvlook": {"ask": ("csvlook src/x.csv",)},
+    "xmllint": {"ask": ("xmllint --noout src/x.xml",)},
+}
+MODELS = with_examples(MODELS, _EXAMPLES)

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from ...classnames import LOCAL
+from ..kit import with_examples
 from ..model import Model
 from ..spec import ANY_SUB, Spec, spec
 from .classify import classify_git
@@ -240,3 +241,13 @@ MODELS = [
           effects={"--exec-path": "code", "--config-env": "code"}),
     Model("git-lfs", FAMILY, "git's large-file storage", cls=LOCAL),
 ]
+
+_EXAMPLES = {
+    "git": {"allow": ("git status", "git log --oneline -20", "git diff --stat HEAD~1", "git commit -m wip",
+                      "git pull origin main", "git rev-parse --show-toplevel", "git stash list --oneline"),
+            "ask": ("git push origin main", "git pull https://other.example/x main", "git -c core.pager=./x log",
+                    "git show HEAD:.env", "git log --no-such-option"),
+            "deny": ("git push --force", "git reset --hard", "git clean -fd")},
+    "git-lfs": {"allow": ("git-lfs ls-files",)},
+}
+MODELS = with_examples(MODELS, _EXAMPLES)
