@@ -251,7 +251,7 @@ def workspace_venvs(walk) -> list[str]:
 Examples = dict[str, tuple[str, ...]]
 
 
-def with_examples(models: list, table: dict[str, Examples], default=None) -> list:
+def with_examples(models: list, table: dict[str, Any], default=None) -> list:
     """The family's models, each with its table of examples (decision -> commands), from
     `table` or, for a model it does not name, `default(model)`."""
     import dataclasses
