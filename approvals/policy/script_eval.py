@@ -28,6 +28,7 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from functools import lru_cache
 from typing import TypeVar
 
 from . import archives
@@ -113,6 +114,12 @@ class _Walk:
         self.shown_cwd = shown
 
 
+@lru_cache(maxsize=4096)
+def _static_file_uses(words: tuple[str, ...]) -> tuple[FileUse, ...]:
+    """The files a command without run-time words names: a function of its words alone."""
+    return tuple(file_uses(invocation(words), words))
+
+
 def _paths(walk: _Walk, cmd: SimpleCommand, inv) -> tuple[list[PathUse], list[str], bool]:
     """(path uses, floor rules, talks to the network through /dev/tcp) of one command."""
     uses: list[PathUse] = []
@@ -135,7 +142,8 @@ def _paths(walk: _Walk, cmd: SimpleCommand, inv) -> tuple[list[PathUse], list[st
             use, more = decide_use(policy, resolver, loc, "read")
             uses.append(use)
             floors += more
-    for fu in file_uses(inv, cmd.words):
+    for fu in (_static_file_uses(cmd.words) if not cmd.wild_at and not cmd.operands_unknown
+               else file_uses(inv, cmd.words)):
         if fu.word in _NOT_FILES or fu.word.startswith("/dev/fd/"):
             continue
         resolver = walk.resolver

@@ -27,6 +27,7 @@ The facets (each optional; a program declares the ones it has):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,7 +129,7 @@ class Model:
             return bool(self.file_options) and not self.file_options.isdisjoint(inv.values)
         return self.names_files(inv) if self.names_files is not None else True
 
-    @property
+    @functools.cached_property
     def file_options(self) -> frozenset[str]:
         """The options whose value is a file it reads or writes (its effects)."""
         return frozenset(o for o, effect in self.effects.items() if effect in FILE_EFFECTS)

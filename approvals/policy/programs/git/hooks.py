@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import stat
 
 _HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.*?)\s*$", re.IGNORECASE | re.MULTILINE)
 _LEVELS = 64  # directories walked up from the working directory, at most
@@ -24,31 +25,74 @@ def git_hooks(start: str, ceilings: tuple[str, ...] = ()) -> tuple[str, ...]:
     into a directory under `ceilings` (Gatehouse's var directory: agents run git with
     GIT_CEILING_DIRECTORIES there, see drivers/agent_env.py)."""
     git_dir = _git_dir(start, ceilings)
-    if git_dir is None:
-        return ()
-    common = git_dir
+    return () if git_dir is None else hooks_of(git_dir)
+
+
+# What was read of a repository's files, kept while their stat says they are the same
+# (modification time, size, inode): a git command is decided without reading its config
+# and listing its hooks each time. Whether each hook is executable is asked every time.
+_READ: dict[tuple[str, str], tuple[object, object]] = {}
+_READ_LIMIT = 512
+
+
+def _signature(path: str) -> tuple[int, int, int] | None:
     try:
-        with open(posixpath.join(git_dir, "commondir")) as handle:
-            common = posixpath.normpath(posixpath.join(git_dir, handle.read().strip()))
+        st = os.stat(path)
     except OSError:
-        pass
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+def _remembered(kind: str, path: str, read):
+    signature = _signature(path)
+    hit = _READ.get((kind, path))
+    if hit is not None and hit[0] == signature and signature is not None:
+        return hit[1]
+    value = read(path) if signature is not None else None
+    if len(_READ) > _READ_LIMIT:
+        _READ.clear()
+    _READ[(kind, path)] = (signature, value)
+    return value
+
+
+def _read_text(path: str) -> str | None:
     try:
-        with open(posixpath.join(common, "config"), errors="replace") as handle:
-            config = handle.read(1 << 20)
+        with open(path, errors="replace") as handle:
+            return handle.read(1 << 20)
     except OSError:
-        config = ""
+        return None
+
+
+def _config_programs(path: str) -> tuple[str, ...]:
+    """What a config file sets that runs the workspace's code (`core.hooksPath` set, or a
+    program of the workspace: `_programs_of_the_workspace`)."""
+    config = _read_text(path) or ""
     custom = [v.strip('"') for v in _HOOKS_PATH.findall(config)]
     if custom and custom[-1] not in ("", "/dev/null"):
         return ("core.hooksPath",)
-    configured = _programs_of_the_workspace(config)
-    if configured:
-        return configured
+    return _programs_of_the_workspace(config)
+
+
+def _hook_names(path: str) -> tuple[str, ...]:
     try:
-        names = sorted(os.listdir(posixpath.join(common, "hooks")))
+        names = sorted(os.listdir(path))
     except OSError:
         return ()
-    return tuple(n for n in names if not n.endswith(".sample") and not n.startswith(".")
-                 and os.access(posixpath.join(common, "hooks", n), os.X_OK))
+    return tuple(n for n in names if not n.endswith(".sample") and not n.startswith("."))
+
+
+def hooks_of(git_dir: str) -> tuple[str, ...]:
+    """The hooks a repository's git directory installs or its config names (`git_hooks`)."""
+    common = git_dir
+    pointer = _remembered("text", posixpath.join(git_dir, "commondir"), _read_text)
+    if pointer:
+        common = posixpath.normpath(posixpath.join(git_dir, str(pointer).strip()))
+    configured = _remembered("config", posixpath.join(common, "config"), _config_programs)
+    if configured:
+        return configured  # type: ignore[return-value]
+    hooks = posixpath.join(common, "hooks")
+    names = _remembered("hooks", hooks, _hook_names) or ()
+    return tuple(n for n in names if os.access(posixpath.join(hooks, n), os.X_OK))  # type: ignore[attr-defined]
 
 
 _SECTION = re.compile(r"^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+\"([^\"]*)\")?\s*\]", re.MULTILINE)
@@ -88,15 +132,22 @@ def _in_workspace(word: str) -> bool:
 
 def _bare(directory: str) -> bool:
     """Whether a directory is a bare repository (git's own test: HEAD, objects, refs)."""
-    return os.path.isfile(posixpath.join(directory, "HEAD")) and os.path.isdir(posixpath.join(directory, "objects")) \
-        and os.path.isdir(posixpath.join(directory, "refs"))
+    try:
+        if not stat.S_ISREG(os.stat(directory + "/HEAD").st_mode):
+            return False
+    except OSError:
+        return False
+    return os.path.isdir(directory + "/objects") and os.path.isdir(directory + "/refs")
 
 
 def writable_git_dir(start: str, ceilings: tuple[str, ...], workspace: str) -> str | None:
     """The repository git works in from `start` when its settings and hooks are files the
     agent can write: a bare repository in the workspace, or one a `.git` file points to
     there (a `.git` directory's config and hooks are protected)."""
-    git_dir = _git_dir(start, ceilings)
+    return writable(_git_dir(start, ceilings), workspace)
+
+
+def writable(git_dir: str | None, workspace: str) -> str | None:
     if git_dir is None or posixpath.basename(git_dir.rstrip("/")) == ".git":
         return None
     real = posixpath.realpath(git_dir)
@@ -111,11 +162,15 @@ def _git_dir(start: str, ceilings: tuple[str, ...]) -> str | None:
     roots = [c.rstrip("/") for c in ceilings if c]
     for _ in range(_LEVELS):
         candidate = posixpath.join(directory, ".git")
-        if os.path.isdir(candidate):
+        try:
+            mode: int | None = os.stat(candidate).st_mode
+        except OSError:
+            mode = None
+        if mode is not None and stat.S_ISDIR(mode):
             return candidate
         if _bare(directory):
             return directory  # git takes a bare repository it is run in as the repository
-        if os.path.isfile(candidate):
+        if mode is not None and stat.S_ISREG(mode):
             try:
                 with open(candidate) as handle:
                     text = handle.read(4096)
@@ -148,13 +203,18 @@ def repository_code(walk, inv) -> str | None:
     if not resolver.ctx.filesystem:
         return None
     for start in _starts(walk, inv):
-        found = walk.remember(("git-writable", start), lambda s=start: writable_git_dir(
-            s, resolver.ctx.protected_dirs, resolver.workspace))
+        found = writable(_found_git_dir(walk, start), resolver.workspace)
         if found:
             return (f"works in the repository `{found}`, whose settings and hooks are files of the workspace the "
                     "agent can write (a bare repository, or one a `.git` file points to), and can name programs "
                     "git runs")
     return None
+
+
+def _found_git_dir(walk, start: str) -> str | None:
+    """The git directory found from `start`, looked for once per script."""
+    ceilings = walk.resolver.ctx.protected_dirs
+    return walk.remember(("git-dir", start), lambda: _git_dir(start, ceilings))
 
 
 def _starts(walk, inv) -> list[str]:
@@ -175,7 +235,10 @@ def repository_hooks(walk, inv) -> tuple[str, ...]:
         return ()
     found: list[str] = []
     for start in _starts(walk, inv):
-        for hook in walk.remember(("git-hooks", start), lambda s=start: git_hooks(s, resolver.ctx.protected_dirs)):
+        git_dir = _found_git_dir(walk, start)
+        if git_dir is None:
+            continue
+        for hook in walk.remember(("git-hooks", git_dir), lambda g=git_dir: hooks_of(g)):
             if hook not in found:
                 found.append(hook)
     if not found:
