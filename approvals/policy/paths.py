@@ -278,7 +278,7 @@ def _context_places(ctx: PathContext) -> tuple:
     for home in real_homes:  # lower-cased: on a case-insensitive file system `~/.SSH` is `~/.ssh`
         roots += [(f"{home}/{name}".lower(), f"~/{name}") for name in HOME_PROTECTED]
     roots += [(d.lower(), _VAR_LABEL) for d in protected_dirs]
-    places = (workspace, real(workspace), homes, real_homes, protected_dirs, tuple(roots), {})
+    places: tuple = (workspace, real(workspace), homes, real_homes, protected_dirs, tuple(roots), {})
     if len(_CONTEXTS) > 256:
         _CONTEXTS.clear()
     _CONTEXTS[ctx] = (now, places)
