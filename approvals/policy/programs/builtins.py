@@ -157,26 +157,30 @@ def _unset(cmd: SimpleCommand) -> str | None:
     return None
 
 
+def _bash(table: str, **kwargs) -> Spec:
+    """A bash builtin's options (`help NAME`), and the `--help` bash gives each."""
+    return spec(table + " /help", **kwargs)
+
+
 # bash's own options of each builtin (`help NAME`)
-_DECLARE = spec("a A f F g i I l n r t u x p")
+_DECLARE = _bash("a A f F g i I l n r t u x p")
 _OPTIONS = {
     "pwd": spec("L P"), "echo": spec("", any_option=True),  # (echo prints an option it does not know)
     "true": spec("", any_option=True), "false": spec("", any_option=True),  # (they ignore their words)
     # test's operators (`-f FILE`, `A -eq B`)
     "test": flags("-a -b -c -d -e -f -g -h -k -p -r -s -t -u -w -x -O -G -L -N -S -z -n -o -v -R -eq -ne -lt -le "
                   "-gt -ge -ef -nt -ot"),
-    "exit": Spec(numeric=True), "return": Spec(numeric=True), "shopt": spec("s u q p o"),
-    "type": spec("a f p P t"), "help": spec("d m s"), "wait": spec("n f p:"),
-    "printf": spec("v:"), "cd": spec("L P e @"), "pushd": Spec(numeric=True, flags=frozenset({"-n"})),
-    "popd": Spec(numeric=True, flags=frozenset({"-n"})),
-    "export": spec("f n p"), "declare": _DECLARE, "typeset": _DECLARE, "local": _DECLARE,
-    "readonly": spec("a A f p"), "unset": spec("f v n"),
+    "exit": _bash("", numeric=True), "return": _bash("", numeric=True), "shopt": _bash("s u q p o"),
+    "type": _bash("a f p P t"), "help": _bash("d m s"), "wait": _bash("n f p:"),
+    "printf": _bash("v:"), "cd": _bash("L P e @"), "pushd": _bash("n", numeric=True), "popd": _bash("n", numeric=True),
+    "export": _bash("f n p"), "declare": _DECLARE, "typeset": _DECLARE, "local": _DECLARE,
+    "readonly": _bash("a A f p"), "unset": _bash("f v n"),
     "set": spec("a b e f h k m n p t u v x B C E H P T o:"), "let": Spec(),
-    "alias": spec("p"), "hash": spec("r p: d t l"), "history": spec("c d: a n r w p s"),
+    "alias": _bash("p"), "hash": _bash("r p: d t l"), "history": _bash("c d: a n r w p s"),
     # (kill takes a signal as an option: `-9`, `-TERM`, `-SIGKILL`)
     "kill": spec("s n l L", any_option=True),  # (`-s SIG`: the classifier takes SIG from the operands)
-    "eval": Spec(), "trap": spec("l p P"), "coproc": Spec(), "command": spec("p v V"), "builtin": Spec(),
-    "exec": spec("c l a:"),
+    "eval": Spec(), "trap": _bash("l p P"), "coproc": Spec(), "command": _bash("p v V"), "builtin": _bash(""),
+    "exec": _bash("c l a:"),
 }
 _OPTIONS["["] = _OPTIONS["test"]
 

@@ -167,7 +167,7 @@ def _gh(inv: Invocation):
 _GH_FLAGS = spec("X/method: f/raw-field: F/field: H/header: /input: q/jq: t/template: p/preview: /hostname: "
                  "R/repo: /paginate i/include /silent /cache: b/body: B/base: /head: T/title: l/label: "
                  "a/assignee: r/reviewer: m/milestone: w/web d/draft /fill /body-file: "
-                 "L/limit: s/state: A/author: /json: e/exit-status")
+                 "L/limit: s/state: A/author: /json: e/exit-status /version h/help")
 
 
 # gh's command groups and the verbs of theirs that only look (another verb is unverified:

@@ -160,7 +160,7 @@ def _pip(inv: Invocation):
         return None if _pip_builds_local(inv, inv.operands) else LOCAL
     if sub in ("uninstall", "cache"):
         return LOCAL
-    if not sub and "--version" in inv.options:
+    if not sub and inv.options & {"--version", "-V"}:
         return READ_ONLY
     return None
 

@@ -239,7 +239,7 @@ MODELS = [
           names_files=may_name_files_git, code=git_code, may_run_code=may_run_code, workspace_code=repository_code,
           stales_index=True, option_sensitive=True, verify=git_verify,
           effects={"--exec-path": "code", "--config-env": "code"}),
-    Model("git-lfs", FAMILY, "git's large-file storage", cls=LOCAL),
+    Model("git-lfs", FAMILY, "git's large-file storage", options=spec("/version /help h"), cls=LOCAL),
 ]
 
 _EXAMPLES = {
