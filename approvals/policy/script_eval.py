@@ -4,15 +4,19 @@ Each command is read by meaning (`options.py`) and decided, in this order:
 
 1. its `commands` rule (the most restrictive that matches), else the rule set's default,
    else its side-effect class (the most severe of the command's own class and the classes
-   of the files it writes), else the policy's default;
+   of the files it writes), else the policy's default; a class allows only what the
+   program's model recognises (else `commands.unverified`: `unverified.py`), and neither a
+   class nor an allow rule naming the program allows a program of the workspace that has
+   its name (`./ls`: `commands.workspace-program`);
 2. then floors that make it at least `ask` whatever step 1 said: a deny/ask rule a
    run-time word could complete (`commands.expansion`), a computed command name
    (`commands.dynamic`), nesting deeper than we read (`commands.nesting`), an environment
    that changes what runs (`commands.environment`), code given on the command line or read
    from a pipe or a file (`commands.interpreter`, lifted only by an allow rule or grant
-   naming exactly that command), a network command with a substitution or a file to send
-   (`commands.network`);
-3. and the decisions of the files it touches (`path_eval.py`): a redirection that writes a
+   naming exactly that command; also settings or hooks of the workspace's a command runs),
+   a network command with a substitution or a file to send (`commands.network`), a secret
+   its model says it prints (`reads.sensitive`);
+3. and the decisions of the files it touches (`script_paths.py`, `path_eval.py`): a redirection that writes a
    file is decided as an edit of its target; file operands add their `edits`/`reads` rules
    and their class floors (`outside-workspace`, `protected`, sensitive reads).
 
@@ -24,33 +28,26 @@ unknown).
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import replace
-from functools import lru_cache
 from typing import TypeVar
 
-from . import archives
-from .archives import link_target
 from .classes import LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
 from .decisions import fallback, rule_reason, worse
-from .fileuse import FileUse
-from .operands import file_uses, may_name_files
+from .operands import may_name_files
 from .options import invocation, program_name
-from .path_eval import decide_use
 from .paths import Resolver
 from .programs.model import Model
 from .programs.registry import MODELS, known, looks_through, model_of
 from .risks import code_reason, env_reason, environment_reason, may_run_code, network_reason, risky_variable
 from .rules import SEVERITY, CompiledPolicy
+from .script_paths import command_paths
 from .shell import ARITHMETIC_MARK, Script, SimpleCommand, command_name, parse_script
 from .unverified import unverified
 from .verdicts import PathUse, Segment, Verdict
 
 T = TypeVar("T")
 _MAX_CWDS = 16
-_NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
 
 
 class _Walk:
@@ -114,119 +111,6 @@ class _Walk:
         self.shown_cwd = shown
 
 
-@lru_cache(maxsize=4096)
-def _static_file_uses(words: tuple[str, ...]) -> tuple[FileUse, ...]:
-    """The files a command without run-time words names: a function of its words alone."""
-    return tuple(file_uses(invocation(words), words))
-
-
-def _paths(walk: _Walk, cmd: SimpleCommand, inv) -> tuple[list[PathUse], list[str], bool]:
-    """(path uses, floor rules, talks to the network through /dev/tcp) of one command."""
-    uses: list[PathUse] = []
-    floors: list[str] = []
-    network = False
-    policy = walk.policy
-    for red in cmd.redirects:
-        if red.target.startswith(_NETWORK_DEVICES):
-            network = True
-        if not (red.writes or red.reads):
-            continue
-        resolver = walk.resolver
-        if red.writes:
-            loc = resolver.locate(red.target, walk.cwds, dynamic=red.dynamic, glob=red.glob, access="write")
-            use, more = decide_use(policy, resolver, loc, "write", redirect=True)
-            uses.append(use)
-            floors += more
-        if red.reads:
-            loc = resolver.locate(red.target, walk.cwds, dynamic=red.dynamic, glob=red.glob, access="read")
-            use, more = decide_use(policy, resolver, loc, "read")
-            uses.append(use)
-            floors += more
-    for fu in (_static_file_uses(cmd.words) if not cmd.wild_at and not cmd.operands_unknown
-               else file_uses(inv, cmd.words)):
-        if fu.word in _NOT_FILES or fu.word.startswith("/dev/fd/"):
-            continue
-        resolver = walk.resolver
-        dynamic = any(i in cmd.dynamic_at for i in fu.at) or (fu.word != "~" and "$" in fu.word
-                                                               and not fu.at)
-        glob = any(i in cmd.glob_at for i in fu.at)
-        access = "read" if fu.access == "read" else "write"
-        # find's `{}` stands for every file under its start path (`find . -exec cat {} +`)
-        tree = fu.tree or any(i in cmd.tree_at for i in fu.at)
-        deref = fu.deref or (tree and cmd.follows_links)
-        loc = resolver.locate(fu.word, [resolver.workspace] if fu.top else walk.cwds, dynamic=dynamic, glob=glob,
-                              access=access, tree=tree, follow=fu.follow)
-        use, more = decide_use(policy, resolver, loc, fu.access, tree=tree, deref=deref,
-                               tracked=fu.tracked and not walk.index_changed)
-        uses.append(use)
-        floors += more
-        if fu.extracts is not None:
-            found, more = _extracted(walk, cmd, fu, dynamic)
-            uses += found
-            floors += more
-    return uses, floors, network
-
-
-# At most this many of an extraction's members are shown (the first that are not allowed).
-_SHOWN_MEMBERS = 20
-
-
-def _extracted(walk: _Walk, cmd: SimpleCommand, fu: FileUse, dynamic: bool) -> tuple[list[PathUse], list[str]]:
-    """The members an extraction writes, each decided as a write into its directory (a
-    link member as a link to its target); what is not allowed is returned. Members not
-    known before it runs (the archive is read from a pipe, not there yet, unreadable) are
-    one write of a path only known at run time."""
-    assert fu.extracts is not None
-    source, kind, strip, junk = fu.extracts
-    resolver = walk.resolver
-    listed = None
-    text = None
-    if kind == "patch" and source == "-":  # the patch is the command's input
-        if cmd.stdin == "heredoc" and cmd.stdin_text is not None:
-            text = cmd.stdin_text
-        inputs = [r for r in cmd.redirects if r.reads and r.op == "<" and not r.dynamic]
-        source = inputs[-1].target if cmd.stdin == "file" and inputs else ""
-    source_at = [i for i, w in enumerate(cmd.words) if w == source]
-    if text is not None:
-        listed = archives.patch_targets(text, None if strip < 0 else strip)
-        source = "its input"
-    elif source and resolver.ctx.filesystem and not dynamic and not any(i in cmd.dynamic_at for i in source_at):
-        archive = resolver.locate(source, walk.cwds, access="read")
-        if archive.real is not None and not archive.unknown:
-            if kind == "patch":
-                read = archives.patch_text(archive.real)
-                listed = None if read is None else archives.patch_targets(read, None if strip < 0 else strip)
-            else:
-                listed = archives.members(archive.real, kind, strip=strip, junk=junk)
-    what = f"`{cmd.text}`"
-    if listed is None:
-        loc = resolver.locate(posixpath.join(fu.word, "$MEMBER"), walk.cwds, dynamic=True, access="write")
-        use, unknown_floors = decide_use(walk.policy, resolver, loc, "write")
-        reason = f"{what} writes files whose names are not known before it runs, so they may lie anywhere."
-        return [replace(use, reason=reason)], unknown_floors
-    out: list[PathUse] = []
-    floors: list[str] = []
-    for member in listed:
-        written = posixpath.join(fu.word, member.name)
-        loc = resolver.locate(written, walk.cwds, access="write")  # (through a link already there)
-        use, more = decide_use(walk.policy, resolver, loc, "write")
-        if use.decision == "allow" and member.link is not None:
-            target = link_target(member)
-            link = resolver.locate(target if target.startswith("/") else posixpath.join(fu.word, target), walk.cwds,
-                                   access="link")
-            use, more = decide_use(walk.policy, resolver, link, "link")
-        if use.decision != "allow":
-            verb = "patches" if kind == "patch" else "extracts"
-            out.append(replace(use, reason=f"{what} {verb} `{member.name}` from `{source}`: {use.reason}"))
-            floors += more
-            if len(out) >= _SHOWN_MEMBERS:
-                break
-    return out, floors
-
-
-_NOT_FILES = frozenset({"-", "", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/null", "/dev/tty"})
-
-
 _OPTION_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_*?[]!")
 
 
@@ -280,7 +164,7 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     path_floors: list[str] = []
     network_device = False
     if not cmd.remote and (cmd.redirects or cmd.operands_unknown or may_name_files(inv)):
-        found, path_floors, network_device = _paths(walk, cmd, inv)
+        found, path_floors, network_device = command_paths(walk, cmd, inv)
         uses = tuple(found)
         cls = most_severe([cls] + [u.side_effect_class for u in uses if u.access != "read"])
         if network_device:
