@@ -74,6 +74,7 @@ from __future__ import annotations
 
 from .classnames import CLASSES, DESTRUCTIVE, LOCAL, OUTSIDE, PROTECTED, READ_ONLY, REMOTE, SEVERITY
 from .options import Invocation, invocation
+from .programs.model import Model
 from .programs.registry import MODELS, known, model_of
 
 __all__ = ["CLASSES", "DESTRUCTIVE", "LOCAL", "OUTSIDE", "PROTECTED", "READ_ONLY", "REMOTE", "SEVERITY",
@@ -112,8 +113,11 @@ def known_program(name: str) -> bool:
 KNOWN_PROGRAMS = frozenset(name for name, model in MODELS.items() if model.known)
 
 
-def classify_invocation(inv: Invocation) -> str | None:
-    """The side-effect class of one command read by meaning: its model's class facet."""
+def classify_invocation(inv: Invocation, model: Model | None = None) -> str | None:
+    """The side-effect class of one command read by meaning: its model's class facet
+    (`model`: a rule policy's own model of the program)."""
+    if model is not None:
+        return model.classify(inv)
     model = MODELS.get(inv.program)
     if model is None:
         model = model_of(inv.program)

@@ -18,21 +18,25 @@ from __future__ import annotations
 
 from .fileuse import FileUse
 from .options import Invocation
+from .programs.model import Model
 from .programs.registry import MODELS, model_of
 
 # Every program a command of which may name files (the others' path checks are skipped).
 NAMES_FILES = frozenset(name for name, model in MODELS.items() if model.files is not None or model.file_options)
 
 
-def may_name_files(inv: Invocation) -> bool:
+def may_name_files(inv: Invocation, model: Model | None = None) -> bool:
     """Whether a command may name files it reads or writes (`git status` names none)."""
-    model = MODELS.get(inv.program)
+    if model is None:
+        model = MODELS.get(inv.program)
     return model is not None and model.may_name_files(inv)
 
 
-def file_uses(inv: Invocation, words) -> list[FileUse]:
-    """The files a command (read by meaning) reads, writes or links to."""
-    model = model_of(inv.program)
+def file_uses(inv: Invocation, words, model: Model | None = None) -> list[FileUse]:
+    """The files a command (read by meaning) reads, writes or links to (`model`: a rule
+    policy's own model of the program)."""
+    if model is None:
+        model = model_of(inv.program)
     if model is None:
         return []
     found = model.files(inv, words) if model.files is not None else []

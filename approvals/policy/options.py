@@ -18,6 +18,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .programs.invocation import WILD, Invocation
+from .programs.model import Model
 from .programs.registry import ALIAS_OPTIONS, MODELS, program_name, spec_of
 from .programs.spec import UNKNOWN, Spec
 
@@ -27,11 +28,13 @@ __all__ = ["UNKNOWN", "WILD", "Invocation", "Spec", "invocation", "program_name"
 _NO_INTS: frozenset[int] = frozenset()
 
 
-def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = False) -> Invocation:
+def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = False,
+               model: Model | None = None) -> Invocation:
     """The Invocation of `words` (words[0] is the command name, already reduced to a name).
 
     `wild_at` are indices of words whose value is only known at run time; `pattern` reads a
-    rule pattern (where `*` is a wildcard word, never an option value's end of options).
+    rule pattern (where `*` is a wildcard word, never an option value's end of options);
+    `model`: the program's model to read it with (a rule policy's own), not the built-in one.
     """
     first = words[0]
     program, lead = program_name(first)
@@ -43,7 +46,8 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
         rest = list(words)
         offset = 0
         k = 1
-    model = MODELS.get(program)
+    if model is None:
+        model = MODELS.get(program)
     spec = model.options if model is not None else UNKNOWN
     options: set[str] = set()
     values: dict[str, list[str]] = {}

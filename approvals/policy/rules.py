@@ -17,6 +17,7 @@ from .example_requests import check_policy_examples, check_rule_examples
 from .options import Invocation
 from .pattern_checks import command_pattern_problem, glob_problem
 from .patterns import CommandMatcher, PathMatcher, compile_command, glob_regex
+from .programs.custom import read_programs
 
 DECISIONS = ("allow", "ask", "deny", "abort")
 RULE_DECISIONS = ("deny", "ask", "allow")  # most restrictive first
@@ -28,7 +29,8 @@ DEFAULT_POLICY: dict = {
     "default": "ask",
 }
 
-_TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "default", "unverified", "examples")
+_TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "default", "unverified", "programs",
+             "examples")
 UNVERIFIED_DECISIONS = ("allow", "ask", "deny")
 _RULE_KEYS = ("match", "reason", "examples")
 _RULESET_KEYS = ("allow", "ask", "deny", "default")
@@ -86,6 +88,8 @@ class CompiledPolicy:
     default: str = "ask"
     # what a program model does not recognise gets inside the sandbox floor (without one: ask)
     unverified: str = "allow"
+    # program models the policy adds or overrides (`programs/custom.py`)
+    programs: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
 def _invalid(message: str, field: str, value: Any) -> PolicyError:
@@ -294,6 +298,8 @@ def _read(document: Any, problems: _Problems) -> dict[str, Any]:
             parts["default"] = _decision(value, "default", problems)
         elif key == "unverified":
             parts["unverified"] = _unverified(value, problems)
+        elif key == "programs":
+            parts["programs"] = read_programs(value, problems)
         elif key == "examples":
             check_policy_examples(value, problems, DECISIONS)
         else:

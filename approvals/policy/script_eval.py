@@ -35,7 +35,7 @@ from typing import TypeVar
 from .classes import LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
 from .decisions import fallback, rule_reason, worse
 from .operands import may_name_files
-from .options import invocation, program_name
+from .options import invocation, program_name, read_words
 from .paths import Resolver
 from .programs.model import Model
 from .programs.registry import MODELS, known, looks_through, model_of
@@ -158,13 +158,22 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
         cmd = cmd._replace(words=(linked,) + cmd.words[1:])
         inv = invocation(cmd.words, cmd.wild_at)
     program = inv.program
-    model = MODELS.get(program) or model_of(program)
-    cls = own_cls = classify_invocation(inv if model is None or model.reading is None else model.reading(cmd, inv))
+    custom = policy.programs.get(program) if policy.programs else None
+    built_in = inv
+    if custom is not None:
+        # the rule policy's own model of the program: read with it (rules are matched
+        # against both readings, below)
+        model: Model | None = custom
+        inv = read_words(cmd.words, cmd.wild_at, model=custom)
+    else:
+        model = MODELS.get(program) or model_of(program)
+    cls = own_cls = classify_invocation(inv if model is None or model.reading is None else model.reading(cmd, inv),
+                                        custom)
     uses: tuple[PathUse, ...] = ()
     path_floors: list[str] = []
     network_device = False
-    if not cmd.remote and (cmd.redirects or cmd.operands_unknown or may_name_files(inv)):
-        found, path_floors, network_device = command_paths(walk, cmd, inv)
+    if not cmd.remote and (cmd.redirects or cmd.operands_unknown or may_name_files(inv, custom)):
+        found, path_floors, network_device = command_paths(walk, cmd, inv, custom)
         uses = tuple(found)
         cls = most_severe([cls] + [u.side_effect_class for u in uses if u.access != "read"])
         if network_device:
@@ -180,6 +189,9 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     certain = uncertain = None
     if ruleset is not None:
         certain, uncertain = ruleset.match_command(inv, own_cls)
+        if custom is not None:
+            certain, uncertain = _most_restrictive(ruleset, (certain, uncertain),
+                                                   ruleset.match_command(built_in, own_cls))
     if certain is not None:
         decision, index = certain
         rule = ruleset.labels[certain]  # type: ignore[union-attr]
@@ -247,6 +259,16 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
                          uses, grantable, tuple(dict.fromkeys(floors)) if floors else (), inv)
 
 
+def _most_restrictive(ruleset, first, second):
+    """Of two readings' matches ((certain, uncertain) each), the more restrictive of each:
+    a rule policy's own model of a program never reads a command out of a deny rule."""
+    def pick(a, b):
+        if a is None or b is None:
+            return a if b is None else b
+        return a if SEVERITY[a[0]] >= SEVERITY[b[0]] else b
+    return pick(first[0], second[0]), pick(first[1], second[1])
+
+
 def _floors(cmd: SimpleCommand, inv, model: Model | None, ruleset, decision: str, uncertain, what: str,
             network_device: bool) -> list[tuple[str, str, str, str | None]]:
     """The `ask` floors of one command beyond its own rule: (decision, rule, reason, grantable)."""
@@ -297,12 +319,15 @@ _PROGRAM_WORD = re.compile(r"^[A-Za-z0-9_./+~-][A-Za-z0-9_./+-]*$")
 _SUFFIXES_READ = 128  # more program-like words than this: not read, asked about
 
 
-def _may_wrap(cmd: SimpleCommand, segment: Segment) -> bool:
+def _may_wrap(cmd: SimpleCommand, segment: Segment, policy: CompiledPolicy) -> bool:
     """An unknown program (`chronic`, `pee`, `./run.sh`…) may run its arguments as a
-    command, as `timeout` or `xargs` do: the policy cannot tell."""
+    command, as `timeout` or `xargs` do: the policy cannot tell (unless its rule policy
+    describes the program)."""
     if segment.side_effect_class is not None or cmd.dynamic_name or cmd.remote or len(cmd.words) < 2:
         return False
     program = program_name(cmd.words[0])[0]
+    if policy.programs and program in policy.programs:
+        return False
     model = MODELS.get(program)
     return not known(program) and not looks_through(program) and (model is None or model.runs_scripts is None)
 
@@ -389,7 +414,7 @@ def decide_script(policy: CompiledPolicy, command: str, cwd: str, resolver: Call
     for cmd in script.commands:
         segment = _segment(walk, cmd)
         segments.append(segment)
-        if _may_wrap(cmd, segment):
+        if _may_wrap(cmd, segment, policy):
             wrapped = _through_unknown(walk, cmd)
             if wrapped is not None:
                 segments.append(wrapped)

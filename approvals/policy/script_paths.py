@@ -26,9 +26,10 @@ def _static_file_uses(words: tuple[str, ...]) -> tuple[FileUse, ...]:
     return tuple(file_uses(invocation(words), words))
 
 
-def command_paths(walk, cmd: SimpleCommand, inv) -> tuple[list[PathUse], list[str], bool]:
+def command_paths(walk, cmd: SimpleCommand, inv, model=None) -> tuple[list[PathUse], list[str], bool]:
     """(path uses, floor rules, talks to the network through /dev/tcp) of one command
-    (`walk`: the script's walk, its policy, working directories and resolver)."""
+    (`walk`: the script's walk, its policy, working directories and resolver; `model`: a
+    rule policy's own model of the program)."""
     uses: list[PathUse] = []
     floors: list[str] = []
     network = False
@@ -49,8 +50,8 @@ def command_paths(walk, cmd: SimpleCommand, inv) -> tuple[list[PathUse], list[st
             use, more = decide_use(policy, resolver, loc, "read")
             uses.append(use)
             floors += more
-    for fu in (_static_file_uses(cmd.words) if not cmd.wild_at and not cmd.operands_unknown
-               else file_uses(inv, cmd.words)):
+    for fu in (_static_file_uses(cmd.words) if not cmd.wild_at and not cmd.operands_unknown and model is None
+               else file_uses(inv, cmd.words, model)):
         if fu.word in _NOT_FILES or fu.word.startswith("/dev/fd/"):
             continue
         resolver = walk.resolver
