@@ -1,15 +1,22 @@
-"""Benchmark: evaluating a one-line command against a 30-rule policy vs tree-sitter alone;
-and a recursive search (`grep -r KEY .`) under a policy with a `reads` deny rule, whose
-tree is walked, in workspaces of 1,000 and 20,000 entries (the walk's limit).
+"""Benchmark: evaluating commands against a 31-rule policy vs tree-sitter's parse of the same
+text, in the same run; a 20-command script; and a recursive search (`grep -r KEY .`) under a
+policy with a `reads` deny rule, whose tree is walked, in workspaces of 1,000 and 20,000
+entries (the walk's limit).
 
-Run: .venv/bin/python bench/policy_eval.py  (prints figures; the target is evaluate median
-<= 3x the parse median, both measured in this run).
+Times are CPU time of this process (`time.process_time_ns`), so other work on the machine
+moves them less; each figure is the median of 200 batches of 50. Commands are evaluated in a
+real workspace (a git repository with a source file) and, as the earlier figure was, in a
+`/work/project` that does not exist.
+
+Run: .venv/bin/python bench/policy_eval.py  (prints figures; targets: evaluate <= 5x the
+parse of the same command, a 20-command script <= 2 ms).
 """
 
 from __future__ import annotations
 
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +43,9 @@ POLICY = {
     "default": "ask",
 }
 COMMAND = "git diff --stat HEAD~1 -- src/app.py"
+COMMANDS = [COMMAND, "ls -la src", "git status", "cat src/app.py", "grep -rn TODO src | head -5", "sort -u src/app.py"]
+SCRIPT = " && ".join(["git status", "ls -la src", "cat src/app.py", "grep -rn TODO src", "git diff --stat",
+                      "echo done", "wc -l src/app.py", "head -n 5 src/app.py", "git log --oneline -5", "pwd"] * 2)
 BATCHES = 200
 PER_BATCH = 50
 
@@ -44,36 +54,59 @@ def rule_count(doc) -> int:
     return sum(len(doc["commands"][k]) for k in ("allow", "ask", "deny")) + len(doc["tools"])
 
 
-def median_us(fn) -> float:
-    for _ in range(PER_BATCH * 5):  # warm up
+def median_us(fn, batches: int = BATCHES, per_batch: int = PER_BATCH) -> float:
+    for _ in range(per_batch * 5):  # warm up
         fn()
     samples = []
-    for _ in range(BATCHES):
-        start = time.perf_counter_ns()
-        for _ in range(PER_BATCH):
+    for _ in range(batches):
+        start = time.process_time_ns()
+        for _ in range(per_batch):
             fn()
-        samples.append((time.perf_counter_ns() - start) / PER_BATCH / 1000)
+        samples.append((time.process_time_ns() - start) / per_batch / 1000)
     return statistics.median(samples)
+
+
+def workspace(root: Path) -> Path:
+    """A small git repository with a source file and its installed-hooks directory (samples
+    only), as a run's workspace looks."""
+    ws = root / "project"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "app.py").write_text("def main():\n    return 1  # TODO\n")
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    return ws
 
 
 def main() -> int:
     policy = compile_policy(POLICY)  # once per version; evaluate never recompiles
-    request = {"tool": "bash", "input": {"command": COMMAND}, "cwd": "/work/project"}
     parser = Parser(Language(tree_sitter_bash.language()))
-    source = COMMAND.encode()
-    verdict = evaluate(policy, request)
-    parse_us = median_us(lambda: parser.parse(source))
-    eval_us = median_us(lambda: evaluate(policy, request))
-    compile_start = time.perf_counter_ns()
-    compile_policy(POLICY)
-    cached_us = (time.perf_counter_ns() - compile_start) / 1000
-    ratio = eval_us / parse_us
     print(f"policy: {rule_count(POLICY)} rules, version {policy.version[:16]}")
-    print(f"command: {COMMAND!r} -> {verdict.decision} ({verdict.rule})")
+    with tempfile.TemporaryDirectory() as root:
+        ws = workspace(Path(root))
+        real = PathContext(workspace=str(ws), homes=(str(Path(root) / "home"),))
+        print(f"{'command':40} {'parse':>8} {'evaluate':>10} {'ratio':>7}   (real workspace; us of CPU)")
+        for command in COMMANDS:
+            source = command.encode()
+            request = {"tool": "bash", "input": {"command": command}, "cwd": str(ws)}
+            verdict = evaluate(policy, request, paths=real)
+            parse_us = median_us(lambda s=source: parser.parse(s))
+            eval_us = median_us(lambda r=request: evaluate(policy, r, paths=real))
+            print(f"{command:40} {parse_us:8.2f} {eval_us:10.2f} {eval_us / parse_us:6.1f}x   -> {verdict.decision} "
+                  f"({verdict.rule})")
+        request = {"tool": "bash", "input": {"command": SCRIPT}, "cwd": str(ws)}
+        script_us = median_us(lambda: evaluate(policy, request, paths=real), 40, 10)
+        print(f"20-command script: {script_us / 1000:6.3f} ms (target <= 2 ms: {'met' if script_us <= 2000 else 'MISSED'})")
+    request = {"tool": "bash", "input": {"command": COMMAND}, "cwd": "/work/project"}
+    verdict = evaluate(policy, request)
+    parse_us = median_us(lambda: parser.parse(COMMAND.encode()))
+    eval_us = median_us(lambda: evaluate(policy, request))
+    ratio = eval_us / parse_us
+    print(f"command: {COMMAND!r} in a /work/project that does not exist -> {verdict.decision} ({verdict.rule})")
     print(f"tree-sitter parse median: {parse_us:8.2f} us")
     print(f"evaluate median:          {eval_us:8.2f} us")
-    print(f"ratio evaluate/parse:     {ratio:8.2f}x (target <= 3x: {'met' if ratio <= 3 else 'MISSED'})")
-    print(f"compile_policy (cached):  {cached_us:8.2f} us")
+    print(f"ratio evaluate/parse:     {ratio:8.2f}x (target <= 5x: {'met' if ratio <= 5 else 'MISSED'})")
+    compile_start = time.perf_counter_ns()
+    compile_policy(POLICY)
+    print(f"compile_policy (cached):  {(time.perf_counter_ns() - compile_start) / 1000:8.2f} us")
     tree_walks()
     return 0
 

@@ -1,5 +1,9 @@
 """Gatehouse's policy core: pure Python, no Django.
 
+What each program's words mean is its model's (`programs/`: one model per program, in one
+registry); what a model does not recognise is never allowed by a class on its own
+(`unverified.py`).
+
 Rule policies decide one tool request (`compile_policy`, `evaluate`), are validated with
 every problem listed (`policy_problems`), carry examples checked as tests (`check_examples`)
 and export to agent-native formats (`export_policy`); session grants narrow

@@ -48,7 +48,8 @@ def context_of(req: Mapping, paths: PathContext | None) -> PathContext:
     return paths if paths is not None else default_context(req.get("cwd"))
 
 
-def _decide(policy: CompiledPolicy, req: Mapping, paths: PathContext | None) -> tuple[Verdict, object]:
+def _decide(policy: CompiledPolicy, req: Mapping, paths: PathContext | None, floor: bool = False
+            ) -> tuple[Verdict, object]:
     tool = req["tool"]
     cwd = req.get("cwd") or (paths.workspace if paths is not None else None) or context_of(req, None).workspace
     resolver: list[Resolver] = []
@@ -74,7 +75,7 @@ def _decide(policy: CompiledPolicy, req: Mapping, paths: PathContext | None) -> 
         return Verdict("allow", f"`{tool}` is bookkeeping, allowed unless the policy's tools say otherwise.",
                        "bookkeeping", (), "read-only"), None
     if tool == "bash":
-        return decide_script(policy, req["input"]["command"], cwd, make_resolver)
+        return decide_script(policy, req["input"]["command"], cwd, make_resolver, floor)
     if tool in EDIT_TOOLS:
         return decide_edit(policy, make_resolver(), tool, edit_path(req), cwd, move_path(req)), None
     cls = classify_tool(tool)
@@ -99,15 +100,18 @@ def evaluate(
     grants may turn an `ask` (never a `deny` or `abort`, never a protected path) into
     `allow`.
 
-    `paths` says where the run works (its workspace, homes, protected directories); by
+    `run_view.floor`: an OS sandbox floor holds the run, so what a program model does not
+    recognise is decided by the policy's `unverified` setting (`unverified.py`); without
+    one it is asked about. `paths` says where the run works (its workspace, homes, protected directories); by
     default the request's `cwd` is the workspace and the process's HOME the home.
     """
     req = validate_request(request)
     checked_grants = [validate_grant(g) for g in grants] if grants else ()
-    limited = _limits(policy, run_view or _NO_RUN)
+    view = run_view or _NO_RUN
+    limited = _limits(policy, view)
     if limited is not None:
         return limited
-    verdict, script = _decide(policy, req, paths)
+    verdict, script = _decide(policy, req, paths, view.floor)
     if verdict.decision != "ask" or not checked_grants:
         return verdict
     grant = covering_grant(checked_grants, req, verdict, script)

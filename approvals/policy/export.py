@@ -129,6 +129,10 @@ def _common_unexpressed(document: Mapping, compiled, agent: str) -> list[str]:
         value = getattr(compiled, key)
         if value is not None:
             out.append(f"limits.{key} ({value}): {agent} has no per-run limits")
+    for name in compiled.programs:
+        out.append(f"programs.{name}: {agent} has no program models (it reads the rules' words as written)")
+    if document.get("unverified"):
+        out.append(f"unverified ({document['unverified']}): {agent} has no program models to verify against")
     if document.get("examples"):
         out.append(f"examples: {agent} has no policy examples (run `manage.py policy_check --test`)")
     if compiled.network is not None:

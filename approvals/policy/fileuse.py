@@ -1,5 +1,5 @@
 """A file a command reads, writes or links to: what the file-operand catalogues
-(`operands.py`, `git_operands.py`) find in a command's words."""
+(the program models' files facets, `programs/`) find in a command's words."""
 
 from __future__ import annotations
 

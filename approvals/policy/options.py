@@ -4,89 +4,37 @@
 positionals `("push", "origin", "main")`, options `{"-C", "--no-pager", "-f"}` and option
 values `{"-C": ("x",)}`. Short-option clusters are split (`-rf` reads `-r -f`), long options
 map to their short form (`--recursive` reads `-r`) and unique abbreviations of a long
-option are expanded (`--recur` reads `-r`, as getopt_long does) from a catalogue of common
-programs; options that take a value consume it (`-n ns`, `-Cdir`, `--git-dir=x`), so the
-value is never taken for an operand. A program outside the catalogue keeps each option
-word as written and also as its letters, so `-xy` matches `-yx` and `-x -y`.
+option are expanded (`--recur` reads `-r`, as getopt_long does) as each program's model
+spells them (`programs/`); options that take a value consume it (`-n ns`, `-Cdir`,
+`--git-dir=x`), so the value is never taken for an operand. A program whose model does not
+spell its options keeps each option word as written and also as its letters, so `-xy`
+matches `-yx` and `-x -y`.
 
 The same reading is applied to rule patterns and to commands, so both sides agree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import lru_cache
-from typing import NamedTuple
 
-from .catalogue import _ALIAS_OPTIONS, _ALIASES, _CATALOGUE, _GIT_SUBS, UNKNOWN, Spec
+from .programs.invocation import WILD, Invocation
+from .programs.model import Model
+from .programs.registry import ALIAS_OPTIONS, MODELS, program_name, spec_of
+from .programs.spec import UNKNOWN, Spec
 
 __all__ = ["UNKNOWN", "WILD", "Invocation", "Spec", "invocation", "program_name", "read_words", "spec_of"]
-WILD = "\x01"  # a positional whose run-time value is unknown ($x, a glob that may match `-rf`)
-
-_STEMS = ("python", "pip", "perl", "ruby", "php", "lua", "node")
-
-
-def program_name(word: str) -> tuple[str, tuple[str, ...]]:
-    """(catalogue name, extra leading words) of a command word: `python3.11` -> python,
-    `git-push` -> git push, `RM` -> rm (a case-insensitive file system runs it as rm)."""
-    alias = _ALIASES.get(word)
-    if alias is not None:
-        return alias, ()
-    if word.isalpha() and word.islower():
-        return word, ()  # the common case: a plain lower-case name
-    name = word.lower()
-    if name.endswith(".exe"):
-        name = name[:-4]
-    if name in _ALIASES:
-        return _ALIASES[name], ()
-    for stem in _STEMS:
-        if name.startswith(stem) and name[len(stem):].replace(".", "").isdigit():
-            return stem, ()
-    if name.startswith("git-") and name[4:] in _GIT_SUBS:
-        return "git", (name[4:],)
-    if name.startswith("docker-") and name[7:] in ("compose", "buildx"):
-        return "docker", (name[7:],)
-    return name, ()
-
-
-def spec_of(program: str) -> Spec:
-    return _CATALOGUE.get(program, UNKNOWN)
-
-
-class Invocation(NamedTuple):
-    """One simple command read by meaning."""
-
-    program: str
-    positionals: tuple[str, ...]  # subcommands and operands in order; WILD for an unknown word
-    options: frozenset[str]  # canonical options (`-r`, `--dry-run`); clusters of unknown programs also as letters
-    values: Mapping[str, tuple[str, ...]]  # option -> the values it was given
-    wild: bool = False  # some word's run-time value is unknown (it could supply any option or operand)
-    wild_option_at: frozenset[int] = frozenset()  # such words where an option may stand (before `--`, not a value)
-    subcommand: str | None = None  # the catalogued subcommand, when the program has them
-    has_subcommands: bool = False
-    operands_from: int = 0  # index in positionals where operands start (after the subcommand)
-    option_words: tuple[str, ...] = ()  # the option words as written (for `*` patterns and display)
-    end_of_options: bool = False  # a `--` ended the options
-    positional_at: tuple[int, ...] = ()  # index in the command's words of each positional
-    value_at: Mapping[str, tuple[int, ...]] = {}  # index of the word holding each value
-
-    def value(self, option: str) -> str | None:
-        got = self.values.get(option)
-        return got[-1] if got else None
-
-    @property
-    def operands(self) -> tuple[str, ...]:
-        return self.positionals[self.operands_from:]
 
 
 _NO_INTS: frozenset[int] = frozenset()
 
 
-def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = False) -> Invocation:
+def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = False,
+               model: Model | None = None) -> Invocation:
     """The Invocation of `words` (words[0] is the command name, already reduced to a name).
 
     `wild_at` are indices of words whose value is only known at run time; `pattern` reads a
-    rule pattern (where `*` is a wildcard word, never an option value's end of options).
+    rule pattern (where `*` is a wildcard word, never an option value's end of options);
+    `model`: the program's model to read it with (a rule policy's own), not the built-in one.
     """
     first = words[0]
     program, lead = program_name(first)
@@ -98,24 +46,28 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
         rest = list(words)
         offset = 0
         k = 1
-    spec = _CATALOGUE.get(program, UNKNOWN)
+    if model is None:
+        model = MODELS.get(program)
+    spec = model.options if model is not None else UNKNOWN
     options: set[str] = set()
     values: dict[str, list[str]] = {}
     value_at: dict[str, list[int]] = {}
-    if first in _ALIAS_OPTIONS or first.lower() in _ALIAS_OPTIONS:
-        options.add(_ALIAS_OPTIONS[first.lower()])
+    if first in ALIAS_OPTIONS or first.lower() in ALIAS_OPTIONS:
+        options.add(ALIAS_OPTIONS[first.lower()])
     positionals: list[str] = []
     positional_at: list[int] = []
     option_words: list[str] = []
     wild = False
     wild_option_at: set[int] = set()
+    unrecognised: list[int] = []  # option words (and a subcommand) the program's model does not declare
+    exec_until = ""  # find's `-exec CMD ;`: CMD's words are not find's
     subcommand: str | None = None
     operands_from = 0
     level = spec
     ended = False
     end_seen = False
     # tar's first word may be a dashless cluster (`tar xzf a.tgz`)
-    if program == "tar" and len(rest) > k and rest[k].isalpha():
+    if model is not None and model.dashless_first and len(rest) > k and rest[k].isalpha():
         rest[k] = "-" + rest[k]
     n = len(rest)
     while k < n:
@@ -126,6 +78,9 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
             wild = True
             if not ended:
                 wild_option_at.add(index)
+        if exec_until:
+            if word in (";", "+"):
+                exec_until = ""
         if ended or word[:1] != "-" or word == "-" or (pattern and word == "*"):
             positional_at.append(index)
             if level.stop_at_operand:
@@ -135,6 +90,9 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
                 positionals.append(subcommand)
                 operands_from = len(positionals)
                 level = level.subcommands.get(subcommand) or level.default_sub or UNKNOWN
+                if not pattern and model is not None and model.subcommands is not None \
+                        and subcommand not in model.subcommands and subcommand not in (spec.subcommands or {}):
+                    unrecognised.append(index)
             else:
                 positionals.append(WILD if is_wild and not pattern else word)
             k += 1
@@ -146,7 +104,18 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
         option_words.append(word)
         if word[1] == "-" or level.single_dash:
             name, eq, attached_value = word.lstrip("-").partition("=")
-            canons: tuple[str, ...] = ("-" + name,) if level.single_dash else level.long(name)
+            if level.single_dash:
+                canons: tuple[str, ...] = ("-" + name,)
+                if not exec_until and canons[0] in level.runs_until:
+                    exec_until = canons[0]
+                elif not exec_until and canons[0] not in level.values and canons[0] not in level.flags \
+                        and not pattern and not level.any_option:
+                    unrecognised.append(index)
+            else:
+                canons = level.long(name)
+                if not pattern and name not in level.longs and not level.any_option \
+                        and not level.declares_long(name, canons):
+                    unrecognised.append(index)
             value: str | None = attached_value if eq else None
             at = index
             if value is None and k + 1 < n:
@@ -165,7 +134,9 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
             k += 1
             continue
         if not level.known:
-            # outside the catalogue: the word as written, and its letters (`-xy` also reads `-x -y`)
+            # options not modelled: the word as written, and its letters (`-xy` also reads `-x -y`)
+            if not pattern:
+                unrecognised.append(index)
             options.add(word.split("=", 1)[0])
             options.update("-" + ch for ch in word[1:].split("=", 1)[0])
             k += 1
@@ -175,9 +146,19 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
         takes = level.values
         j = 1
         length = len(word)
+        if level.numeric and word[1:].isdigit():
+            options.add(word)  # `head -5`, `git log -20`: a count
+            k += 1
+            continue
         while j < length:
             letter = word[j]
-            canon = shorts.get(letter) or "-" + letter
+            declared = shorts.get(letter)
+            if declared is None:
+                canon = "-" + letter
+                if not pattern and canon not in level.flags and not level.any_option:
+                    unrecognised.append(index)
+            else:
+                canon = declared
             options.add(canon)
             if canon in takes and canon not in level.attached:
                 tail = word[j + 1:]
@@ -203,6 +184,7 @@ def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = 
         wild, frozenset(wild_option_at) if wild_option_at else _NO_INTS, subcommand, spec.subcommands is not None,
         operands_from, tuple(option_words), end_seen, tuple(positional_at),
         {key: tuple(v) for key, v in value_at.items()} if value_at else {},
+        tuple(dict.fromkeys(unrecognised)) if unrecognised else (),
     )
 
 

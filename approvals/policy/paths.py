@@ -30,12 +30,13 @@ import glob as globlib
 import os
 import posixpath
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import islice
 from typing import NamedTuple, TypeVar
 
-from .git_index import tracked_paths
+from .programs.git.index import tracked_paths
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,28 @@ class LinkedTree(NamedTuple):
     cut: bool  # the walk stopped at its limit
 
 
+_O_PATH = getattr(os, "O_PATH", 0)
+_PROC_FDS = os.path.isdir("/proc/self/fd")
+
+
 def _real(path: str) -> str:
+    """`realpath`: where a path really is, its links resolved. An existing path is asked of
+    the kernel (open it without reading, read back the name of what was opened: three
+    system calls where realpath makes one per component); any other is walked."""
+    if _O_PATH and _PROC_FDS and path.startswith("/"):
+        try:
+            fd = os.open(path, _O_PATH)
+        except (OSError, ValueError):
+            pass
+        else:
+            try:
+                found = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                found = ""
+            finally:
+                os.close(fd)
+            if found.startswith("/") and not found.endswith(" (deleted)"):
+                return found
     try:
         return posixpath.realpath(path)
     except (OSError, ValueError):
@@ -231,6 +253,36 @@ def _root_index(roots: tuple[tuple[str, str], ...]
 
 
 T = TypeVar("T")
+_MISSING = object()
+
+
+# A context's own places (its workspace, homes and protected directories, where they really
+# are, and the protected roots they give) are read once per context for this long: they
+# are Gatehouse's directories, which the agent does not move.
+_CONTEXT_SECONDS = 5.0
+_CONTEXTS: dict[PathContext, tuple[float, tuple]] = {}
+
+
+def _context_places(ctx: PathContext) -> tuple:
+    now = time.monotonic()
+    hit = _CONTEXTS.get(ctx)
+    if hit is not None and now - hit[0] < _CONTEXT_SECONDS:
+        return hit[1]
+    real = _real if ctx.filesystem else _lexical
+    workspace = posixpath.normpath(ctx.workspace)
+    homes = tuple(dict.fromkeys(posixpath.normpath(h) for h in ctx.homes if h and h.startswith("/")))
+    real_homes = tuple(dict.fromkeys(h2 for h in homes for h2 in (h, real(h))))
+    protected_dirs = tuple(dict.fromkeys(
+        d2 for d in ctx.protected_dirs if d and d.startswith("/") for d2 in (posixpath.normpath(d), real(d))))
+    roots = [(p, p) for p in SYSTEM_PROTECTED]
+    for home in real_homes:  # lower-cased: on a case-insensitive file system `~/.SSH` is `~/.ssh`
+        roots += [(f"{home}/{name}".lower(), f"~/{name}") for name in HOME_PROTECTED]
+    roots += [(d.lower(), _VAR_LABEL) for d in protected_dirs]
+    places: tuple = (workspace, real(workspace), homes, real_homes, protected_dirs, tuple(roots), {})
+    if len(_CONTEXTS) > 256:
+        _CONTEXTS.clear()
+    _CONTEXTS[ctx] = (now, places)
+    return places
 
 
 class Resolver:
@@ -239,14 +291,8 @@ class Resolver:
     def __init__(self, ctx: PathContext) -> None:
         self.ctx = ctx
         self._real: Callable[[str], str] = _real if ctx.filesystem else _lexical
-        self.workspace = posixpath.normpath(ctx.workspace)
-        self.real_workspace = self._real(self.workspace)
-        homes = [posixpath.normpath(h) for h in ctx.homes if h and h.startswith("/")]
-        self.homes = tuple(dict.fromkeys(homes))
-        self.real_homes = tuple(dict.fromkeys(h2 for h in self.homes for h2 in (h, self._real(h))))
-        self.protected_dirs = tuple(dict.fromkeys(
-            d2 for d in ctx.protected_dirs if d and d.startswith("/") for d2 in (posixpath.normpath(d), self._real(d))))
-        self.roots = self._protected_roots()
+        (self.workspace, self.real_workspace, self.homes, self.real_homes, self.protected_dirs, self.roots,
+         self._protected_of) = _context_places(ctx)
         self._at_root, self._above_root = _root_index(self.roots)
         # the trees walked for this request, by (walk, path, limit): the same tree read by
         # several commands of a script (or the suffixes of an unknown program's words) is
@@ -258,14 +304,6 @@ class Resolver:
         if key not in self._walked:
             self._walked[key] = walk(real, limit)
         return self._walked[key]  # type: ignore[return-value]
-
-    def _protected_roots(self) -> tuple[tuple[str, str], ...]:
-        # lower-cased: on a case-insensitive file system `~/.SSH` is `~/.ssh`
-        roots = [(p, p) for p in SYSTEM_PROTECTED]
-        for home in self.real_homes:
-            roots += [(f"{home}/{name}".lower(), f"~/{name}") for name in HOME_PROTECTED]
-        roots += [(d.lower(), _VAR_LABEL) for d in self.protected_dirs]
-        return tuple(roots)
 
     # --- expanding what a word stands for -------------------------------------------------
 
@@ -307,6 +345,18 @@ class Resolver:
     # --- classifying a candidate -------------------------------------------------------------
 
     def protected(self, path: str) -> str | None:
+        """What protects a path (a pure function of the path and the context's places:
+        remembered for the context)."""
+        known = self._protected_of.get(path, _MISSING)
+        if known is not _MISSING:
+            return known  # type: ignore[return-value]
+        found = self._protected(path)
+        if len(self._protected_of) > 8192:
+            self._protected_of.clear()
+        self._protected_of[path] = found
+        return found
+
+    def _protected(self, path: str) -> str | None:
         hit = control_file(path)
         if hit:
             return hit
@@ -389,7 +439,7 @@ class Resolver:
 
     def _tracked_entries(self, real: str, limit: int) -> tuple[list[str], bool] | None:
         """The workspace-relative paths git tracks in the repository a git command run in
-        `real` works in (its index: `git_index.py`), and whether there were more than
+        `real` works in (its index: `programs/git/index.py`), and whether there were more than
         `limit`. The repository is found as git finds it, from `real` up, but not above
         the workspace (agents run with GIT_CEILING_DIRECTORIES there); none found: nothing
         is tracked. None when the index cannot be read or the `.git` is a file naming a

@@ -18,6 +18,7 @@ from .network import NetworkPolicy, read_network
 from .options import Invocation
 from .pattern_checks import command_pattern_problem, glob_problem
 from .patterns import CommandMatcher, PathMatcher, compile_command, glob_regex
+from .programs.custom import read_programs
 
 DECISIONS = ("allow", "ask", "deny", "abort")
 RULE_DECISIONS = ("deny", "ask", "allow")  # most restrictive first
@@ -29,7 +30,9 @@ DEFAULT_POLICY: dict = {
     "default": "ask",
 }
 
-_TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "network", "default", "examples")
+_TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "network", "default", "unverified", "programs",
+             "examples")
+UNVERIFIED_DECISIONS = ("allow", "ask", "deny")
 _RULE_KEYS = ("match", "reason", "examples")
 _RULESET_KEYS = ("allow", "ask", "deny", "default")
 _LIMIT_KEYS = ("max_tool_calls", "max_denials")
@@ -85,6 +88,10 @@ class CompiledPolicy:
     max_denials: int | None = None
     network: NetworkPolicy | None = field(default=None, repr=False)  # None: the section is absent
     default: str = "ask"
+    # what a program model does not recognise gets inside the sandbox floor (without one: ask)
+    unverified: str = "allow"
+    # program models the policy adds or overrides (`programs/custom.py`)
+    programs: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
 def _invalid(message: str, field: str, value: Any) -> PolicyError:
@@ -207,6 +214,17 @@ def _ruleset(name: str, value: Any, problems: _Problems) -> RuleSet | None:
     return RuleSet(name, rules, default, combined, order, labels)
 
 
+def _unverified(value: Any, problems: _Problems) -> str:
+    """What a command its program's model does not recognise gets inside the floor."""
+    if value in UNVERIFIED_DECISIONS:
+        return value
+    what = repr(value) if isinstance(value, str) else json_type(value)
+    problems("unverified", f"must be one of {', '.join(UNVERIFIED_DECISIONS)} (got {what}): what a command whose "
+                           "program model does not recognise an option, subcommand or operand gets inside the "
+                           "sandbox floor (without a floor it is asked about)", value)
+    return "allow"
+
+
 def _limit(value: Any, field: str, problems: _Problems) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         problems(field, f"must be a whole number, 0 or more (got {value!r})"
@@ -282,6 +300,10 @@ def _read(document: Any, problems: _Problems) -> dict[str, Any]:
             parts["network"] = read_network(value, problems)
         elif key == "default":
             parts["default"] = _decision(value, "default", problems)
+        elif key == "unverified":
+            parts["unverified"] = _unverified(value, problems)
+        elif key == "programs":
+            parts["programs"] = read_programs(value, problems)
         elif key == "examples":
             check_policy_examples(value, problems, DECISIONS)
         else:

@@ -4,15 +4,19 @@ Each command is read by meaning (`options.py`) and decided, in this order:
 
 1. its `commands` rule (the most restrictive that matches), else the rule set's default,
    else its side-effect class (the most severe of the command's own class and the classes
-   of the files it writes), else the policy's default;
+   of the files it writes), else the policy's default; a class allows only what the
+   program's model recognises (else `commands.unverified`: `unverified.py`), and neither a
+   class nor an allow rule naming the program allows a program of the workspace that has
+   its name (`./ls`: `commands.workspace-program`);
 2. then floors that make it at least `ask` whatever step 1 said: a deny/ask rule a
    run-time word could complete (`commands.expansion`), a computed command name
    (`commands.dynamic`), nesting deeper than we read (`commands.nesting`), an environment
    that changes what runs (`commands.environment`), code given on the command line or read
    from a pipe or a file (`commands.interpreter`, lifted only by an allow rule or grant
-   naming exactly that command), a network command with a substitution or a file to send
-   (`commands.network`);
-3. and the decisions of the files it touches (`path_eval.py`): a redirection that writes a
+   naming exactly that command; also settings or hooks of the workspace's a command runs),
+   a network command with a substitution or a file to send (`commands.network`), a secret
+   its model says it prints (`reads.sensitive`);
+3. and the decisions of the files it touches (`script_paths.py`, `path_eval.py`): a redirection that writes a
    file is decided as an edit of its target; file operands add their `edits`/`reads` rules
    and their class floors (`outside-workspace`, `protected`, sensitive reads).
 
@@ -24,65 +28,52 @@ unknown).
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from typing import TypeVar
 
-from . import archives
-from .archives import link_target
-from .classes import KNOWN_PROGRAMS, LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
+from .classes import LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
 from .decisions import fallback, rule_reason, worse
-from .fileuse import FileUse
-from .git_hooks import git_hooks
-from .git_operands import may_name_files_git
-from .operands import NAMES_FILES, file_uses
-from .options import invocation, program_name
-from .path_eval import decide_use
+from .operands import may_name_files
+from .options import invocation, program_name, read_words
 from .paths import Resolver
-from .risks import (
-    DECLARERS,
-    ENV_PRINTERS,
-    INTERPRETERS,
-    NAME_ASSIGNERS,
-    NETWORK,
-    code_reason,
-    env_reason,
-    environment_reason,
-    may_run_code,
-    network_reason,
-    risky_variable,
-)
+from .programs.model import Model
+from .programs.registry import MODELS, known, looks_through, model_of
+from .risks import code_reason, env_reason, environment_reason, may_run_code, network_reason, risky_variable
 from .rules import SEVERITY, CompiledPolicy
+from .script_paths import command_paths
 from .shell import ARITHMETIC_MARK, Script, SimpleCommand, command_name, parse_script
+from .unverified import unverified
 from .verdicts import PathUse, Segment, Verdict
-from .wrappers import SHELLS, looks_through
 
+T = TypeVar("T")
 _MAX_CWDS = 16
-_NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
 
 
 class _Walk:
     """The state of one script's evaluation: where it may be, the resolver (made lazily)."""
 
-    __slots__ = ("policy", "cwds", "shown_cwd", "_make_resolver", "_resolver", "_hooks", "index_changed")
+    __slots__ = ("policy", "cwds", "shown_cwd", "_make_resolver", "_resolver", "_remembered", "index_changed",
+                 "floor")
 
-    def __init__(self, policy: CompiledPolicy, cwd: str, resolver: Callable[[], Resolver]) -> None:
+    def __init__(self, policy: CompiledPolicy, cwd: str, resolver: Callable[[], Resolver], floor: bool = False) -> None:
         self.policy = policy
+        self.floor = floor  # an OS sandbox floor holds the run (the `unverified` setting decides)
         self.cwds: list[str | None] = [cwd]
         self.shown_cwd: str | None = None
         self._make_resolver = resolver
         self._resolver: Resolver | None = None
-        self._hooks: dict[str, tuple[str, ...]] = {}
+        self._remembered: dict[tuple, object] = {}
         # an earlier git command of the script may have changed what git tracks (`git add
         # -A && git diff --cached`): the index on disk no longer says what a later one prints
         self.index_changed = False
 
-    def hooks_of(self, start: str) -> tuple[str, ...]:
-        """The git hooks of the repository holding `start` (cached per directory)."""
-        if start not in self._hooks:
-            self._hooks[start] = git_hooks(start, self.resolver.ctx.protected_dirs)
-        return self._hooks[start]
+    def remember(self, key: tuple, read: Callable[[], T]) -> T:
+        """What `read` finds, read once per script (a model's look at the file system:
+        the hooks of a repository)."""
+        if key not in self._remembered:
+            self._remembered[key] = read()
+        return self._remembered[key]  # type: ignore[return-value]
 
     @property
     def resolver(self) -> Resolver:
@@ -120,145 +111,6 @@ class _Walk:
         self.shown_cwd = shown
 
 
-def _paths(walk: _Walk, cmd: SimpleCommand, inv) -> tuple[list[PathUse], list[str], bool]:
-    """(path uses, floor rules, talks to the network through /dev/tcp) of one command."""
-    uses: list[PathUse] = []
-    floors: list[str] = []
-    network = False
-    policy = walk.policy
-    for red in cmd.redirects:
-        if red.target.startswith(_NETWORK_DEVICES):
-            network = True
-        if not (red.writes or red.reads):
-            continue
-        resolver = walk.resolver
-        if red.writes:
-            loc = resolver.locate(red.target, walk.cwds, dynamic=red.dynamic, glob=red.glob, access="write")
-            use, more = decide_use(policy, resolver, loc, "write", redirect=True)
-            uses.append(use)
-            floors += more
-        if red.reads:
-            loc = resolver.locate(red.target, walk.cwds, dynamic=red.dynamic, glob=red.glob, access="read")
-            use, more = decide_use(policy, resolver, loc, "read")
-            uses.append(use)
-            floors += more
-    for fu in file_uses(inv, cmd.words):
-        if fu.word in _NOT_FILES or fu.word.startswith("/dev/fd/"):
-            continue
-        resolver = walk.resolver
-        dynamic = any(i in cmd.dynamic_at for i in fu.at) or (fu.word != "~" and "$" in fu.word
-                                                               and not fu.at)
-        glob = any(i in cmd.glob_at for i in fu.at)
-        access = "read" if fu.access == "read" else "write"
-        # find's `{}` stands for every file under its start path (`find . -exec cat {} +`)
-        tree = fu.tree or any(i in cmd.tree_at for i in fu.at)
-        deref = fu.deref or (tree and cmd.follows_links)
-        loc = resolver.locate(fu.word, [resolver.workspace] if fu.top else walk.cwds, dynamic=dynamic, glob=glob,
-                              access=access, tree=tree, follow=fu.follow)
-        use, more = decide_use(policy, resolver, loc, fu.access, tree=tree, deref=deref,
-                               tracked=fu.tracked and not walk.index_changed)
-        uses.append(use)
-        floors += more
-        if fu.extracts is not None:
-            found, more = _extracted(walk, cmd, fu, dynamic)
-            uses += found
-            floors += more
-    return uses, floors, network
-
-
-# git subcommands that run hooks of the repository (commit's, merge's, checkout's, push's,
-# gc --auto's…); `reference-transaction` and `post-index-change` run on nearly any.
-_HOOKED = frozenset({"commit", "merge", "pull", "rebase", "cherry-pick", "revert", "am", "checkout", "switch",
-                     "worktree", "push", "fetch", "gc", "maintenance", "send-email", "stash", "reset", "restore"})
-_HOOKS_ON_ANY = frozenset({"reference-transaction", "post-index-change"})
-
-
-def _git_hooks(walk: _Walk, inv) -> tuple[str, ...]:
-    """The hooks of the repository a git command works in that it may run: installed ones
-    (a hook can run any file of the workspace — `npm test`, `.husky/pre-commit`,
-    `.pre-commit-config.yaml`), `core.hooksPath` set, or a setting naming a program in the
-    workspace (`config:core.fsmonitor`: any git command). Only read with the file system."""
-    resolver = walk.resolver
-    if not resolver.ctx.filesystem:
-        return ()
-    starts = [c for c in walk.cwds if c is not None]
-    for value in inv.values.get("-C", ()):
-        starts = [posixpath.join(c, value) for c in starts] if not value.startswith("/") else [value]
-    found: list[str] = []
-    for start in starts:
-        for hook in walk.hooks_of(start):
-            if hook not in found:
-                found.append(hook)
-    if not found:
-        return ()
-    if _HOOKS_ON_ANY & set(found) or any(h.startswith("config:") for h in found) or inv.subcommand in _HOOKED:
-        return tuple(found)
-    return ()
-
-
-# At most this many of an extraction's members are shown (the first that are not allowed).
-_SHOWN_MEMBERS = 20
-
-
-def _extracted(walk: _Walk, cmd: SimpleCommand, fu: FileUse, dynamic: bool) -> tuple[list[PathUse], list[str]]:
-    """The members an extraction writes, each decided as a write into its directory (a
-    link member as a link to its target); what is not allowed is returned. Members not
-    known before it runs (the archive is read from a pipe, not there yet, unreadable) are
-    one write of a path only known at run time."""
-    assert fu.extracts is not None
-    source, kind, strip, junk = fu.extracts
-    resolver = walk.resolver
-    listed = None
-    text = None
-    if kind == "patch" and source == "-":  # the patch is the command's input
-        if cmd.stdin == "heredoc" and cmd.stdin_text is not None:
-            text = cmd.stdin_text
-        inputs = [r for r in cmd.redirects if r.reads and r.op == "<" and not r.dynamic]
-        source = inputs[-1].target if cmd.stdin == "file" and inputs else ""
-    source_at = [i for i, w in enumerate(cmd.words) if w == source]
-    if text is not None:
-        listed = archives.patch_targets(text, None if strip < 0 else strip)
-        source = "its input"
-    elif source and resolver.ctx.filesystem and not dynamic and not any(i in cmd.dynamic_at for i in source_at):
-        archive = resolver.locate(source, walk.cwds, access="read")
-        if archive.real is not None and not archive.unknown:
-            if kind == "patch":
-                read = archives.patch_text(archive.real)
-                listed = None if read is None else archives.patch_targets(read, None if strip < 0 else strip)
-            else:
-                listed = archives.members(archive.real, kind, strip=strip, junk=junk)
-    what = f"`{cmd.text}`"
-    if listed is None:
-        loc = resolver.locate(posixpath.join(fu.word, "$MEMBER"), walk.cwds, dynamic=True, access="write")
-        use, unknown_floors = decide_use(walk.policy, resolver, loc, "write")
-        reason = f"{what} writes files whose names are not known before it runs, so they may lie anywhere."
-        return [replace(use, reason=reason)], unknown_floors
-    out: list[PathUse] = []
-    floors: list[str] = []
-    for member in listed:
-        written = posixpath.join(fu.word, member.name)
-        loc = resolver.locate(written, walk.cwds, access="write")  # (through a link already there)
-        use, more = decide_use(walk.policy, resolver, loc, "write")
-        if use.decision == "allow" and member.link is not None:
-            target = link_target(member)
-            link = resolver.locate(target if target.startswith("/") else posixpath.join(fu.word, target), walk.cwds,
-                                   access="link")
-            use, more = decide_use(walk.policy, resolver, link, "link")
-        if use.decision != "allow":
-            verb = "patches" if kind == "patch" else "extracts"
-            out.append(replace(use, reason=f"{what} {verb} `{member.name}` from `{source}`: {use.reason}"))
-            floors += more
-            if len(out) >= _SHOWN_MEMBERS:
-                break
-    return out, floors
-
-
-_NOT_FILES = frozenset({"-", "", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/null", "/dev/tty"})
-
-
-_OPTION_SENSITIVE = frozenset({"rm", "git", "find", "sed", "curl", "wget", "tar", "sort", "chmod", "chown", "cp",
-                               "mv", "ln", "docker", "podman", "kubectl", "npm", "pip", "gh", "http", "rsync", "scp",
-                               "ssh", "truncate", "shred", "xargs", "awk", "dd", "install", "zip", "unzip"})
 _OPTION_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_*?[]!")
 
 
@@ -277,28 +129,16 @@ def _linked_program(walk: _Walk, cmd: SimpleCommand) -> str | None:
     """The program a command path really runs when it is a link to another one."""
     assert cmd.path is not None
     own = program_name(cmd.words[0])[0]
-    if own in KNOWN_PROGRAMS or looks_through(own):
+    if known(own) or looks_through(own):
         return None  # it names a program we know already (`/usr/lib/git-core/git-push` is `git push`)
     for cwd in walk.cwds:
         if cwd is None and not cmd.path.startswith("/"):
             continue
         real = walk.resolver.real_path(cmd.path if cmd.path.startswith("/") else f"{cwd}/{cmd.path}")
         name = command_name(real).lower()
-        if name != cmd.words[0].lower() and (name in KNOWN_PROGRAMS or looks_through(name)):
+        if name != cmd.words[0].lower() and (known(name) or looks_through(name)):
             return name
     return None
-
-
-_LAST_JOB = ("$!", "${!}")
-
-
-def _own_jobs(cmd: SimpleCommand, inv):
-    """`kill $!` signals the job this shell last started in the background, as `kill %+`
-    does (classes._kill): read it so; any other run-time word stays unknown."""
-    if not any(w in _LAST_JOB for w in cmd.words):
-        return inv
-    words = tuple("%+" if w in _LAST_JOB else w for w in cmd.words)
-    return invocation(words, frozenset(i for i in cmd.wild_at if cmd.words[i] not in _LAST_JOB))
 
 
 def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
@@ -318,13 +158,22 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
         cmd = cmd._replace(words=(linked,) + cmd.words[1:])
         inv = invocation(cmd.words, cmd.wild_at)
     program = inv.program
-    cls = own_cls = classify_invocation(inv if program != "kill" else _own_jobs(cmd, inv))
+    custom = policy.programs.get(program) if policy.programs else None
+    built_in = inv
+    if custom is not None:
+        # the rule policy's own model of the program: read with it (rules are matched
+        # against both readings, below)
+        model: Model | None = custom
+        inv = read_words(cmd.words, cmd.wild_at, model=custom)
+    else:
+        model = MODELS.get(program) or model_of(program)
+    cls = own_cls = classify_invocation(inv if model is None or model.reading is None else model.reading(cmd, inv),
+                                        custom)
     uses: tuple[PathUse, ...] = ()
     path_floors: list[str] = []
     network_device = False
-    if not cmd.remote and (cmd.redirects or cmd.operands_unknown or program in NAMES_FILES
-                           and (program != "git" or may_name_files_git(inv))):
-        found, path_floors, network_device = _paths(walk, cmd, inv)
+    if not cmd.remote and (cmd.redirects or cmd.operands_unknown or may_name_files(inv, custom)):
+        found, path_floors, network_device = command_paths(walk, cmd, inv, custom)
         uses = tuple(found)
         cls = most_severe([cls] + [u.side_effect_class for u in uses if u.access != "read"])
         if network_device:
@@ -340,36 +189,60 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     certain = uncertain = None
     if ruleset is not None:
         certain, uncertain = ruleset.match_command(inv, own_cls)
+        if custom is not None:
+            certain, uncertain = _most_restrictive(ruleset, (certain, uncertain),
+                                                   ruleset.match_command(built_in, own_cls))
     if certain is not None:
         decision, index = certain
         rule = ruleset.labels[certain]  # type: ignore[union-attr]
         reason = rule_reason(ruleset, decision, index, what)  # type: ignore[arg-type]
     else:
         decision, rule, reason = fallback(policy, ruleset, cls, what)
-    hooks = _git_hooks(walk, inv) if program == "git" and not cmd.remote else ()
-    if uncertain is None and not uses and not network_device and cmd.plain and not may_run_code(inv) \
-            and linked is None and not hooks:
+    unverified_floor = None
+    if decision == "allow" and model is not None and rule.startswith("classes."):
+        # closed world: a class allows only what the program's model recognises
+        why = unverified(inv, cmd, model)
+        if why is not None:
+            setting = policy.unverified if walk.floor else ("deny" if policy.unverified == "deny" else "ask")
+            if setting != "allow":
+                decision, rule = setting, "commands.unverified"
+                reason = f"{what}: {why}, so " + ("it is denied." if setting == "deny" else "a person decides.")
+                unverified_floor = "commands.unverified"
+    if cmd.path is not None and not cmd.remote and decision == "allow" and own_cls is not None \
+            and (rule.startswith("classes.") or rule.startswith("commands.allow")) and _in_workspace(walk, cmd.path):
+        # `./ls`, `.venv/bin/pip`: the workspace's own code, which the agent can write, not
+        # the program whose name it has (read as it for deny and ask rules all the same)
+        decision, rule = "ask", "commands.workspace-program"
+        reason = (f"{what}: `{cmd.path}` is a program of the workspace (its own code, which the agent can write), "
+                  f"not the system's `{program}`, so a person decides.")
+        unverified_floor = rule
+    ran = model.workspace_code(walk, inv) if model is not None and model.workspace_code is not None \
+        and not cmd.remote else None
+    revealed = model.reveals(inv, cmd) if model is not None and model.reveals is not None else None
+    if uncertain is None and not uses and not network_device and cmd.plain and not may_run_code(inv, model) \
+            and linked is None and ran is None and unverified_floor is None and revealed is None:
         # the common case: nothing but the command's own rule or class decides it
         return Segment._make(cmd.text, written, cls, decision, rule, False, reason, walk.shown_cwd, (),
                              "pattern" if decision == "ask" else None, (), inv)
-    found_floors = _floors(cmd, inv, ruleset, decision, uncertain, what, network_device)
-    if hooks:
+    found_floors = _floors(cmd, inv, model, ruleset, decision, uncertain, what, network_device)
+    if ran is not None:
         exact = ruleset.exact_allow(inv) if ruleset is not None else None
         if exact is None:
-            found_floors.append(("ask", "commands.interpreter", f"{what} runs the repository's git hooks "
-                                 f"({', '.join(hooks)}), which can run files of the workspace, so a person decides.",
-                                 "exact"))
+            found_floors.append(("ask", "commands.interpreter", f"{what} {ran}, so a person decides.", "exact"))
     if linked is not None and looks_through(linked):
         found_floors.append(("ask", "commands.dynamic", f"{what} runs `{linked}` through a link, which is not read "
                                                         "for the commands it runs, so a person decides.", None))
-    parts: list[tuple[str, str, str, str | None]] = [(decision, rule, reason, "pattern")]
+    if revealed is not None:
+        found_floors.append(("ask", "reads.sensitive", f"{what}: {revealed}, so a person decides.", None))
+    parts: list[tuple[str, str, str, str | None]] = [
+        (decision, rule, reason, "exact" if unverified_floor is not None else "pattern")]
     for part in found_floors:
         if part[3] == "exact-rule":
             if decision == "allow":
                 parts[0] = (part[0], part[1], part[2], "pattern")
         else:
             parts.append(part)
-    floors = [p[1] for p in parts[1:]]
+    floors = [p[1] for p in parts[1:]] + ([unverified_floor] if unverified_floor is not None else [])
     for use in uses:
         if use.decision != "allow":
             parts.append((use.decision, use.rule or "paths", use.reason, None))
@@ -386,8 +259,18 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
                          uses, grantable, tuple(dict.fromkeys(floors)) if floors else (), inv)
 
 
-def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: str, network_device: bool
-            ) -> list[tuple[str, str, str, str | None]]:
+def _most_restrictive(ruleset, first, second):
+    """Of two readings' matches ((certain, uncertain) each), the more restrictive of each:
+    a rule policy's own model of a program never reads a command out of a deny rule."""
+    def pick(a, b):
+        if a is None or b is None:
+            return a if b is None else b
+        return a if SEVERITY[a[0]] >= SEVERITY[b[0]] else b
+    return pick(first[0], second[0]), pick(first[1], second[1])
+
+
+def _floors(cmd: SimpleCommand, inv, model: Model | None, ruleset, decision: str, uncertain, what: str,
+            network_device: bool) -> list[tuple[str, str, str, str | None]]:
     """The `ask` floors of one command beyond its own rule: (decision, rule, reason, grantable)."""
     out: list[tuple[str, str, str, str | None]] = []
     if uncertain is not None and uncertain[0] != "allow" and worse(uncertain[0], decision):
@@ -397,18 +280,17 @@ def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: st
     if cmd.dynamic_name:
         out.append(("ask", "commands.dynamic", f"{what} runs a command whose name is computed at run time, "
                                                "so a person decides.", None))
-    elif inv.program in _OPTION_SENSITIVE and inv.program not in NETWORK and not out and \
+    elif model is not None and model.option_sensitive and not model.network and not out and \
             any(_may_be_option(cmd, i) for i in inv.wild_option_at):
         out.append(("ask", "commands.expansion", f"{what} has words only known at run time that could be options "
                                                  f"changing what `{inv.program}` does, so a person decides.", None))
     if cmd.too_deep:
         out.append(("ask", "commands.nesting", f"{what} runs commands nested deeper than the policy reads, "
                                                "so a person decides.", None))
-    env = env_reason(cmd) if cmd.assigns or cmd.words[0] in DECLARERS or cmd.words[0] in NAME_ASSIGNERS \
-        or cmd.words[0] in ("unset", "env") else None
+    env = env_reason(cmd, model)
     if env:
         out.append(("ask", "commands.environment", f"{what}: {env}, so a person decides.", None))
-    code = code_reason(inv, cmd, cmd.stdin_text is not None)
+    code = code_reason(inv, cmd, model)
     arithmetic = len(cmd.words) == 3 and cmd.words[1] == ARITHMETIC_MARK
     exact = ruleset.exact_allow(inv) if code and ruleset is not None and not arithmetic else None
     if code and exact is None:
@@ -419,11 +301,10 @@ def _floors(cmd: SimpleCommand, inv, ruleset, decision: str, uncertain, what: st
     elif exact is not None:
         # the rule that names exactly this use is the one that allows it
         out.append(("allow", ruleset.labels[exact], rule_reason(ruleset, exact[0], exact[1], what), "exact-rule"))
-    shown = environment_reason(inv, cmd) if cmd.dynamic_at or cmd.heredoc_vars or cmd.words[0] in ENV_PRINTERS \
-        else None
+    shown = environment_reason(inv, cmd, model)
     if shown:
         out.append(("ask", "reads.environment", f"{what}: {shown}, so a person decides.", None))
-    net = network_reason(inv, cmd)
+    net = network_reason(inv, cmd, model)
     if net:
         out.append(("ask", "commands.network", f"{what}: {net}, so a person decides.", None))
     if network_device:
@@ -438,14 +319,17 @@ _PROGRAM_WORD = re.compile(r"^[A-Za-z0-9_./+~-][A-Za-z0-9_./+-]*$")
 _SUFFIXES_READ = 128  # more program-like words than this: not read, asked about
 
 
-def _may_wrap(cmd: SimpleCommand, segment: Segment) -> bool:
+def _may_wrap(cmd: SimpleCommand, segment: Segment, policy: CompiledPolicy) -> bool:
     """An unknown program (`chronic`, `pee`, `./run.sh`…) may run its arguments as a
-    command, as `timeout` or `xargs` do: the policy cannot tell."""
+    command, as `timeout` or `xargs` do: the policy cannot tell (unless its rule policy
+    describes the program)."""
     if segment.side_effect_class is not None or cmd.dynamic_name or cmd.remote or len(cmd.words) < 2:
         return False
     program = program_name(cmd.words[0])[0]
-    return program not in KNOWN_PROGRAMS and not looks_through(program) and program not in INTERPRETERS \
-        and program not in SHELLS
+    if policy.programs and program in policy.programs:
+        return False
+    model = MODELS.get(program)
+    return not known(program) and not looks_through(program) and (model is None or model.runs_scripts is None)
 
 
 def _wrapped_commands(cmd: SimpleCommand) -> list[SimpleCommand] | None:
@@ -503,28 +387,42 @@ def _through_unknown(walk: _Walk, cmd: SimpleCommand) -> Segment | None:
                    grantable=None, floors=("commands.dynamic",), invocation=worst.invocation)
 
 
+def _in_workspace(walk: _Walk, path: str) -> bool:
+    """Whether a command path runs a file of the workspace (where it really is: a link to
+    /usr/bin/rm runs the system's rm); one only known at run time may."""
+    loc = walk.resolver.locate(path, walk.cwds, access="read")
+    return loc.unknown or loc.inside
+
+
+def _stales_index(program: str) -> bool:
+    model = MODELS.get(program)
+    return model is not None and model.stales_index
+
+
 def _assignment_segment(name: str, text: str) -> Segment:
     return Segment(text, (), READ_ONLY, "ask", "commands.environment",
                    reason=f"`{text}` sets `{name}`, which changes which program runs or how it starts, "
                           "so a person decides.", grantable=None, floors=("commands.environment",))
 
 
-def decide_script(policy: CompiledPolicy, command: str, cwd: str, resolver: Callable[[], Resolver]
-                  ) -> tuple[Verdict, Script]:
+def decide_script(policy: CompiledPolicy, command: str, cwd: str, resolver: Callable[[], Resolver],
+                  floor: bool = False) -> tuple[Verdict, Script]:
+    """The verdict on a shell script (`floor`: an OS sandbox floor holds the run)."""
     script = parse_script(command)
-    walk = _Walk(policy, cwd, resolver)
+    walk = _Walk(policy, cwd, resolver, floor)
     segments = []
     for cmd in script.commands:
         segment = _segment(walk, cmd)
         segments.append(segment)
-        if _may_wrap(cmd, segment):
+        if _may_wrap(cmd, segment, policy):
             wrapped = _through_unknown(walk, cmd)
             if wrapped is not None:
                 segments.append(wrapped)
-        if cmd.words[0] in ("cd", "pushd", "popd") and not cmd.dynamic_name:
+        moves = MODELS.get(cmd.words[0])
+        if moves is not None and moves.changes_directory and not cmd.dynamic_name:
             walk.change_directory(cmd)
         elif segment.side_effect_class != READ_ONLY and segment.invocation is not None \
-                and segment.invocation.program == "git":
+                and _stales_index(segment.invocation.program):
             walk.index_changed = True
     for name, text in script.assignments:
         if risky_variable(name):

@@ -457,7 +457,46 @@ def _new_command(fields: tuple) -> SimpleCommand:
 _WRAPPERS: list = []  # (inner_commands, looks_through), imported on first use (wrappers imports this module)
 
 
+def _joined_lines(script: str) -> str:
+    """The script as bash reads it after line continuations: a backslash-newline outside
+    single quotes is removed (`r\\<newline>m -rf /` runs `rm -rf /`), which the grammar
+    does not do inside a word."""
+    out: list[str] = []
+    i, n, quote = 0, len(script), ""
+    while i < n:
+        char = script[i]
+        if quote == "'":
+            if char == "'":
+                quote = ""
+        elif char == "\\" and i + 1 < n:
+            if script[i + 1] == "\n":
+                i += 2
+                continue
+            out.append(script[i:i + 2])
+            i += 2
+            continue
+        elif char in "'\"" and (quote == "" or quote == char):
+            quote = "" if quote == char else char
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
 def _parse(script: str, level: int) -> Script:
+    if "\\\n" in script:
+        # bash reads a backslash-newline as nothing (a line continuation), even inside a
+        # word; the grammar splits the word there. Both readings are decided (where they
+        # differ, in a comment or a quoted here-document, the grammar's may be bash's).
+        joined = _joined_lines(script)
+        if joined != script:
+            first, second = _parse_one(script, level), _parse_one(joined, level)
+            commands = tuple(dict.fromkeys(first.commands + second.commands))
+            return Script(commands, first.parsed and second.parsed,
+                          tuple(dict.fromkeys(first.assignments + second.assignments)))
+    return _parse_one(script, level)
+
+
+def _parse_one(script: str, level: int) -> Script:
     if not _WRAPPERS:
         from .wrappers import LOOK_THROUGH as _names
         from .wrappers import inner_commands as _inner

@@ -24,7 +24,10 @@ rule set's default, the classes or the policy default, each combined with the fl
    an `allow` the candidate leaves to its rules); a tool only the candidate names must be
    at least what the baseline could decide for it (the shell, edit and read tools: only
    `deny`; other tools: at least the baseline's default);
-5. anything else in the documents (a section this module does not know) must be equal.
+5. `unverified` (what a program model does not recognise, inside the floor) is at least as
+   strict;
+6. anything else in the documents (`network`, `programs`, a section this module does not
+   know) must be equal.
 
 Rules are compared by their patterns (reasons and examples aside), so an equivalent
 pattern spelled differently is reported: the check is conservative, never the other way.
@@ -42,7 +45,7 @@ from .decisions import class_floor, fallback
 from .rules import SEVERITY, CompiledPolicy, RuleSet, compile_policy
 
 # The document keys this module compares; any other key must be equal in both.
-_COMPARED = frozenset({"commands", "edits", "reads", "tools", "classes", "limits", "default", "examples"})
+_COMPARED = frozenset({"commands", "edits", "reads", "tools", "classes", "limits", "default", "unverified", "examples"})
 _RULESETS = ("commands", "edits", "reads")
 # Tools `evaluate` decides through its rule sets and floors: a candidate naming one outright
 # could skip a baseline deny, so only an outright deny (or abort) is never looser.
@@ -163,6 +166,9 @@ def loosenings(candidate: Mapping[str, Any], baseline: Mapping[str, Any]) -> lis
         found += _ruleset(name, mine, theirs)
     found += _fallbacks_without_ruleset(mine, theirs)
     found += _tools(mine, theirs) + _floors(mine, theirs)
+    if not _at_least(mine.unverified, theirs.unverified):
+        found.append(f"unverified: {mine.unverified} is looser than the default policy's {theirs.unverified} "
+                     "(what a program's model does not recognise, inside the sandbox floor)")
     for key in sorted((set(candidate) | set(baseline)) - _COMPARED):
         if candidate.get(key) != baseline.get(key):
             found.append(f"{key}: differs from the default policy's")

@@ -11,10 +11,14 @@ from .options import Invocation
 
 @dataclass(frozen=True)
 class RunView:
-    """What the run did so far, before this request (limits read it)."""
+    """What the run did so far, before this request (limits read it), and where it runs."""
 
     tool_calls: int = 0
     denials: int = 0
+    # An OS sandbox floor holds the run (its processes cannot leave the workspace or reach
+    # the network unasked): the rule policy's `unverified` setting decides what a program
+    # model does not recognise. Without one (the hook gateway, `unrestricted`) it is asked.
+    floor: bool = False
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from approvals.policy import DEFAULT_POLICY, compile_policy, evaluate, path_eval
-from approvals.policy.catalogue import _CATALOGUE
 from approvals.policy.classes import KNOWN_PROGRAMS
 from approvals.policy.operands import NAMES_FILES, file_uses
 from approvals.policy.options import invocation
+from approvals.policy.programs.registry import MODELS
 from tests.approvals.policy.policytest import assert_cases, bash, secrets_context, secrets_workspace
 
 READS_DENY_ENV = {"reads": {"deny": [".env*"]}, **DEFAULT_POLICY}
@@ -151,11 +151,11 @@ _SHAPES = (("-r", "-o", "out", "-f", "pat", "a", "b", "c"), ("of=o", "if=i"), ("
            ("-xf", "x.tar", "-C", "d"), (".", "-fprint", "x"), ("install", "--prefix", "/x"), ("show", "HEAD:x"))
 
 
-def test_every_program_the_catalogue_reads_files_for_has_its_paths_checked() -> None:
+def test_every_program_whose_model_reads_files_has_its_paths_checked() -> None:
     """script_eval checks paths only for the programs in NAMES_FILES: a program whose files
-    the catalogue finds but that list lacks goes unchecked (as `pt` did)."""
+    its model finds but that list lacks goes unchecked (as `pt` did)."""
     unchecked = set()
-    for program in sorted(KNOWN_PROGRAMS | set(_CATALOGUE) | {"pt", "ag", "ack", "ugrep", "duckdb", "crontab"}):
+    for program in sorted(KNOWN_PROGRAMS | set(MODELS) | {"pt", "ag", "ack", "ugrep", "duckdb", "crontab"}):
         for shape in _SHAPES:
             words = (program, *shape)
             inv = invocation(words)  # `egrep` is read as grep: script_eval asks for inv.program

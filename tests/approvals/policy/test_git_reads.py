@@ -297,7 +297,7 @@ def test_an_index_that_does_not_read_means_the_whole_tree(workspace: Path) -> No
 
 @pytest.mark.parametrize("setup", ["v2", "v3", "v4", "sha256"])
 def test_the_index_is_read_in_every_version_git_writes(tmp_path: Path, setup: str) -> None:
-    from approvals.policy.git_index import parse_index, tracked_paths
+    from approvals.policy.programs.git.index import parse_index, tracked_paths
 
     ws = tmp_path / "r"
     ws.mkdir()

@@ -121,11 +121,11 @@ def test_numbers_keep_the_literal_they_were_written_with(literal):
     assert canonical_json(parse_json_strict(f"[{literal}]")) == f"[{literal}]"
 
 
-# --- respellings from the option catalogue (issue 9) ------------------------------------------
+# --- respellings from the programs' option models (issue 9) ------------------------------------------
 
 from approvals.policy.options import spec_of  # noqa: E402
 
-# (program, subcommand or None): rules are drawn from these specs of the catalogue
+# (program, subcommand or None): rules are drawn from these programs' option specs
 RESPELLED = [("rm", None), ("cp", None), ("mv", None), ("chmod", None), ("chown", None), ("ln", None),
              ("mkdir", None), ("touch", None), ("tee", None), ("sed", None), ("grep", None), ("rg", None),
              ("curl", None), ("wget", None), ("tar", None), ("sort", None), ("git", "push"), ("git", "reset"),
@@ -204,7 +204,7 @@ def respelled_denials(draw):
 
 @settings(max_examples=400)
 @given(respelled_denials())
-def test_a_respelling_of_a_denied_command_from_the_option_catalogue_is_never_allowed(case):
+def test_a_respelling_of_a_denied_command_from_the_option_models_is_never_allowed(case):
     rule, command = case
     policy = compile_policy({"commands": {"deny": [rule], "default": "allow"}, "default": "allow"})
     verdict = evaluate(policy, {"tool": "bash", "input": {"command": command}, "cwd": "/home/dev/project"})

@@ -79,9 +79,18 @@ def test_tools_named_outright():
 
 
 def test_a_section_this_check_does_not_know_must_be_equal():
-    # (a future section is never assumed to tighten)
-    document = {**STANDARD, "commands": {"deny": ["rm"]}}
-    assert loosenings(document, document) == []
+    # (a section it does not compare is never assumed to tighten)
+    network = {**STANDARD, "network": {"allow": ["pypi.org"]}}
+    assert loosenings(network, network) == []
+    assert loosenings(network, STANDARD) == ["network: differs from the default policy's"]
+    programs = {**STANDARD, "programs": {"mytool": {"class": "read-only"}}}
+    assert loosenings(programs, STANDARD) == ["programs: differs from the default policy's"]
+
+
+def test_unverified_only_goes_up():
+    assert loosenings({**STANDARD, "unverified": "ask"}, STANDARD) == []
+    assert loosenings(STANDARD, {**STANDARD, "unverified": "ask"}) == [
+        "unverified: allow is looser than the default policy's ask (what a program's model does not recognise, inside the sandbox floor)"]
 
 
 # --- The property: nothing the check passes decides a request more loosely --------------------

@@ -1,5 +1,4 @@
-"""Which words of a git command name files it reads or writes (the git part of the
-file-operand catalogue, `operands.py`).
+"""Which words of a git command name files it reads or writes.
 
 Reads, so that a `reads` rule on a file holds for every git route to it:
 
@@ -47,9 +46,10 @@ import posixpath
 import re
 from typing import NamedTuple
 
-from .classes import READ_ONLY, classify_invocation
-from .fileuse import FileUse
-from .options import WILD, Invocation
+from ...classnames import READ_ONLY
+from ...fileuse import FileUse
+from ..invocation import WILD, Invocation
+from .classify import classify_git
 
 
 class _Operand(NamedTuple):
@@ -131,7 +131,7 @@ def git_file_uses(inv: Invocation, words) -> list[FileUse]:
     if not may_name_files_git(inv):
         return []
     out: list[FileUse] = []
-    if any(o in inv.values for o in _GIT_WHERE) and classify_invocation(inv) not in (READ_ONLY, None):
+    if any(o in inv.values for o in _GIT_WHERE) and classify_git(inv) not in (READ_ONLY, None):
         # `git -C /elsewhere commit` changes that repository, not the workspace's
         out = [FileUse("write", v, (at,), True) for v, at in _values(inv, _GIT_WHERE)]
     return out + _writes(inv, words) + _reads(inv, words)
