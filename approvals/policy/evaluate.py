@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from .classes import EDIT_TOOLS, READ_TOOLS, classify_tool, classify_words, is_bookkeeping, most_severe
+from .classes import EDIT_TOOLS, READ_TOOLS, REMOTE, classify_tool, classify_words, is_bookkeeping, most_severe
 from .decisions import fallback
 from .grants import covering_grant, validate_grant
 from .hosts import metadata_service
 from .path_eval import decide_edit, decide_read, read_tool_path
 from .paths import PathContext, Resolver, default_context
-from .request import edit_path, move_path, validate_request
+from .network import DEFAULT_NETWORK, network_decide
+from .request import NETWORK_TOOL, edit_path, move_path, network_target, validate_request
 from .rules import CompiledPolicy
 from .script_eval import decide_script
 from .shell import parse_script
@@ -67,6 +68,12 @@ def _decide(policy: CompiledPolicy, req: Mapping, paths: PathContext | None, flo
         return Verdict("ask", f"`{tool}` of `{url[:200]}` reaches the cloud's metadata service, which hands out "
                               "this machine's credentials, so a person decides.", "commands.network", (),
                        classify_tool(tool), floors=("commands.network",)), None
+    if tool == NETWORK_TOOL:
+        # a connection through the egress proxy: the `network` section alone decides it
+        # (its deny, the floor of non-public addresses, its allow, its default)
+        host, port, addresses = network_target(req)
+        found = network_decide(policy.network or DEFAULT_NETWORK, host, port, addresses)
+        return Verdict(found.decision, found.reason, found.rule or "network.floor", (), REMOTE), None
     if tool in policy.tools:
         decision, reason = policy.tools[tool]
         return Verdict(decision, reason or f"The policy decides `{tool}` outright: {decision}.",

@@ -3,7 +3,9 @@
 A grant is `{"tool": "bash", "match": "npm run build"}` (a command pattern, matched by
 meaning like an allow rule), `{"tool": "write", "match": "docs/**"}` (a path glob, for the
 edit tools and `read`, matched against the workspace-relative path only), or
-`{"tool": "deployPreview"}` (the whole tool).
+`{"tool": "deployPreview"}` (the whole tool), or `{"tool": "network", "match": "pypi.org"}`
+(a host the sandboxed run may reach through the egress proxy: a name, `*.name`, an address,
+with an optional `:port`; never a non-public address the network section does not name).
 
 A grant covers what the policy asked about only where asking was about the command
 itself (its rule, its rule set's default, its class). It never covers:
@@ -30,7 +32,8 @@ from .classes import DESTRUCTIVE, EDIT_TOOLS, LOCAL, OUTSIDE, PROTECTED, READ_ON
 from .errors import PolicyError, json_type
 from .options import WILD, invocation
 from .patterns import compile_command, exact_key_of, glob_regex
-from .request import validate_request
+from .network import canonical_host, host_rule
+from .request import NETWORK_TOOL, network_target, validate_request
 
 PATH_TOOLS = EDIT_TOOLS | {"read"}
 _PLAIN_WORD = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@+=-]*$")
@@ -62,6 +65,8 @@ def validate_grant(grant: Mapping) -> dict:
                 compile_command(match)
             elif tool in PATH_TOOLS:
                 glob_regex(match)
+            elif tool == NETWORK_TOOL:
+                host_rule(match)
             else:
                 raise ValueError(f"`match` applies to bash, the edit tools and read, not {tool}")
         except ValueError as exc:
@@ -108,6 +113,11 @@ def _covers(grant: Mapping, req: Mapping, verdict, script) -> bool:
         return all(_covers_segment(grant, s) for s in verdict.segments)
     if tool in PATH_TOOLS:
         return _covers_path(grant, verdict)
+    if tool == NETWORK_TOOL:
+        # (an address the network section keeps out is denied, never asked: no grant reaches it)
+        host, port, _ = network_target(req)
+        canonical = canonical_host(host)
+        return "match" in grant and canonical is not None and host_rule(grant["match"]).names(canonical, port)
     # a floor under another tool (a fetch of the cloud's metadata service) is decided each time
     return not verdict.floors
 
@@ -159,6 +169,11 @@ def suggest_grant(request: Mapping, verdict=None, *, paths=None) -> tuple[dict, 
         verdict, _ = _ask_everything(req, paths)
     if verdict.touches_protected:
         return None
+    if tool == NETWORK_TOOL:
+        host = canonical_host(network_target(req)[0])
+        if host is None or verdict.decision != "ask":
+            return None
+        return {"tool": NETWORK_TOOL, "match": host}, f"Always allow {host} in this session"
     if tool == "bash":
         if verdict.rule == "commands.unparseable" or not verdict.segments:
             return None

@@ -150,6 +150,18 @@ def _entry_problem(text: str) -> str | tuple[str, int | None]:
     return canonical, port
 
 
+def host_rule(text: str, label: str = "grant") -> HostRule:
+    """One host entry written as the section writes them (a session grant's `match`) as a
+    rule; ValueError saying what is wrong. `*` alone is refused: a grant names hosts."""
+    found = _entry_problem(text) if isinstance(text, str) else "must be a string"
+    if isinstance(found, str):
+        raise ValueError(f"`{text}` {found}")
+    host, port = found
+    if host == "*":
+        raise ValueError("a grant names a host (`pypi.org`, `*.npmjs.org`), not every host (`*`)")
+    return HostRule(label, host, port, None, parse_address(host))
+
+
 def _split_port(text: str) -> tuple[str | None, str | None]:
     if text.startswith("["):
         end = text.find("]")

@@ -9,6 +9,8 @@ from .classes import EDIT_TOOLS
 from .errors import PolicyError, json_type
 
 REQUEST_KEYS = frozenset({"tool", "input", "cwd"})
+# A connection leaving the sandbox floor through the egress proxy (the `network` section).
+NETWORK_TOOL = "network"
 
 
 def _refuse(message: str, field: str, value: Any) -> PolicyError:
@@ -47,7 +49,23 @@ def validate_request(request: Mapping) -> dict:
     elif tool in EDIT_TOOLS:
         edit_path(out)
         move_path(out)
+    elif tool == NETWORK_TOOL:
+        network_target(out)
     return out
+
+
+def network_target(request: Mapping) -> tuple[str, int, tuple[str, ...]]:
+    """A network request's `input.host`, `input.port` (1–65535) and `input.addresses` (what
+    the host resolved to, the addresses the proxy connects to; strings)."""
+    tool_input = request["input"]
+    host, port, addresses = tool_input.get("host"), tool_input.get("port"), tool_input.get("addresses", [])
+    if not isinstance(host, str) or not host or len(host) > 255:
+        raise _refuse("a network request needs `input.host` (a host name or address)", "input.host", host)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+        raise _refuse("a network request needs `input.port` (1 to 65535)", "input.port", port)
+    if not isinstance(addresses, list) or not all(isinstance(a, str) for a in addresses):
+        raise _refuse("`input.addresses` must be a list of addresses", "input.addresses", addresses)
+    return host, port, tuple(addresses)
 
 
 def edit_path(request: Mapping) -> str:
