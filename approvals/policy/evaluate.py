@@ -9,9 +9,9 @@ from .classes import EDIT_TOOLS, READ_TOOLS, REMOTE, classify_tool, classify_wor
 from .decisions import fallback
 from .grants import covering_grant, validate_grant
 from .hosts import metadata_service
+from .network import DEFAULT_NETWORK, network_decide
 from .path_eval import decide_edit, decide_read, read_tool_path
 from .paths import PathContext, Resolver, default_context
-from .network import DEFAULT_NETWORK, network_decide
 from .request import NETWORK_TOOL, edit_path, move_path, network_target, validate_request
 from .rules import CompiledPolicy
 from .script_eval import decide_script

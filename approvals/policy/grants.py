@@ -30,9 +30,9 @@ from typing import Any
 
 from .classes import DESTRUCTIVE, EDIT_TOOLS, LOCAL, OUTSIDE, PROTECTED, READ_ONLY, REMOTE
 from .errors import PolicyError, json_type
+from .network import canonical_host, host_rule
 from .options import WILD, invocation
 from .patterns import compile_command, exact_key_of, glob_regex
-from .network import canonical_host, host_rule
 from .request import NETWORK_TOOL, network_target, validate_request
 
 PATH_TOOLS = EDIT_TOOLS | {"read"}
