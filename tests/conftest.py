@@ -138,6 +138,14 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> Any:
 
 
 @pytest.fixture
+def floor_available() -> None:
+    """The sandbox floor can be built here (else skipped; GATEHOUSE_REQUIRE_SANDBOX=1 fails)."""
+    from tests.sandbox.floorrun import require_floor
+
+    require_floor()
+
+
+@pytest.fixture
 def clock() -> Any:
     """The deadline clock, to move forward instead of sleeping (reset after the test)."""
     from project import clock as deadline_clock
