@@ -11,6 +11,8 @@ from django.contrib.auth import get_user_model
 from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
+from tests.processes import TEST_READ_PATHS
+
 # No timing decides a test: Hypothesis's per-example deadline failed the option-respelling
 # property on a loaded machine (250 ms for an example that takes 0.3 ms). It still stops
 # at its example budget.
@@ -23,6 +25,7 @@ def _isolated_var(settings: Any, tmp_path: Any) -> None:
     """Each test gets its own workspaces and runtime dirs, and a fast wait loop."""
     settings.GATEHOUSE_WORKSPACES_DIR = tmp_path / "workspaces"
     settings.GATEHOUSE_RUNTIME_DIR = tmp_path / "runtime"
+    settings.GATEHOUSE_SANDBOX_READ_PATHS = list(TEST_READ_PATHS)
     settings.GATEHOUSE_WAIT_POLL_S = 0.2
     settings.GATEHOUSE_RECONCILE_S = 0.5
     settings.GATEHOUSE_LEASE_HEARTBEAT_S = 0.5

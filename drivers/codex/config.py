@@ -31,6 +31,8 @@ SANDBOX_MODES = {
 WEB_SEARCH_MODES = {"allow": "live", "deny": "disabled"}
 
 PROVIDER_ID = "gatehouse"
+# The model API Codex reaches when no base URL is configured.
+DEFAULT_MODEL_URL = "https://api.openai.com"
 
 
 def find_binary(settings: Mapping[str, Any]) -> str:

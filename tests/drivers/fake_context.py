@@ -39,8 +39,18 @@ class FakeRunContext:
     agent_state: Mapping[str, Any] = field(default_factory=dict)
     conversation: Mapping[str, Any] = field(default_factory=dict)
     conversation_resumed: bool = False
+    # The run's sandbox floor, as the worker builds it (drivers/runfloor.py) from the
+    # settings, this workspace, runtime directory and run policy; None for no floor.
+    floor: Any = "as the worker builds it"
     _cancel: asyncio.Event = field(default_factory=asyncio.Event)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
+
+    def __post_init__(self) -> None:
+        if self.floor == "as the worker builds it":
+            from drivers.runfloor import run_floor
+
+            self.runtime_dir.mkdir(parents=True, exist_ok=True)
+            self.floor = run_floor(workspace=self.workspace, runtime_dir=self.runtime_dir, run_policy=self.run_policy)
 
     async def gate(self, request: ToolRequest) -> Decision:
         self.requests.append(request)
