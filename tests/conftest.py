@@ -25,7 +25,10 @@ def _isolated_var(settings: Any, tmp_path: Any) -> None:
     """Each test gets its own workspaces and runtime dirs, and a fast wait loop."""
     settings.GATEHOUSE_WORKSPACES_DIR = tmp_path / "workspaces"
     settings.GATEHOUSE_RUNTIME_DIR = tmp_path / "runtime"
-    settings.GATEHOUSE_SANDBOX_READ_PATHS = list(TEST_READ_PATHS)
+    # The test's own directory is shown read-only inside the floor (its workspace and agent
+    # home writable, as always): fake CLIs and MCP servers are written there. The escape
+    # suite (tests/sandbox/) shows nothing extra.
+    settings.GATEHOUSE_SANDBOX_READ_PATHS = [*TEST_READ_PATHS, str(tmp_path)]
     settings.GATEHOUSE_WAIT_POLL_S = 0.2
     settings.GATEHOUSE_RECONCILE_S = 0.5
     settings.GATEHOUSE_LEASE_HEARTBEAT_S = 0.5

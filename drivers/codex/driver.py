@@ -189,6 +189,8 @@ class _Session:
         sandbox = config.SANDBOX_MODES.get(sandbox_value)
         if sandbox is None:
             raise _Failure("agent_protocol_error", f"sandbox {sandbox_value!r} is not supported by the codex driver")
+        if self.ctx.floor is not None:
+            sandbox = config.IN_FLOOR  # the floor holds Codex and its commands (config.IN_FLOOR)
         result = await self._resume_thread(sandbox)
         if result is None:
             result = await self._call(

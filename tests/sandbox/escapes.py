@@ -26,9 +26,10 @@ from pathlib import Path
 
 from tests.processes import ROOT
 
-# What an agent's own environment holds (drivers/agent_env.py): a variable of the worker's
-# that is none of these, read from another process's /proc/<pid>/environ, is a breach.
-AGENT_NAMES = ("PATH", "LANG", "TERM", "TZ", "LESSSECURE", "GIT_CEILING_DIRECTORIES", "PWD", "SHLVL", "_", "OLDPWD")
+# Variables an agent's processes have, or set themselves (drivers/agent_env.py, the CLIs'
+# shells): a worker's variable of another name, found in /proc/<pid>/environ, is a breach.
+AGENT_NAMES = ("PATH", "LANG", "TERM", "TZ", "LESSSECURE", "GIT_CEILING_DIRECTORIES", "SHLVL", "_", "OLDPWD", "SHELL",
+               "IS_SANDBOX", "USER", "LOGNAME", "HOSTNAME", "COLUMNS", "LINES", "PS1", "NODE_EXTRA_CA_CERTS")
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
 
 
@@ -103,15 +104,18 @@ def target(workspace: Path, outside: Path, other_workspace: Path, *, secret_key:
 
 def worker_canary() -> str:
     """A `NAME=value` of this process's (the worker's) environment as the kernel shows it in
-    /proc/<pid>/environ (what it started with), that no agent's environment has; secrets
-    first (GATEHOUSE_*, *KEY*, *TOKEN*, *SECRET*)."""
+    /proc/<pid>/environ (what it started with) that no agent process has: a secret-looking
+    one (GATEHOUSE_*, *KEY*, *TOKEN*, *SECRET*) first, else its PWD or HOME (an agent's are
+    its workspace and its own home), else any other."""
     entries = [e.decode(errors="replace") for e in Path(f"/proc/{os.getpid()}/environ").read_bytes().split(b"\0") if b"=" in e]
-    candidates = [e for e in entries if e.split("=", 1)[0] not in AGENT_NAMES and not e.startswith("LC_")
-                  and len(e.split("=", 1)[1]) >= 4]
-    secret = [e for e in candidates if any(w in e.split("=", 1)[0].upper() for w in ("GATEHOUSE", "KEY", "TOKEN", "SECRET"))]
-    if not (secret or candidates):
-        raise AssertionError("the worker's environment has no variable an agent lacks: nothing to look for")
-    return (secret or candidates)[0]
+    named = {e.split("=", 1)[0]: e for e in entries}
+    secret = [e for n, e in named.items() if any(w in n.upper() for w in ("GATEHOUSE", "KEY", "TOKEN", "SECRET"))]
+    homes = [named[n] for n in ("PWD", "HOME") if n in named and len(named[n]) > len(n) + 2]
+    others = [e for n, e in named.items() if n not in AGENT_NAMES and not n.startswith("LC_")]
+    for choice in (secret, homes, others):
+        if choice:
+            return choice[0]
+    raise AssertionError("the worker's environment has no variable an agent lacks: nothing to look for")
 
 
 def commands(t: Target) -> dict[str, str]:
