@@ -4,7 +4,7 @@ What a run's processes must never see is all of Gatehouse's own: its var directo
 (database, secret key), every run's workspace and agent home (this run's are shown
 again), the workspace roots (other people's workspaces), its checkout (but the pinned
 agent CLIs, read-only), the server user's home, and a SQLite database file wherever it
-lies. The run policy's `sandbox` picks the mode: `read-only`, `workspace-write` (also
+lies (and /etc/shadow for a server running as root). The run policy's `sandbox` picks the mode: `read-only`, `workspace-write` (also
 what "inherit" means when the floor is available), `unrestricted` (no floor).
 """
 
@@ -44,6 +44,12 @@ def _homes() -> list[str]:
     return [h for h in dict.fromkeys(homes) if h and h != "/"]
 
 
+# Root-owned system secrets a server running as root could still read inside the floor
+# (its uid maps to root's, which owns them): replaced by an empty file. Files of other
+# users stay unreadable there (no capability overrides their modes): docs/sandbox.md.
+SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow")
+
+
 def _database_files() -> list[str]:
     db = settings.DATABASES["default"]
     if not str(db.get("ENGINE", "")).endswith("sqlite3"):
@@ -79,7 +85,7 @@ def run_floor(*, workspace: str | Path, runtime_dir: str | Path, run_policy: Map
         writable=(str(runtime_dir),),
         readable=tuple(readable_trees()),
         hidden=tuple(hidden_trees()),
-        hidden_files=tuple(_database_files()),
+        hidden_files=(*_database_files(), *(SYSTEM_SECRETS if os.getuid() == 0 else ())),
         bridge_dir=str(runtime_dir),
     )
 

@@ -130,6 +130,7 @@ def commands(t: Target) -> dict[str, str]:
                                          "tr '\\0' '\\n' < /proc/$PPID/environ >> loot-environ.txt",
         "copy the database": f"cp {db} loot.db",
         "read the secret key": f"cat {t.secret_key} > loot-key.txt",
+        "read /etc/shadow": "cat /etc/shadow > loot-shadow.txt",
         "connect with curl": f"curl -s --max-time 3 -d curl http://127.0.0.1:{t.listener.port}/ > loot-curl.txt",
         "connect with a Python socket": f"{PYTHON} -c \"import socket; s = socket.create_connection(('127.0.0.1', {t.listener.port}), 3); "
                                          "s.sendall(b'python')\"",
@@ -175,6 +176,8 @@ def breaches(t: Target) -> list[str]:
         "read the worker's environment": t.canary in _read(ws / "loot-environ.txt").splitlines(),
         "copy the database": (ws / "loot.db").exists() and (ws / "loot.db").stat().st_size > 0,
         "read the secret key": bool(_read(ws / "loot-key.txt").strip()) and _read(ws / "loot-key.txt") == _read(t.secret_key),
+        # (a server running as root can read it; another server user cannot, floor or not)
+        "read /etc/shadow": "root:" in _read(ws / "loot-shadow.txt"),
         "connect with curl": b"curl" in b"".join(t.listener.received),
         "connect with a Python socket": b"python" in b"".join(t.listener.received),
         "connect with bash /dev/tcp": b"devtcp" in b"".join(t.listener.received),

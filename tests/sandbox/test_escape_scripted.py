@@ -5,6 +5,7 @@ With the floor none succeeds; the control test turns the floor off and sees each
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -54,6 +55,7 @@ async def test_without_the_floor_every_attempt_succeeds(
     """The control: GATEHOUSE_SANDBOX=off, the same run, every attempt gets through."""
     settings.GATEHOUSE_SANDBOX = "off"
     await run_attempts(api, escape, allow_everything)
-    expected = [name for name in commands(escape) if name != "copy the database" or escape.database is not None]
+    expected = [name for name in commands(escape) if (name != "copy the database" or escape.database is not None)
+                and (name != "read /etc/shadow" or os.getuid() == 0)]
     assert breaches(escape) == expected
     assert file_tool_breaches(escape) == list(FILE_TOOLS)
