@@ -14,6 +14,7 @@ import collections
 import contextlib
 import re
 import secrets
+import shutil
 import signal
 import socket
 import uuid
@@ -137,6 +138,8 @@ class OpenCodeServer:
         for task in self._drains:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(task, 1.0)
+        if self.unix_socket:  # the floor's ingress socket and its directory
+            shutil.rmtree(Path(self.unix_socket).parent, ignore_errors=True)
         return proc.returncode
 
     async def wait(self) -> int:
