@@ -151,19 +151,25 @@ def _require_visible(program: str, env: Mapping[str, str], floor: sandbox.Floor,
             )
 
 
-def _inner_group(pid: int) -> int | None:
-    """The process group inside the floor that bwrap `pid` started: its child (the floor's
-    init, a session leader after `--new-session`), or None."""
+def _inner_init(pid: int) -> tuple[int, bool] | None:
+    """bwrap `pid`'s child, the floor's init, and whether it leads its own process group
+    yet (`--new-session`; in bwrap's first milliseconds it is still in bwrap's), or None."""
     try:
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
         stat = Path(f"/proc/{children[0]}/stat").read_text()
     except (OSError, IndexError):
         return None
     fields = stat.rsplit(")", 1)[-1].split()
-    return int(children[0]) if len(fields) > 2 and fields[2] == children[0] else None
+    return int(children[0]), len(fields) > 2 and fields[2] == children[0]
 
 
-def floored(pid: int) -> bool:
+def _inner_group(pid: int) -> int | None:
+    """The process group inside the floor that bwrap `pid` started, or None."""
+    init = _inner_init(pid)
+    return init[0] if init is not None and init[1] else None
+
+
+def is_floored(pid: int) -> bool:
     """Whether `pid` is a live bwrap this process started a floor with."""
     return pid in _floored
 
@@ -172,18 +178,23 @@ def signal_tree(pid: int, sig: int, *, floored: bool | None = None) -> bool:
     """Signal the process group of `pid` (started by `spawn`); whether it had a member.
 
     For a process inside a floor, a signal other than SIGKILL goes to the processes inside
-    (their group) and not to bwrap, whose death would SIGKILL them at once; SIGKILL goes to
-    bwrap, which takes the whole floor with it."""
+    (their group) and not to bwrap, whose death would SIGKILL them at once. SIGKILL goes
+    to bwrap and to the floor's init, which takes the whole floor with it; so does any
+    signal while the floor is still being set up (no group inside yet): bwrap sets its
+    init's parent-death signal only then, and killing bwrap alone in that window could
+    leave the floor running."""
     if floored is None:
         floored = pid in _floored
-    if floored and sig != signal.SIGKILL:
-        inner = _inner_group(pid)
-        if inner is not None:
-            try:
-                os.killpg(inner, sig)
+    if floored:
+        init = _inner_init(pid)
+        if sig != signal.SIGKILL and init is not None and init[1]:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(init[0], sig)
                 return True
-            except (ProcessLookupError, PermissionError):
-                pass
+        if init is not None:
+            sig = signal.SIGKILL
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(init[0], signal.SIGKILL)
     try:
         os.killpg(pid, sig)
         return True

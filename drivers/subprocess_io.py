@@ -258,7 +258,7 @@ class JsonLinesProcess:
         # start_new_session=True made the child the leader of a group whose id is its pid
         # (inside a floor: the group inside it, drivers/processes.py).
         delivered = processes.signal_tree(proc.pid, sig)
-        if proc.returncode is None and not processes.floored(proc.pid):
+        if proc.returncode is None and not processes.is_floored(proc.pid):
             with contextlib.suppress(ProcessLookupError, OSError):
                 proc.send_signal(sig)
         return delivered

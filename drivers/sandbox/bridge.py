@@ -29,8 +29,12 @@ _SUN_PATH_MAX = 107
 _CHUNK = 65536
 
 # The floor's first process (bash, builtins only but socat): start each bridge's listener,
-# wait until every one listens (at most 2 s, reading /proc/net/tcp{,6}), then become the
-# agent. Arguments: "<address> <port> <socket>" triples, "--", the agent's argv.
+# wait until every one listens (at most 2 s, reading /proc/net/tcp{,6}), then run the
+# agent. The floor falls the moment its first process exits (bubblewrap's init, dying
+# with it, takes the pid namespace along), so the wrapper outlives the agent by up to
+# LINGER_S while other processes of the floor finish: claude-code-acp exits at once on
+# SIGTERM, while the Claude Code it started still flushes its transcript. It ignores the
+# group's SIGTERM itself (the agent gets it); SIGKILL to bubblewrap still ends all at once. Arguments: "<address> <port> <socket>" triples, "--", the agent's argv.
 WRAPPER = r"""
 listening() {
   local table address state
@@ -43,7 +47,16 @@ listening() {
   return 1
 }
 ready() { if [[ $1 == /* ]]; then [ -S "$1" ]; else listening "$1"; fi; }
-waits=()
+now() { echo $(( ${EPOCHREALTIME//[.,]/} )); }
+others() {  # a process of the floor's but its init, this wrapper and the listeners
+  local p
+  for p in /proc/[0-9]*; do
+    p=${p#/proc/}
+    [[ $p == 1 || $p == "$$" || " ${listeners[*]} " == *" $p "* ]] || return 0
+  done
+  return 1
+}
+waits=(); listeners=()
 while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do
   if [ "$1" = in ]; then
     socat "UNIX-LISTEN:$4,fork,unlink-early,mode=600" "TCP4:127.0.0.1:$3" 2>/dev/null </dev/null &
@@ -53,15 +66,24 @@ while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do
     socat "$listen,fork,reuseaddr" "UNIX-CONNECT:$4" 2>/dev/null </dev/null &
     printf -v hex '%04X' "$3"; waits+=("$hex")
   fi
-  shift 4
+  listeners+=("$!"); shift 4
 done
 shift
-deadline=$(( ${EPOCHREALTIME//[.,]/} + 2000000 ))
+deadline=$(( $(now) + 2000000 ))
 for wait in "${waits[@]}"; do
-  until ready "$wait" || (( ${EPOCHREALTIME//[.,]/} > deadline )); do :; done
+  until ready "$wait" || (( $(now) > deadline )); do :; done
 done
-exec "$@"
+trap : TERM INT HUP
+"$@" <&0 &
+agent=$!
+while :; do wait "$agent"; status=$?; kill -0 "$agent" 2>/dev/null || break; done
+deadline=$(( $(now) + LINGER_US ))
+while others && (( $(now) < deadline )); do sleep 0.02; done
+exit "$status"
 """
+
+
+LINGER_S = 3.0
 
 
 def wrapped(argv: Sequence[str], listeners: Sequence[tuple[str, str, int, str]]) -> list[str]:
@@ -69,7 +91,8 @@ def wrapped(argv: Sequence[str], listeners: Sequence[tuple[str, str, int, str]])
     if not listeners:
         return list(argv)
     words = [str(part) for listener in listeners for part in listener]
-    return ["/bin/bash", "-c", WRAPPER, "gatehouse-floor", *words, "--", *argv]
+    script = WRAPPER.replace("LINGER_US", str(int(LINGER_S * 1_000_000)))
+    return ["/bin/bash", "-c", script, "gatehouse-floor", *words, "--", *argv]
 
 
 class HostBridge:

@@ -18,8 +18,7 @@ over a path wins over an earlier one. The plan:
    runtime's `--tmpfs` stayed writable, its issue #149);
 4. the workspace's control files read-only (drivers/sandbox/control.py);
 5. the bridges' Unix sockets (read-only binds under /tmp/.gatehouse; an ingress's
-   directory, writable, for the socket made inside) and, for remote model hosts, an
-   /etc/hosts that names their loopback addresses;
+   directory, writable, for the socket made inside);
 6. `--clearenv`, then the process's allow-listed environment (`--setenv`), `--chdir`.
 
 Everything but the command goes through `--args FD` (drivers/sandbox/launch.py): the
@@ -162,13 +161,12 @@ def _hidden_file_args(floor: Floor, hidden: Sequence[str]) -> list[str]:
 
 
 def options(
-    floor: Floor, *, cwd: str, env: Mapping[str, str], sockets: Sequence[str] = (), hosts_fd: int | None = None
+    floor: Floor, *, cwd: str, env: Mapping[str, str], sockets: Sequence[str] = ()
 ) -> list[str]:
     """bwrap's options for one process (everything before `--` and the command).
 
     `sockets`: the host paths of the bridges' Unix sockets, in the order of
-    `floor.bridges + floor.sockets` (each appears inside at `socket_path(i)`); `hosts_fd`:
-    an open file holding the floor's /etc/hosts, if it needs one."""
+    `floor.bridges + floor.sockets` (each appears inside at `socket_path(i)`)."""
     args = list(NAMESPACES)
     if os.getuid() == 0:
         args += ["--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID)]
@@ -181,8 +179,6 @@ def options(
         args += ["--ro-bind", host_socket, socket_path(index)]
     for index, ingress in enumerate(floor.ingress):
         args += ["--bind", posixpath.dirname(ingress.host_socket), posixpath.dirname(ingress_path(index, ingress))]
-    if hosts_fd is not None:
-        args += ["--ro-bind-data", str(hosts_fd), "/etc/hosts"]
     for op in ops:
         if op.kind == "hide":
             args += ["--remount-ro", op.path]

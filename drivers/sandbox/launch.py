@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import bwrap, endpoints
+from . import bwrap
 from .bridge import HostBridge, host_bridge, wrapped
 from .spec import Floor
 
@@ -50,14 +50,6 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
-def _hosts(floor: Floor) -> str | None:
-    try:
-        system = Path("/etc/hosts").read_text()
-    except OSError:
-        system = "127.0.0.1 localhost\n::1 localhost\n"
-    return endpoints.hosts_file(floor.bridges, system)
-
-
 async def prepare(
     floor: Floor, argv: Sequence[str], *, cwd: str, env: Mapping[str, str], bridge_dir: Path
 ) -> Launch:
@@ -78,11 +70,7 @@ async def prepare(
             listeners.append(("out", "127.0.0.1", extra.inside_port, bwrap.socket_path(offset)))
         for index, ingress in enumerate(floor.ingress):
             listeners.append(("in", "-", ingress.inside_port, bwrap.ingress_path(index, ingress)))
-        hosts = _hosts(floor)
-        hosts_fd = _memfd("gatehouse-floor-hosts", hosts.encode()) if hosts is not None else None
-        if hosts_fd is not None:
-            fds.append(hosts_fd)
-        options = bwrap.options(floor, cwd=cwd, env=env, sockets=sockets, hosts_fd=hosts_fd)
+        options = bwrap.options(floor, cwd=cwd, env=env, sockets=sockets)
         args_fd = _memfd("gatehouse-floor-args", b"".join(o.encode() + b"\0" for o in options))
         fds.append(args_fd)
     except BaseException:

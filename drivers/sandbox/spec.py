@@ -23,16 +23,13 @@ class Bridge:
     """A TCP address inside the floor that reaches one address outside.
 
     Inside, a listener on `inside_host:inside_port` (loopback) forwards each connection over
-    a Unix socket to Gatehouse, which connects to `target_host:target_port`. `name` is a
-    host name the floor's /etc/hosts maps to `inside_host` (a remote model host: its URL,
-    TLS and certificate stay those of the real host); empty for a loopback endpoint, which
-    is bridged on its own address and port so that its URL stays the same."""
+    a Unix socket to Gatehouse, which connects to `target_host:target_port`: a loopback
+    model endpoint, bridged on its own address and port so that its URL stays the same."""
 
     inside_host: str
     inside_port: int
     target_host: str
     target_port: int
-    name: str = ""
 
 
 @dataclass(frozen=True)
@@ -68,8 +65,10 @@ class Floor:
     - `hidden`: trees replaced by an empty read-only directory (Gatehouse's var directory,
       workspaces and runtime directories, workspace roots, its checkout, the server user's
       home); `hidden_files`: files replaced by an empty one (a database outside them);
-    - `bridges` / `sockets`: the only network there is inside (model endpoints; the egress
-      proxy's socket); `ingress`: servers inside that Gatehouse reaches (a Unix socket each);
+    - `bridges` / `sockets`: the only network there is inside (loopback model endpoints;
+      the egress proxy's socket); `ingress`: servers inside that Gatehouse reaches (a Unix
+      socket each); `model_hosts`: the remote model endpoints (`host:port`) the agent must
+      reach, which only the egress proxy can carry (it should let them through unasked);
     - `env`: variables set inside over the process's own (the proxy variables);
     - `bridge_dir`: where the bridges' Unix sockets are made outside (the run's runtime
       directory; empty: the system's temporary directory).
@@ -84,6 +83,7 @@ class Floor:
     bridges: tuple[Bridge, ...] = ()
     sockets: tuple[SocketBridge, ...] = ()
     ingress: tuple[Ingress, ...] = ()
+    model_hosts: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     bridge_dir: str = ""
 
@@ -98,11 +98,16 @@ class Floor:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
     def reaching(self, urls: Iterable[str]) -> Floor:
-        """This floor with a bridge to each model endpoint in `urls` (drivers/sandbox/endpoints.py)."""
-        from .endpoints import bridges_for
+        """This floor with each model endpoint in `urls`: a bridge to a loopback one, a
+        model host for the egress proxy (drivers/sandbox/endpoints.py)."""
+        from .endpoints import reach
 
-        added = tuple(b for b in bridges_for(urls, taken=self.bridges) if b not in self.bridges)
-        return self.replace(bridges=self.bridges + added) if added else self
+        bridges, remote = reach(urls)
+        added = tuple(dict.fromkeys(b for b in bridges if b not in self.bridges))
+        hosts = tuple(h for h in dict.fromkeys(remote) if h not in self.model_hosts)
+        if not added and not hosts:
+            return self
+        return self.replace(bridges=self.bridges + added, model_hosts=self.model_hosts + hosts)
 
     def exposing(self, inside_port: int, host_socket: str) -> Floor:
         """This floor with a server inside on 127.0.0.1:`inside_port` reachable outside at
@@ -111,9 +116,10 @@ class Floor:
 
     def with_proxy(self, socket_path: str, *, inside_port: int = 3128) -> Floor:
         """The egress proxy's seam: its Unix socket bridged to 127.0.0.1:`inside_port` and the
-        proxy variables set inside; the bridged model hosts bypass it (`NO_PROXY`)."""
+        proxy variables set inside; loopback (the bridged endpoints) bypasses it (`NO_PROXY`).
+        The proxy lets `model_hosts` through without asking (docs/sandbox.md)."""
         url = f"http://127.0.0.1:{inside_port}"
-        direct = sorted({b.name or b.inside_host for b in self.bridges} | {"127.0.0.1", "localhost", "::1"})
+        direct = ["127.0.0.1", "::1", "localhost"]
         proxy_env = {"HTTPS_PROXY": url, "HTTP_PROXY": url, "https_proxy": url, "http_proxy": url,
                      "NO_PROXY": ",".join(direct), "no_proxy": ",".join(direct)}
         return self.replace(sockets=(*self.sockets, SocketBridge(socket_path, inside_port)),

@@ -46,11 +46,21 @@ class FakeRunContext:
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     def __post_init__(self) -> None:
-        if self.floor == "as the worker builds it":
+        self._worker_floor = self.floor == "as the worker builds it"
+        self._build_floor()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name in ("workspace", "runtime_dir", "run_policy") and getattr(self, "_worker_floor", False):
+            self._build_floor()  # a test moved the run elsewhere: so does its floor
+
+    def _build_floor(self) -> None:
+        if self._worker_floor:
             from drivers.runfloor import run_floor
 
-            self.runtime_dir.mkdir(parents=True, exist_ok=True)
-            self.floor = run_floor(workspace=self.workspace, runtime_dir=self.runtime_dir, run_policy=self.run_policy)
+            Path(self.runtime_dir).mkdir(parents=True, exist_ok=True)
+            object.__setattr__(self, "floor", run_floor(workspace=self.workspace, runtime_dir=self.runtime_dir,
+                                                        run_policy=self.run_policy))
 
     async def gate(self, request: ToolRequest) -> Decision:
         self.requests.append(request)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import http.server
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,22 +125,21 @@ def test_the_environment_is_in_the_args_file_not_the_command_line(tmp_path: Path
 
 
 def test_a_loopback_endpoint_is_bridged_on_its_own_address_and_port() -> None:
-    (bridge,) = endpoints.bridges_for(["http://127.0.0.1:8123/v1"])
+    (bridge,), remote = endpoints.reach(["http://127.0.0.1:8123/v1"])
     assert (bridge.inside_host, bridge.inside_port, bridge.target_host, bridge.target_port) == ("127.0.0.1", 8123, "127.0.0.1", 8123)
-    assert {b.inside_host for b in endpoints.bridges_for(["http://localhost:9000"])} == {"127.0.0.1", "::1"}
+    assert remote == []
+    assert {b.inside_host for b in endpoints.reach(["http://localhost:9000"])[0]} == {"127.0.0.1", "::1"}
 
 
-def test_a_remote_model_host_gets_a_loopback_address_and_its_name_inside() -> None:
-    bridges = endpoints.bridges_for(["https://api.anthropic.com", "https://api.openai.com/v1"])
-    assert [(b.name, b.inside_host, b.inside_port) for b in bridges] == [
-        ("api.anthropic.com", "127.0.0.2", 443), ("api.openai.com", "127.0.0.3", 443)]
-    hosts = endpoints.hosts_file(bridges, "127.0.0.1 localhost\n")
-    assert hosts is not None and "127.0.0.2 api.anthropic.com" in hosts and hosts.startswith("127.0.0.1 localhost")
+def test_a_remote_model_host_is_left_to_the_egress_proxy(tmp_path: Path) -> None:
+    floor = _floor(tmp_path).reaching(["https://api.anthropic.com", "https://api.openai.com/v1", "http://10.1.2.3:8000"])
+    assert floor.bridges == ()
+    assert floor.model_hosts == ("api.anthropic.com:443", "api.openai.com:443", "10.1.2.3:8000")
 
 
-def test_an_ip_address_outside_loopback_cannot_be_bridged() -> None:
-    with pytest.raises(endpoints.EndpointError, match="name the host"):
-        endpoints.bridges_for(["http://10.1.2.3:8000"])
+def test_a_url_that_names_no_http_endpoint_is_refused() -> None:
+    with pytest.raises(endpoints.EndpointError, match="not an http"):
+        endpoints.reach(["ftp://example.com/"])
 
 
 def test_the_endpoints_an_environment_names_are_its_base_urls() -> None:
@@ -155,8 +155,9 @@ def test_reaching_the_same_endpoint_twice_adds_one_bridge(tmp_path: Path) -> Non
 def test_the_proxy_seam_bridges_its_socket_and_sets_the_proxy_variables(tmp_path: Path) -> None:
     floor = _floor(tmp_path).reaching(["https://api.anthropic.com"]).with_proxy("/run/egress.sock", inside_port=3128)
     assert floor.sockets == (sandbox.SocketBridge("/run/egress.sock", 3128),)
-    assert floor.env["HTTPS_PROXY"] == "http://127.0.0.1:3128"
-    assert "api.anthropic.com" in floor.env["NO_PROXY"].split(",")
+    assert floor.env["HTTPS_PROXY"] == floor.env["https_proxy"] == "http://127.0.0.1:3128"
+    assert floor.env["NO_PROXY"].split(",") == ["127.0.0.1", "::1", "localhost"]
+    assert floor.model_hosts == ("api.anthropic.com:443",)
 
 
 # --- real bubblewrap ------------------------------------------------------------------------
@@ -194,6 +195,30 @@ def test_a_bridge_reaches_its_loopback_endpoint_and_nothing_else(tmp_path: Path,
                          f"curl -s -o /dev/null -w '%{{http_code}}' --max-time 2 http://127.0.0.1:{http_server + 1}/")
     assert done.stdout.splitlines()[0] == "200"
     assert done.stdout.splitlines()[1] == "000"
+
+
+@requires_floor
+def test_the_proxy_seam_carries_a_connect_to_the_proxy_socket(tmp_path: Path) -> None:
+    """What the egress proxy will get: a process inside that uses HTTPS_PROXY (set by the
+    seam) sends its CONNECT through the bridge to the proxy's Unix socket."""
+    path = tmp_path / "egress.sock"
+    received: list[bytes] = []
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(1)
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn:
+            received.append(conn.recv(4096))
+
+    threading.Thread(target=serve, daemon=True).start()
+    floor = _floor(tmp_path).reaching(["https://api.anthropic.com"]).with_proxy(str(path))
+    try:
+        run_in(floor, "curl -s --max-time 3 https://api.anthropic.com/v1/messages", env={"PATH": "/usr/bin:/bin"})
+    finally:
+        server.close()
+    assert received and received[0].startswith(b"CONNECT api.anthropic.com:443 HTTP/1.1")
 
 
 @requires_floor

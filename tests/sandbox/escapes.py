@@ -143,13 +143,14 @@ def commands(t: Target) -> dict[str, str]:
 
 
 def marked(marker: str) -> list[int]:
-    """Live processes whose command line carries `marker`."""
+    """Live processes named `marker` (`exec -a <marker> …`; not the shells that started them)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            if marker.encode() in (entry / "cmdline").read_bytes() and "\nState:\tZ" not in (entry / "status").read_text():
+            name = (entry / "cmdline").read_bytes().split(b"\0")[0]
+            if name == marker.encode() and "\nState:\tZ" not in (entry / "status").read_text():
                 found.append(int(entry.name))
         except OSError:
             continue
