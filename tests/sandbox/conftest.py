@@ -14,7 +14,7 @@ from tests.sandbox.escapes import Target, target
 
 # Every class allowed (protected ones then ask, and every ask is approved).
 ALLOW_EVERYTHING = "allow-everything"
-AUTO_APPROVE = {"approvals": {"permission": "auto-approve", "question": "auto-deny", "timeout_s": 120}}
+AUTO_APPROVE = {"approvals": {"permission": "auto-approve", "timeout_s": 120}}
 
 
 @pytest.fixture

@@ -38,8 +38,10 @@ SUBSETS = {
     "claude-code": ["write through a symlink", "write Gatehouse's checkout", "read the worker's environment", "read the secret key",
                     "connect with curl", "signal a process outside", "leave a process running", "write .git/hooks"],
     "codex": ["read the secret key", "copy the database", "write another run's workspace"],
-    "opencode": ["write outside the workspace", "read the secret key", "connect with bash /dev/tcp", "write .git/config",
-                 "leave a process running"],
+    # (OpenCode's bash tool asks its own `external_directory` permission for paths outside
+    # the project, which it then refuses: writes and reads outside are not in its subset.)
+    "opencode": ["connect with bash /dev/tcp", "connect with curl", "signal a process outside", "write .git/config",
+                 "write .git/hooks", "leave a process running"],
     "claude-code-acp": ["write through a symlink", "read the worker's environment", "connect with a Python socket",
                         "signal a process outside", "write .git/hooks"],
 }
@@ -87,7 +89,7 @@ async def test_no_escape_succeeds_from_a_real_cli(
     if CONTROL:
         settings.GATEHOUSE_SANDBOX = "off"
     attempts = commands(escape)
-    agent.script(*[agent.command(attempts[a]) for a in subset], agent.say("All done."))
+    agent.script(*[agent.command(f"{attempts[a]} ; touch ran-{i}") for i, a in enumerate(subset)], agent.say("All done."))
     body = {"driver": agent.driver, "prompt": "Run the scripted commands.", "workspace": str(escape.workspace),
             "policy": allow_everything, "run_policy": AUTO_APPROVE, **({"options": agent.options} if agent.options else {})}
     response = await sync_to_async(api.post)("/api/v1/runs/", body, format="json")
@@ -95,8 +97,10 @@ async def test_no_escape_succeeds_from_a_real_cli(
     done = await finished(response.json()["id"], timeout=TIMEOUT)
     assert done.status == "completed", (done.failure_reason, done.failure_detail)
     found = [b for b in breaches(escape) if b in subset]
+    # Every attempt ran (an attempt that never ran would look blocked).
+    assert sorted(p.name for p in escape.workspace.glob("ran-*")) == [f"ran-{i}" for i in range(len(subset))]
     if CONTROL:
-        assert found == subset, f"without the floor these attempts did not succeed: {sorted(set(subset) - set(found))}"
+        assert sorted(found) == sorted(subset), f"without the floor these did not succeed: {sorted(set(subset) - set(found))}"
     else:
         assert found == []
         assert breaches(escape) == []
