@@ -18,7 +18,7 @@ AGENTS_MARKER := $(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)-$(
 AXE_CORE_VERSION := 4.14.1
 AXE := node_modules/.installed-axe-core-$(AXE_CORE_VERSION)
 
-.PHONY: run run-scaled stop-scaled test lint setup agents axe chromium bench check clean
+.PHONY: run run-scaled stop-scaled test lint setup agents axe chromium sandbox bench check clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,7 @@ $(VENV)/.installed: pyproject.toml
 
 setup: $(VENV)/.installed
 
-run: setup
+run: setup sandbox
 	$(PY) manage.py migrate --noinput -v 0
 	$(PY) manage.py serve --host $(HOST) --port $(PORT)
 
@@ -63,11 +63,20 @@ chromium:
 		else echo "install Debian's chromium (apt-get install chromium) for the browser tests"; fi; \
 	fi
 
+# Debian's bubblewrap and socat: the OS sandbox floor every run's processes start in
+# (docs/sandbox.md). Without them runs are refused (sandbox_unavailable), unless
+# GATEHOUSE_SANDBOX=off.
+sandbox:
+	@if ! command -v bwrap >/dev/null 2>&1 || ! command -v socat >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap socat >/dev/null; \
+		else echo "install Debian's bubblewrap and socat (apt-get install bubblewrap socat) for the sandbox floor"; fi; \
+	fi
+
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy approvals runs drivers project integrations
 
-test: setup agents axe chromium lint
+test: setup agents axe chromium sandbox lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: setup
@@ -81,6 +90,7 @@ bench: setup
 	$(PY) bench/many_waiting.py 1000 --asleep
 	$(PY) bench/hibernation.py
 	$(PY) bench/cli_overhead.py
+	$(PY) bench/sandbox.py
 
 check: setup
 	GATEHOUSE_PRODUCTION=1 GATEHOUSE_SECRET_KEY=check-only-$$(date +%s)-not-a-real-key-0123456789abcdefghijklmnop \

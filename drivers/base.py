@@ -12,11 +12,19 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from drivers.sandbox import Floor
 
 Kind = Literal["permission", "plan_review", "question"]
 Outcome = Literal["allow", "deny", "abort", "answer"]
 RunStatus = Literal["completed", "failed", "cancelled"]
+
+
+# The run policy's `sandbox` values every driver whose processes Gatehouse starts can honour:
+# the OS sandbox floor (drivers/sandbox/) makes them real, whatever the agent.
+FLOOR_SANDBOX = frozenset({"read-only", "workspace-write", "unrestricted"})
 
 
 @dataclass(frozen=True)
@@ -169,6 +177,10 @@ class RunContext(Protocol):
     settings: Mapping[str, Any]  # driver settings (binary paths, model endpoint)
     # True when this worker continues a run an earlier worker (or process) started.
     resuming: bool
+    # The OS sandbox every process of the run starts in (drivers/sandbox/; pass it to
+    # `processes.spawn`, with the model endpoints the agent must reach added by
+    # `floor.reaching(urls)`); None when the run has none (`unrestricted`, or the floor off).
+    floor: Floor | None
     # What the driver saved with `save_agent_state` (e.g. the agent's session id); {} at first.
     agent_state: Mapping[str, Any]
     # A new run of a session: what an earlier run of this driver in the session saved, so

@@ -25,7 +25,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from drivers import registry
+from drivers import registry, runfloor
 from drivers.base import Decision, ToolRequest
 from runs.selectors import runtime_mode_for
 
@@ -74,6 +74,8 @@ class WorkerRunContext:
         self.interaction_mode: str = run.session.interaction_mode
         self.run_policy: Mapping[str, Any] = run.run_policy
         self.settings: Mapping[str, Any] = settings_for_driver
+        # The OS sandbox floor of every process this run starts (None: unrestricted, or off).
+        self.floor = runfloor.run_floor(workspace=self.workspace, runtime_dir=self.runtime_dir, run_policy=run.run_policy)
         self.descriptor = registry.descriptor(run.driver)
         # A run some worker (or an earlier process) already started is being resumed.
         self.resuming: bool = run.started_at is not None

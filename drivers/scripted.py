@@ -19,20 +19,19 @@ It is the demo and the test double for everything above the drivers. Scenario fo
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from drivers import agent_env, processes
-from drivers.base import Decision, Descriptor, RunContext, RunResult, ToolRequest
+from drivers import agent_env, processes, sandbox
+from drivers.base import FLOOR_SANDBOX, Decision, Descriptor, RunContext, RunResult, ToolRequest
 
 DESCRIPTOR = Descriptor(
     name="scripted",
     title="Scripted (replays a scenario)",
-    # Commands run with bash as the server's user: no sandbox is modelled but "unrestricted".
-    sandbox=frozenset({"unrestricted"}),
+    # Gatehouse's floor (drivers/sandbox/) holds the agent and all it starts.
+    sandbox=FLOOR_SANDBOX,
     web_search=frozenset(),
     browser=frozenset(),
     approval_modes={
@@ -230,12 +229,12 @@ class ScriptedDriver:
         if tool == "bash":
             return await self._bash(ctx, tool_input["command"])
         if tool == "write":
-            path = self._inside(ctx, tool_input["file_path"])
+            path = self._writable(ctx, tool_input["file_path"])
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(tool_input["content"])
             return f"Wrote {len(tool_input['content'])} characters to {tool_input['file_path']}", None
         if tool == "edit":
-            path = self._inside(ctx, tool_input["file_path"])
+            path = self._writable(ctx, tool_input["file_path"])
             try:
                 text = path.read_text()
             except OSError as exc:
@@ -259,6 +258,15 @@ class ScriptedDriver:
             raise StepFailed(f"{file_path} is outside the workspace")
         return path
 
+    def _writable(self, ctx: RunContext, file_path: str) -> Path:
+        """A path inside the workspace that the run's floor lets the agent write: the driver
+        writes it itself, so it refuses what a command inside the floor could not do."""
+        path = self._inside(ctx, file_path)
+        refusal = sandbox.write_refusal(ctx.floor.mode, str(ctx.workspace), str(path)) if ctx.floor else None
+        if refusal:
+            raise StepFailed(f"cannot write {file_path}: {refusal}")
+        return path
+
     def _environment(self, ctx: RunContext) -> dict[str, str]:
         """What an agent's command gets (drivers/agent_env.py): the allow-list, the run's
         own HOME, and no setting of the server."""
@@ -269,7 +277,7 @@ class ScriptedDriver:
     async def _bash(self, ctx: RunContext, command: str) -> tuple[str, int | None]:
         timeout = float(ctx.settings.get("command_timeout_s", 600))
         proc = await processes.spawn(
-            ["bash", "-c", command], cwd=str(ctx.workspace), stdin=asyncio.subprocess.DEVNULL,
+            ["bash", "-c", command], floor=ctx.floor, cwd=str(ctx.workspace), stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=self._environment(ctx),
         )
         assert proc.stdout is not None
@@ -286,10 +294,7 @@ class ScriptedDriver:
         try:
             await asyncio.wait_for(asyncio.gather(drain(), proc.wait()), timeout)
         except (TimeoutError, asyncio.CancelledError) as exc:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            processes.signal_tree(proc.pid, signal.SIGKILL)  # inside a floor: the whole floor
             await proc.wait()
             if isinstance(exc, asyncio.CancelledError):
                 raise

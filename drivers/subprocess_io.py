@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from drivers import processes
+from drivers import processes, sandbox
 
 __all__ = ["JsonLinesProcess", "ProtocolError", "ProcessExitedError", "ProcessStartError"]
 
@@ -79,15 +79,18 @@ class JsonLinesProcess:
     # -- lifecycle ---------------------------------------------------------------------
 
     async def start(
-        self, argv: Sequence[str], cwd: str | os.PathLike[str] | None, env: Mapping[str, str] | None
+        self, argv: Sequence[str], cwd: str | os.PathLike[str] | None, env: Mapping[str, str] | None,
+        *, floor: sandbox.Floor | None = None,
     ) -> None:
-        """Start the child with pipes on stdin/stdout/stderr. `env` is the whole environment."""
+        """Start the child with pipes on stdin/stdout/stderr. `env` is the whole environment;
+        `floor` the run's sandbox, with the agent's model endpoints (None: no floor)."""
         if self._proc is not None:
             raise RuntimeError("process already started")
         try:
             # Own session, parent-death signal, recorded on the run (drivers/processes.py).
             self._proc = await processes.spawn(
                 [str(a) for a in argv],
+                floor=floor,
                 cwd=str(cwd) if cwd is not None else None,
                 env=dict(env) if env is not None else None,
                 stdin=asyncio.subprocess.PIPE,
@@ -243,7 +246,7 @@ class JsonLinesProcess:
         """Whether every process of group `pgid` exited within `timeout` (a /proc scan,
         off the event loop, every 10 ms)."""
         deadline = asyncio.get_running_loop().time() + timeout
-        while await asyncio.to_thread(processes.group_members, pgid):
+        while await asyncio.to_thread(processes.tree_members, pgid):
             if asyncio.get_running_loop().time() >= deadline:
                 return False
             await asyncio.sleep(0.01)
@@ -252,12 +255,10 @@ class JsonLinesProcess:
     @staticmethod
     def _signal_group(proc: asyncio.subprocess.Process, sig: int) -> bool:
         """Signal the agent's process group; whether the group had a member to signal."""
-        # start_new_session=True made the child the leader of a group whose id is its pid.
-        delivered = False
-        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-            os.killpg(proc.pid, sig)
-            delivered = True
-        if proc.returncode is None:
+        # start_new_session=True made the child the leader of a group whose id is its pid
+        # (inside a floor: the group inside it, drivers/processes.py).
+        delivered = processes.signal_tree(proc.pid, sig)
+        if proc.returncode is None and not processes.is_floored(proc.pid):
             with contextlib.suppress(ProcessLookupError, OSError):
                 proc.send_signal(sig)
         return delivered

@@ -20,7 +20,7 @@ from channels.db import database_sync_to_async
 from channels.worker import Worker
 from django.conf import settings
 
-from drivers import processes, registry
+from drivers import processes, registry, sandbox
 from drivers.base import DriverError, RunAborted, RunResult
 from drivers.runcontext import WorkerRunContext
 from project import pg_doorbell
@@ -255,6 +255,7 @@ class Supervisor:
             if run.agent_processes:
                 await self._stop_leftovers(run_id, run.agent_processes)
             driver = registry.create(run.driver)
+            floor_check = await self._floor_before(context)
             # Every process the driver starts for this run is recorded on it.
             processes.current_run.set(context.process_started)
             # The run is marked started when its driver first writes (its agent's spawn is
@@ -279,6 +280,7 @@ class Supervisor:
                     raise
                 result = await driving
             finally:
+                await self._floor_after(context, floor_check)
                 await context.flush()  # what the driver emitted last, before the run's end
         except RunAborted as exc:
             result = RunResult(status="failed", failure_reason=exc.reason)
@@ -332,6 +334,29 @@ class Supervisor:
             )
         except LeaseLost:
             logger.warning("run %s: lease lost before it could finish here; leaving it to the new owner", run_id)
+
+    async def _floor_before(self, context: WorkerRunContext) -> dict[str, Any] | None:
+        """A run that needs a floor this machine cannot build fails here, never runs without
+        one; else the workspace's control files as they are (for `_floor_after`)."""
+        if context.floor is None:
+            return None
+        availability = await asyncio.to_thread(sandbox.availability)
+        if not availability.available:
+            raise DriverError("sandbox_unavailable", f"The sandbox floor cannot be built here: {availability.reason}")
+        return await asyncio.to_thread(sandbox.snapshot, str(context.workspace))
+
+    async def _floor_after(self, context: WorkerRunContext, before: dict[str, Any] | None) -> None:
+        """Say which control files appeared or changed in the workspace during the run: the
+        floor holds existing ones read-only but does not create missing ones (docs/sandbox.md)."""
+        if before is None or context.lease_lost:
+            return
+        changed = await asyncio.to_thread(sandbox.changed_since, before, str(context.workspace))
+        if changed:
+            await context.emit("notice", {
+                "level": "warning", "control_files": changed,
+                "text": "Agent control files appeared or changed in the workspace during this run: "
+                        f"{', '.join(changed)}. Review them before a tool of yours loads them (git hooks, agent settings).",
+            })
 
     async def _put_to_sleep(self, run_id: int) -> None:
         from runs.leases import LeaseLost
@@ -454,6 +479,10 @@ class DriverWorker(Worker):
             await instance_queue.put(message)
 
     async def handle(self) -> None:
+        from drivers import runfloor
+
+        state, floor_line = await asyncio.to_thread(runfloor.status)  # the probe, once per process
+        (logger.warning if state == "unavailable" else logger.info)(floor_line)
         supervisor().ensure_background()
         # The webhook outbox is sent from here too (issue 12): outside any request, in the
         # process that runs in both deployment shapes; it stops with the worker.

@@ -68,5 +68,10 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 def context(request: HttpRequest) -> dict[str, Any]:
-    """Template context: `live_degraded` while the channel layer is unreachable."""
-    return {"live_degraded": not channel_layer_ok()}
+    """Template context: `live_degraded` while the channel layer is unreachable;
+    `sandbox_unavailable`, the reason, where runs need the sandbox floor and it cannot be
+    built (the probe runs once per process)."""
+    from drivers import runfloor
+
+    state, line = runfloor.status()
+    return {"live_degraded": not channel_layer_ok(), "sandbox_unavailable": line if state == "unavailable" else ""}

@@ -302,6 +302,16 @@ GATEHOUSE_CLAUDE_BIN = env_str("GATEHOUSE_CLAUDE_BIN")
 GATEHOUSE_CODEX_BIN = env_str("GATEHOUSE_CODEX_BIN")
 GATEHOUSE_AGENTS_DIR = Path(env_str("GATEHOUSE_AGENTS_DIR", str(BASE_DIR / ".agents"))).resolve()
 GATEHOUSE_ALLOW_BYPASS_PERMISSIONS = env_bool("GATEHOUSE_ALLOW_BYPASS_PERMISSIONS", False)
+# The OS sandbox floor under every run (docs/sandbox.md): each process Gatehouse starts
+# for a run runs inside bubblewrap. "off" is the administrator's explicit opt-out: runs
+# then start with no floor at all, as before it existed.
+GATEHOUSE_SANDBOX = env_str("GATEHOUSE_SANDBOX", "on").strip().lower() or "on"
+if GATEHOUSE_SANDBOX not in ("on", "off"):
+    raise ImproperlyConfigured(f"GATEHOUSE_SANDBOX={GATEHOUSE_SANDBOX!r} must be on or off")
+# Trees shown read-only inside the floor although they lie in one it hides (the server
+# user's home, Gatehouse's checkout): e.g. a node or python installed under the home, or
+# an MCP server's program. Comma-separated absolute paths.
+GATEHOUSE_SANDBOX_READ_PATHS = [os.path.abspath(os.path.expanduser(p)) for p in env_list("GATEHOUSE_SANDBOX_READ_PATHS", [])]
 # Four eyes when off: a reviewer cannot decide the approvals of runs they started (403
 # own_run). On by default, so a single operator can still review their own runs.
 GATEHOUSE_REVIEW_OWN_RUNS = env_bool("GATEHOUSE_REVIEW_OWN_RUNS", True)

@@ -126,6 +126,7 @@ class Run(models.Model):
         ordering = ["-created_at", "-id"]
         permissions = [
             ("override_policy", "Can loosen the administrator's policy for a run or session"),
+            ("run_unsandboxed", "Can start a run without the OS sandbox floor (sandbox: unrestricted)"),
         ]
         indexes = [
             # The worker's reconcile query: unfinished runs and their leases.
@@ -138,6 +139,12 @@ class Run(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
+
+    @property
+    def unsandboxed(self) -> bool:
+        """Started without the OS sandbox floor (its run policy's sandbox is `unrestricted`):
+        the console marks it on its cards and page."""
+        return (self.run_policy or {}).get("sandbox") == "unrestricted"
 
 
 class Step(models.Model):

@@ -309,6 +309,9 @@ def run_create(
             )
         if requested is not None:
             _refuse_loosening(requested, ceiling, source="The run policy" if run_policy is not None else "The session's run policy")
+    from runs.floor import run_floor_check  # (runs.floor raises this module's RunError)
+
+    run_floor_check(effective=effective, requested=requested, descriptor=descriptor, user=user)
     compiled = core.compile_policy(document)
     ran_under, shadow = _policy_versions_of(policy_row, compiled.version)
     with transaction.atomic():

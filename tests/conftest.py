@@ -11,6 +11,8 @@ from django.contrib.auth import get_user_model
 from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
+from tests.processes import TEST_READ_PATHS
+
 # No timing decides a test: Hypothesis's per-example deadline failed the option-respelling
 # property on a loaded machine (250 ms for an example that takes 0.3 ms). It still stops
 # at its example budget.
@@ -23,6 +25,10 @@ def _isolated_var(settings: Any, tmp_path: Any) -> None:
     """Each test gets its own workspaces and runtime dirs, and a fast wait loop."""
     settings.GATEHOUSE_WORKSPACES_DIR = tmp_path / "workspaces"
     settings.GATEHOUSE_RUNTIME_DIR = tmp_path / "runtime"
+    # The test's own directory is shown read-only inside the floor (its workspace and agent
+    # home writable, as always): fake CLIs and MCP servers are written there. The escape
+    # suite (tests/sandbox/) shows nothing extra.
+    settings.GATEHOUSE_SANDBOX_READ_PATHS = [*TEST_READ_PATHS, str(tmp_path)]
     settings.GATEHOUSE_WAIT_POLL_S = 0.2
     settings.GATEHOUSE_RECONCILE_S = 0.5
     settings.GATEHOUSE_LEASE_HEARTBEAT_S = 0.5
@@ -135,6 +141,14 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> Any:
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                     "WHERE datname = current_database() AND pid <> pg_backend_pid()"
                 )
+
+
+@pytest.fixture
+def floor_available() -> None:
+    """The sandbox floor can be built here (else skipped; GATEHOUSE_REQUIRE_SANDBOX=1 fails)."""
+    from tests.sandbox.floorrun import require_floor
+
+    require_floor()
 
 
 @pytest.fixture

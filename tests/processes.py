@@ -16,6 +16,10 @@ from typing import Any
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parent.parent
+# What the tests' own programs need inside the sandbox floor, which hides Gatehouse's
+# checkout and the server user's home: this interpreter (fake agents, MCP servers) and the
+# test programs (tests/fakes). Set for the tests' settings and the servers they start.
+TEST_READ_PATHS = [str(ROOT / ".venv"), os.path.realpath(sys.base_prefix), str(ROOT / "tests")]
 
 
 def free_port() -> int:
@@ -87,7 +91,8 @@ def manage(args: list[str], env: dict[str, str]) -> ManagedProcess:
 
 def child_env(**extra: Any) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    env.update({"GATEHOUSE_WAIT_POLL_S": "0.2", "GATEHOUSE_RECONCILE_S": "0.5", "GATEHOUSE_LEASE_HEARTBEAT_S": "0.5"})
+    env.update({"GATEHOUSE_WAIT_POLL_S": "0.2", "GATEHOUSE_RECONCILE_S": "0.5", "GATEHOUSE_LEASE_HEARTBEAT_S": "0.5",
+                "GATEHOUSE_SANDBOX_READ_PATHS": ",".join(TEST_READ_PATHS)})
     env.update({k: str(v) for k, v in extra.items()})
     return env
 

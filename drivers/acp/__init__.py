@@ -11,7 +11,7 @@ pending permission answered `cancelled`.
 
 from __future__ import annotations
 
-from drivers.base import Descriptor, RunContext, RunResult
+from drivers.base import FLOOR_SANDBOX, Descriptor, RunContext, RunResult
 
 from .agents import check_workspace, validate_options
 from .driver import AcpRun
@@ -21,7 +21,8 @@ __all__ = ["DESCRIPTOR", "AcpDriver", "check_workspace", "validate_options"]
 DESCRIPTOR = Descriptor(
     name="acp",
     title="ACP agents (Agent Client Protocol: claude-code-acp, opencode acp, …)",
-    sandbox=frozenset(),
+    # Gatehouse's floor (drivers/sandbox/) holds the agent and all it starts.
+    sandbox=FLOOR_SANDBOX,
     web_search=frozenset(),
     browser=frozenset(),
     approval_modes={

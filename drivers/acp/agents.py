@@ -42,6 +42,7 @@ from typing import Any
 from drivers import workspace_config
 from drivers.base import OptionsError, WorkspaceConfigError
 from drivers.opencode import config as opencode_config
+from drivers.sandbox import urls_in_env
 
 from .env import agent_environment
 
@@ -171,6 +172,26 @@ def environment(spec: AgentSpec, settings: Mapping[str, Any], runtime_dir: Path,
         (home / ".claude").mkdir(parents=True, exist_ok=True)
         return agent_environment(settings, home=home, provider_names=CLAUDE_PROVIDER_ENV, extra=extra)
     return agent_environment(settings, home=home, provider_names=spec.env_names, extra=dict(git_env))
+
+
+# The model API each profile's agent reaches when its environment names none.
+DEFAULT_MODEL_URLS = {
+    "claude-code-acp": "https://api.anthropic.com",
+    "gemini": "https://generativelanguage.googleapis.com",
+    "opencode": "https://api.openai.com",
+}
+
+
+def model_urls(spec: AgentSpec, settings: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:
+    """The endpoints the agent must reach inside the floor: every `*_BASE_URL` of its
+    environment, OpenCode's configured base URL, else its profile's default (a generic
+    agent: only what its environment names)."""
+    urls = urls_in_env(env)
+    if spec.profile == "opencode" and settings.get("opencode_base_url"):
+        urls.append(str(settings["opencode_base_url"]))
+    if not urls and spec.profile in DEFAULT_MODEL_URLS:
+        urls.append(DEFAULT_MODEL_URLS[spec.profile])
+    return urls
 
 
 # Claude Code's tools that need no permission and do not go through the client (its Read

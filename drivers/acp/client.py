@@ -51,6 +51,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+from drivers import sandbox
 from drivers.agent_env import is_forbidden
 from drivers.base import Decision, DriverError, RunAborted, RunContext, ToolRequest
 
@@ -272,6 +273,12 @@ class AcpClient:
             diff = mapping.unified_diff(shown, old, content)
             verb = "Edit" if resolved.exists() else "Write"
             step_id = await self._decide_file("edit" if resolved.exists() else "write", resolved, {"title": f"{verb} {shown}", "diff": diff}, {"diff": diff})
+        # Gatehouse writes it, outside the floor: it refuses what the floor would refuse the agent.
+        refusal = sandbox.write_refusal(self.ctx.floor.mode, str(self.workspace), str(resolved)) if self.ctx.floor else None
+        if refusal:
+            if step_id is not None:
+                await self.ctx.step_finished(step_id, error=refusal)
+            raise RequestError(REFUSED, f"cannot write {path}: {refusal}")
         try:
             files.write_text(resolved, content)
         except OSError as exc:
@@ -328,7 +335,7 @@ class AcpClient:
         terminal = Terminal(f"term_{next(self._ids)}", limit=limit)
         terminal.step_id = step_id
         try:
-            await terminal.start(argv, cwd=workdir, env=command_env)
+            await terminal.start(argv, cwd=workdir, env=command_env, floor=self.ctx.floor)
         except OSError as exc:
             if step_id is not None:
                 await self.ctx.step_finished(step_id, error=str(exc))

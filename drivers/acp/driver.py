@@ -137,7 +137,8 @@ class AcpRun:
                 if payload is not None:
                     await self._emit("notice", payload)
         try:
-            await self.proc.start([program, *spec.argv[1:]], cwd=self.workspace, env=env)
+            floor = self.ctx.floor.reaching(agents.model_urls(spec, self.settings, env)) if self.ctx.floor else None
+            await self.proc.start([program, *spec.argv[1:]], cwd=self.workspace, env=env, floor=floor)
         except ProcessStartError as exc:
             raise _Failed("agent_not_found", str(exc)) from exc
         self.transport.last_received = asyncio.get_running_loop().time()

@@ -14,7 +14,7 @@ import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from drivers import processes
+from drivers import processes, sandbox
 
 
 class Terminal:
@@ -27,10 +27,11 @@ class Terminal:
         self._reader: asyncio.Task[None] | None = None
         self.step_id: int | None = None  # the Gatehouse step this command runs for
 
-    async def start(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> None:
-        # Own process group, parent-death signal, recorded on the run (drivers/processes.py).
+    async def start(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], floor: sandbox.Floor | None = None) -> None:
+        # Own process group, parent-death signal, recorded on the run, inside the run's floor
+        # (drivers/processes.py); a command needs no model endpoint.
         self.proc = await processes.spawn(
-            argv, cwd=str(cwd), env=dict(env), stdin=asyncio.subprocess.DEVNULL,
+            argv, floor=floor, cwd=str(cwd), env=dict(env), stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         )  # fmt: skip
         self._reader = asyncio.create_task(self._read())

@@ -41,8 +41,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from drivers import agent_env, workspace_config
-from drivers.base import Decision, Descriptor, DriverError, RunAborted, RunContext, RunResult, ToolRequest
+from drivers import agent_env, sandbox, workspace_config
+from drivers.base import FLOOR_SANDBOX, Decision, Descriptor, DriverError, RunAborted, RunContext, RunResult, ToolRequest
 from drivers.subprocess_io import JsonLinesProcess, ProcessExitedError, ProcessStartError, ProtocolError
 
 from . import isolation, mapping
@@ -52,8 +52,8 @@ log = logging.getLogger(__name__)
 DESCRIPTOR = Descriptor(
     name="claude-code",
     title="Claude Code",
-    # The driver does not configure Claude Code's own OS sandbox: only "inherit".
-    sandbox=frozenset(),
+    # Gatehouse's floor (drivers/sandbox/) holds the agent and all it starts.
+    sandbox=FLOOR_SANDBOX,
     # web_search "deny" is enforced with --disallowedTools WebSearch; every search and
     # fetch also goes through the gate. There is no browser tool to allow.
     web_search=frozenset({"allow", "deny"}),
@@ -104,6 +104,8 @@ PERMISSION_MODES = {
 # (drivers/agent_env.py): its model provider's variables and its documented switches.
 ENV_PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_", "DISABLE_")
 ENV_NAMES = ("IS_SANDBOX",)
+# The model API the CLI reaches when ANTHROPIC_BASE_URL does not name another.
+DEFAULT_MODEL_URL = "https://api.anthropic.com"
 
 ISOLATION_ENV = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -241,6 +243,16 @@ class _ClaudeRun:
             env["IS_SANDBOX"] = "1"
         return env
 
+    def _floor(self, env: Mapping[str, str]) -> sandbox.Floor | None:
+        """The run's floor, reaching the model API (ANTHROPIC_BASE_URL, else Anthropic's) and
+        the administrator's HTTP MCP servers. Claude Code's own sandbox stays off (its
+        default): the floor holds the CLI and everything it starts, not only its Bash."""
+        if self.ctx.floor is None:
+            return None
+        servers = (self.settings.get("mcp_servers") or {}).values()
+        mcp_urls = [str(s["url"]) for s in servers if isinstance(s, Mapping) and s.get("url")]
+        return self.ctx.floor.reaching([*(sandbox.urls_in_env(env) or [DEFAULT_MODEL_URL]), *mcp_urls])
+
     async def _start(self) -> None:
         mode = self._permission_mode()
         if self.ctx.interaction_mode != "plan" and self.ctx.runtime_mode == "full-access" and mode != "bypassPermissions":
@@ -278,7 +290,7 @@ class _ClaudeRun:
         if self._resume_session:
             argv += ["--resume", self._resume_session]
         try:
-            await self.proc.start(argv, cwd=self.ctx.workspace, env=env)
+            await self.proc.start(argv, cwd=self.ctx.workspace, env=env, floor=self._floor(env))
         except ProcessStartError as exc:
             raise _RunFailed("agent_not_found", str(exc)) from exc
         self._last_activity = asyncio.get_running_loop().time()

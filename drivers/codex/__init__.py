@@ -58,7 +58,7 @@ cleaner form is used). No option is ever picked on the person's behalf.
 
 from __future__ import annotations
 
-from drivers.base import Descriptor
+from drivers.base import FLOOR_SANDBOX, Descriptor
 
 from .driver import APPROVAL_POLICY
 from .driver import CodexDriver as _CodexDriver
@@ -68,7 +68,7 @@ __all__ = ["DESCRIPTOR", "CodexDriver", "APPROVAL_POLICY"]
 DESCRIPTOR = Descriptor(
     name="codex",
     title="OpenAI Codex (codex app-server)",
-    sandbox=frozenset({"read-only", "workspace-write", "unrestricted"}),
+    sandbox=FLOOR_SANDBOX,  # Gatehouse's floor; Codex's own sandbox only without it (config.IN_FLOOR)
     web_search=frozenset({"allow", "deny"}),
     browser=frozenset(),
     approval_modes={

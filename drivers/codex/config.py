@@ -19,7 +19,13 @@ from typing import Any
 
 from drivers import agent_env
 
-# Run-policy sandbox value -> `thread/start` `sandbox` (SandboxMode of app-server 0.171.0).
+# Run-policy sandbox value -> `thread/start` `sandbox` (SandboxMode of app-server 0.171.0),
+# for a run without Gatehouse's floor (GATEHOUSE_SANDBOX=off; `unrestricted`). Inside the
+# floor Codex's own sandbox is off (`IN_FLOOR`): nested in the floor it needs a fallback
+# (no fresh /proc) and its helper was not found on PATH once in a loaded test run (bwrap:
+# execvp codex-linux-sandbox), and the floor already holds every command Codex runs, with
+# the mode the run policy asks for (read-only, workspace-write).
+IN_FLOOR = "danger-full-access"
 SANDBOX_MODES = {
     "read-only": "read-only",
     "workspace-write": "workspace-write",
@@ -31,6 +37,8 @@ SANDBOX_MODES = {
 WEB_SEARCH_MODES = {"allow": "live", "deny": "disabled"}
 
 PROVIDER_ID = "gatehouse"
+# The model API Codex reaches when no base URL is configured.
+DEFAULT_MODEL_URL = "https://api.openai.com"
 
 
 def find_binary(settings: Mapping[str, Any]) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from drivers import agent_env, workspace_config
 from drivers.base import Decision, Descriptor, DriverError, RunAborted, RunResult, ToolRequest
+from drivers.sandbox import urls_in_env
 from drivers.subprocess_io import JsonLinesProcess, ProcessExitedError, ProcessStartError, ProtocolError
 
 from . import config, translate
@@ -127,7 +128,8 @@ class _Session:
         self.cancel_waiter = asyncio.ensure_future(ctx.wait_cancelled())
         try:
             try:
-                await self.proc.start(argv, cwd=self.workspace, env=config.child_env(self.settings, home, scan.git_env()))
+                env = config.child_env(self.settings, home, scan.git_env())
+                await self.proc.start(argv, cwd=self.workspace, env=env, floor=self._floor(env))
             except ProcessStartError as exc:
                 raise _Failure("agent_exited", str(exc)) from exc
             self.reader = asyncio.create_task(self._read_loop())
@@ -167,6 +169,12 @@ class _Session:
             if payload is not None:
                 await self._emit("notice", payload)
 
+    def _floor(self, env: Mapping[str, str]) -> Any:
+        """The run's floor, reaching the model API (the configured base URL, else OpenAI's)."""
+        if self.ctx.floor is None:
+            return None
+        return self.ctx.floor.reaching([self.settings.get("base_url") or config.DEFAULT_MODEL_URL, *urls_in_env(env)])
+
     async def _handshake(self) -> None:
         await self._call(
             "initialize",
@@ -181,6 +189,8 @@ class _Session:
         sandbox = config.SANDBOX_MODES.get(sandbox_value)
         if sandbox is None:
             raise _Failure("agent_protocol_error", f"sandbox {sandbox_value!r} is not supported by the codex driver")
+        if self.ctx.floor is not None:
+            sandbox = config.IN_FLOOR  # the floor holds Codex and its commands (config.IN_FLOOR)
         result = await self._resume_thread(sandbox)
         if result is None:
             result = await self._call(

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from drivers.base import Descriptor, RunContext, RunResult, WorkspaceConfigError
+from drivers.base import FLOOR_SANDBOX, Descriptor, RunContext, RunResult, WorkspaceConfigError
 
 from .config import blocking_config_files, refusal
 from .driver import OpenCodeRun
@@ -34,7 +34,8 @@ def check_workspace(workspace: Path, options: Mapping[str, Any], settings: Mappi
 DESCRIPTOR = Descriptor(
     name="opencode",
     title="OpenCode (opencode serve)",
-    sandbox=frozenset(),
+    # Gatehouse's floor (drivers/sandbox/) holds the agent and all it starts.
+    sandbox=FLOOR_SANDBOX,
     web_search=frozenset(),
     browser=frozenset(),
     approval_modes={

@@ -66,6 +66,10 @@ def find_binary(settings: Mapping[str, Any]) -> str | None:
     return None
 
 
+# The model API OpenCode reaches when no base URL is configured (its `openai` provider).
+DEFAULT_MODEL_URL = "https://api.openai.com"
+
+
 def env_key(settings: Mapping[str, Any]) -> str:
     return str(settings.get("opencode_env_key") or "OPENAI_API_KEY")
 

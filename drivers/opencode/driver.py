@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from drivers import agent_env, workspace_config
+from drivers import agent_env, sandbox, workspace_config
 from drivers.acp.mapping import bounded_value, clip, refusal_text
 from drivers.base import Decision, DriverError, RunAborted, RunContext, RunResult, ToolRequest
 
@@ -110,6 +110,12 @@ class OpenCodeRun:
 
     # -- start -------------------------------------------------------------------------------
 
+    def _floor(self) -> sandbox.Floor | None:
+        """The run's floor, reaching the configured model endpoint (else OpenAI's)."""
+        if self.ctx.floor is None:
+            return None
+        return self.ctx.floor.reaching([self.settings.get("opencode_base_url") or config.DEFAULT_MODEL_URL])
+
     async def _start(self) -> None:
         binary = config.find_binary(self.settings)
         if not binary or not Path(binary).exists():
@@ -125,10 +131,11 @@ class OpenCodeRun:
                     await self._emit("notice", payload)
         env = config.environment(self.settings, Path(self.ctx.runtime_dir), scan.git_env())
         try:
-            await self.server.start(binary, cwd=self.workspace, env=env)
+            await self.server.start(binary, cwd=self.workspace, env=env, floor=self._floor())
         except ServerStartError as exc:
             raise _Failed("agent_exited", str(exc)) from exc
-        self.http = OpenCodeHttp(self.server.host, self.server.port, username=self.server.username, password=self.server.password)
+        self.http = OpenCodeHttp(self.server.host, self.server.port, username=self.server.username, password=self.server.password,
+                                 unix_socket=self.server.unix_socket)
         self.reader = asyncio.create_task(self._read_events())
         kind, value = await self._next(timeout=30)
         if kind != "event" or value.get("type") != "server.connected":

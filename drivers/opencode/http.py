@@ -15,6 +15,8 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from drivers.sandbox import open_unix
+
 MAX_BYTES = 8 * 1024 * 1024
 
 
@@ -27,15 +29,19 @@ class StreamError(Exception):
 
 
 class OpenCodeHttp:
-    def __init__(self, host: str, port: int, *, username: str, password: str) -> None:
+    def __init__(self, host: str, port: int, *, username: str, password: str, unix_socket: str = "") -> None:
         self.host = host
         self.port = port
+        self.unix_socket = unix_socket  # the server is inside a floor: reached through this socket
         token = base64.b64encode(f"{username}:{password}".encode()).decode()
         self._auth = f"Basic {token}"
 
     async def _open(self, method: str, path: str, body: Any | None, accept: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, int, dict[str, str]]:
         try:
-            reader, writer = await asyncio.open_connection(self.host, self.port, limit=MAX_BYTES + 2)
+            if self.unix_socket:
+                reader, writer = await open_unix(self.unix_socket, limit=MAX_BYTES + 2)
+            else:
+                reader, writer = await asyncio.open_connection(self.host, self.port, limit=MAX_BYTES + 2)
         except OSError as exc:
             raise HttpError(f"cannot reach opencode at {self.host}:{self.port}: {exc}") from exc
         data = b"" if body is None else json.dumps(body).encode()

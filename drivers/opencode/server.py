@@ -3,7 +3,8 @@
 The server runs in its own process group (a kill also stops the commands its bash tool
 started), with basic auth on a per-run random password, so another local process cannot
 drive it. stdout and stderr are drained into bounded tails; the port is the one the
-server says it listens on.
+server says it listens on. Inside the run's floor it listens in the floor's own network,
+which Gatehouse reaches through a Unix socket (`unix_socket`: `Floor.exposing`).
 """
 
 from __future__ import annotations
@@ -11,16 +12,17 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import os
 import re
 import secrets
+import shutil
 import signal
 import socket
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from drivers import processes
+from drivers import processes, sandbox
 
 TAIL_BYTES = 64 * 1024
 _LISTENING = re.compile(rb"listening on http://([0-9.]+):(\d+)")
@@ -46,6 +48,7 @@ class OpenCodeServer:
         self._tail: collections.deque[bytes] = collections.deque(maxlen=256)
         self._listening: asyncio.Future[tuple[str, int]] | None = None
         self._drains: list[asyncio.Task[None]] = []
+        self.unix_socket = ""  # inside a floor: where Gatehouse connects to the server
 
     @property
     def pid(self) -> int | None:
@@ -59,24 +62,36 @@ class OpenCodeServer:
     def output_tail(self) -> str:
         return b"".join(self._tail)[-TAIL_BYTES:].decode("utf-8", errors="replace")
 
-    async def start(self, binary: str, *, cwd: Path, env: Mapping[str, str], timeout: float = 60.0, attempts: int = 3) -> None:
+    async def start(
+        self, binary: str, *, cwd: Path, env: Mapping[str, str], timeout: float = 60.0, attempts: int = 3,
+        floor: sandbox.Floor | None = None,
+    ) -> None:
         """Start and wait until it listens. The free port is chosen before the server binds
         it, so another process may take it first: an early exit is retried on a new port."""
         for attempt in range(attempts):
             try:
-                return await self._start_once(binary, cwd=cwd, env=env, timeout=timeout)
+                return await self._start_once(binary, cwd=cwd, env=env, timeout=timeout, floor=floor)
             except ServerStartError:
                 if attempt == attempts - 1 or self.returncode is None:
                     raise
                 self.proc = None
 
-    async def _start_once(self, binary: str, *, cwd: Path, env: Mapping[str, str], timeout: float) -> None:
+    async def _start_once(
+        self, binary: str, *, cwd: Path, env: Mapping[str, str], timeout: float, floor: sandbox.Floor | None
+    ) -> None:
         env = {**env, "OPENCODE_SERVER_USERNAME": self.username, "OPENCODE_SERVER_PASSWORD": self.password}
-        argv = [binary, "serve", "--hostname", "127.0.0.1", "--port", str(free_port()), "--print-logs", "--log-level", "WARN"]
+        port = free_port()
+        argv = [binary, "serve", "--hostname", "127.0.0.1", "--port", str(port), "--print-logs", "--log-level", "WARN"]
+        if floor is not None:
+            directory = Path(floor.bridge_dir or "/tmp") / ".gatehouse-floor" / f"opencode-{uuid.uuid4().hex[:12]}"
+            directory.mkdir(parents=True, exist_ok=True)
+            self.unix_socket = str(directory / "http.sock")
+            floor = floor.exposing(port, self.unix_socket)
         try:
-            # Own process group, parent-death signal, recorded on the run (drivers/processes.py).
+            # Own process group, parent-death signal, recorded on the run, inside its floor
+            # (drivers/processes.py).
             self.proc = await processes.spawn(
-                argv, cwd=str(cwd), env=env, stdin=asyncio.subprocess.DEVNULL,
+                argv, floor=floor, cwd=str(cwd), env=env, stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             )  # fmt: skip
         except OSError as exc:
@@ -123,6 +138,8 @@ class OpenCodeServer:
         for task in self._drains:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(task, 1.0)
+        if self.unix_socket:  # the floor's ingress socket and its directory
+            shutil.rmtree(Path(self.unix_socket).parent, ignore_errors=True)
         return proc.returncode
 
     async def wait(self) -> int:
@@ -132,4 +149,4 @@ class OpenCodeServer:
     def _signal(self, sig: int) -> None:
         assert self.proc is not None
         with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-            os.killpg(self.proc.pid, sig)
+            processes.signal_tree(self.proc.pid, sig)

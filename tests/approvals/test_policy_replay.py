@@ -199,12 +199,13 @@ def test_read_rules_are_flagged_for_agents_that_do_not_report_reads() -> None:
 
 
 def test_run_policy_values_a_driver_cannot_honour_are_flagged() -> None:
-    warned = _by_driver({}, {"sandbox": "read-only", "approvals": {"plan_review": "ask", "on_reject": "retry"}})
-    assert "run_policy.sandbox" in warned["claude-code"] and "run_policy.sandbox" not in warned.get("codex", set())
+    # (every driver models the sandbox now, the floor making it real: the browser is not)
+    warned = _by_driver({}, {"browser": "deny", "approvals": {"plan_review": "ask", "on_reject": "retry"}})
+    assert "run_policy.browser" in warned["codex"] and "run_policy.browser" not in warned.get("claude-code", set())
     assert "run_policy.approvals.plan_review" in warned["codex"]
     assert "run_policy.approvals.on_reject" in warned["codex"] and "run_policy.approvals.on_reject" not in warned["scripted"]
-    messages = [w.message for w in policy_warnings(document={}, run_policy={"sandbox": "read-only"}) if w.driver == "claude-code"]
-    assert any("refused" in m and "sandbox read-only" in m for m in messages)
+    messages = [w.message for w in policy_warnings(document={}, run_policy={"browser": "deny"}) if w.driver == "codex"]
+    assert any("refused" in m and "browser deny" in m for m in messages)
 
 
 def test_what_an_agent_cannot_see_is_listed_per_driver() -> None:

@@ -498,10 +498,10 @@ def test_new_run_form_refuses_what_the_driver_does_not_model(csrf_client: Callab
     client = csrf_client(alice)
     response = client.post(
         "/runs/new/",
-        {"driver": "claude-code", "prompt": "x", "run_policy": '{"sandbox": "read-only"}', "csrfmiddlewaretoken": client.csrf_token},
+        {"driver": "claude-code", "prompt": "x", "run_policy": '{"browser": "allow"}', "csrfmiddlewaretoken": client.csrf_token},
     )
     assert response.status_code == HTTPStatus.OK
-    assert "read-only" in response.content.decode()
+    assert "cannot honour browser=allow" in response.content.decode()
     assert not Run.objects.exists()
 
 

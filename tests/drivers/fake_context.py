@@ -39,8 +39,28 @@ class FakeRunContext:
     agent_state: Mapping[str, Any] = field(default_factory=dict)
     conversation: Mapping[str, Any] = field(default_factory=dict)
     conversation_resumed: bool = False
+    # The run's sandbox floor, as the worker builds it (drivers/runfloor.py) from the
+    # settings, this workspace, runtime directory and run policy; None for no floor.
+    floor: Any = "as the worker builds it"
     _cancel: asyncio.Event = field(default_factory=asyncio.Event)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
+
+    def __post_init__(self) -> None:
+        self._worker_floor = self.floor == "as the worker builds it"
+        self._build_floor()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name in ("workspace", "runtime_dir", "run_policy") and getattr(self, "_worker_floor", False):
+            self._build_floor()  # a test moved the run elsewhere: so does its floor
+
+    def _build_floor(self) -> None:
+        if self._worker_floor:
+            from drivers.runfloor import run_floor
+
+            Path(self.runtime_dir).mkdir(parents=True, exist_ok=True)
+            object.__setattr__(self, "floor", run_floor(workspace=self.workspace, runtime_dir=self.runtime_dir,
+                                                        run_policy=self.run_policy))
 
     async def gate(self, request: ToolRequest) -> Decision:
         self.requests.append(request)

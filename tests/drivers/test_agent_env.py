@@ -190,7 +190,10 @@ def _cli_environ_then(decision: Decision, seen: dict[str, str], workspace: Path)
 
     def decide(request: ToolRequest) -> Decision:
         for pid in processes_in(workspace):
-            seen[str(pid)] = proc_environ(pid)
+            # The floor's own bubblewrap (its init runs in the workspace) has bubblewrap's
+            # environment, not the agent's: kept apart, and checked for secrets too.
+            floor = Path(f"/proc/{pid}/comm").read_text().strip() == "bwrap"
+            seen[f"floor:{pid}" if floor else str(pid)] = proc_environ(pid)
         return decision
 
     return decide
@@ -209,9 +212,12 @@ async def test_claude_code_gets_none_of_the_server_secrets(tmp_path: Path, serve
         assert result.status == "completed", ctx.activities
         [env_output] = model.tool_results()
 
-    assert seen, "the CLI's process was not found while it waited"
+    assert [pid for pid in seen if not pid.startswith("floor:")], "the CLI's process was not found while it waited"
     for pid, environ in seen.items():
-        assert_clean(environ, what=f"the Claude Code process {pid}")
+        if pid.startswith("floor:"):
+            assert not [n for n, v in {**SECRETS, **FORBIDDEN_VALUE, **UNLISTED}.items() if n in environ or v in environ]
+        else:
+            assert_clean(environ, what=f"the Claude Code process {pid}")
     assert_clean(env_output["text"], what="a command Claude Code ran")
     assert "CLAUDE_CONFIG_DIR=" in env_output["text"]
     assert [n["refused_env"] for n in refused_notices(ctx)] == [["DJANGO_LISTED", "GATEHOUSE_VALUE"]]

@@ -325,11 +325,12 @@ async def test_stopping_the_server_stops_the_agent_process_of_a_waiting_run(
 async def test_the_next_worker_stops_what_a_killed_worker_left_running(
     api: Any, server: Any, workspace: Path, db: Any
 ) -> None:
-    """A scripted command's child (`sleep`) outlives its shell when the server is SIGKILLed;
-    the next server finds the recorded process group and stops it before resuming the run,
+    """Without a floor (GATEHOUSE_SANDBOX=off: the processes are the server's own), a
+    scripted command's child (`sleep`) outlives its shell when the server is SIGKILLed; the
+    next server finds the recorded process group and stops it before resuming the run,
     which then asks about the interrupted step instead of running it again."""
     await sync_to_async(Policy.objects.create)(name="allow-all", document={"default": "allow"})
-    embedded = server()
+    embedded = server(GATEHOUSE_SANDBOX="off")
     embedded.start()
     run = await start_run(api, driver="scripted", prompt="sleep", policy="allow-all", workspace=str(workspace),
                           scenario={"steps": [bash("sleep 300 & sleep 301; touch late.txt")]})
@@ -340,7 +341,7 @@ async def test_the_next_worker_stops_what_a_killed_worker_left_running(
     time.sleep(0.5)
     assert processes_in(workspace), "the sleeps outlive their killed shell"
 
-    server().start()
+    server(GATEHOUSE_SANDBOX="off").start()
     interrupted = await pending_approval(api, run["id"], timeout=TIMEOUT)
     assert interrupted["kind"] == "interrupted_side_effect"
     await sync_to_async(wait_gone)(workspace, 15)
@@ -348,6 +349,27 @@ async def test_the_next_worker_stops_what_a_killed_worker_left_running(
         lambda: [a.payload.get("text", "") for a in Activity.objects.filter(run_id=run["id"], kind="notice")]
     )()
     assert any("left running by the previous worker" in text for text in notices)
+    assert not (workspace / "late.txt").exists()
+
+
+async def test_inside_the_floor_nothing_a_killed_worker_started_survives_it(
+    api: Any, server: Any, workspace: Path, db: Any
+) -> None:
+    """With the floor (the default), the same `sleep`s die with the SIGKILLed server: the
+    floor's bubblewrap dies with its parent and takes its whole pid namespace along. The
+    next server then asks about the interrupted step."""
+    await sync_to_async(Policy.objects.create)(name="allow-all", document={"default": "allow"})
+    embedded = server()
+    embedded.start()
+    run = await start_run(api, driver="scripted", prompt="sleep", policy="allow-all", workspace=str(workspace),
+                          scenario={"steps": [bash("sleep 300 & sleep 301; touch late.txt")]})
+    await eventually(lambda: Step.objects.filter(run_id=run["id"], status="executing").exists(), timeout=TIMEOUT)
+    await sync_to_async(eventually_sync)(lambda: len(processes_in(workspace)) >= 2)
+    embedded.kill()
+    await sync_to_async(wait_gone)(workspace, 5)
+    server().start()
+    interrupted = await pending_approval(api, run["id"], timeout=TIMEOUT)
+    assert interrupted["kind"] == "interrupted_side_effect"
     assert not (workspace / "late.txt").exists()
 
 

@@ -92,7 +92,10 @@ async def test_hostile_workspace_runs_nothing_and_the_first_request_waits_for_a_
 
 
 def mcp_settings(tmp_path: Path) -> tuple[dict[str, Any], Path, Path]:
-    marker, log = tmp_path / "mcp-called", tmp_path / "mcp-log.jsonl"
+    # In the run's runtime directory: the MCP server runs inside the floor with the CLI,
+    # where that (and the workspace) is all it may write.
+    (tmp_path / "runtime").mkdir(exist_ok=True)
+    marker, log = tmp_path / "runtime" / "mcp-called", tmp_path / "runtime" / "mcp-log.jsonl"
     server = {"command": sys.executable, "args": [str(MCP_SERVER), "--marker", str(marker), "--log", str(log)]}
     return {"gh": server}, marker, log
 

@@ -69,12 +69,12 @@ def test_unknown_approval_is_unavailable(api: Any) -> None:
 
 def test_a_run_policy_the_driver_does_not_model_is_refused_before_anything_starts(api: Any) -> None:
     response = api.post(
-        "/api/v1/runs/", {"driver": "claude-code", "prompt": "hi", "run_policy": {"sandbox": "read-only"}}, format="json"
+        "/api/v1/runs/", {"driver": "claude-code", "prompt": "hi", "run_policy": {"browser": "allow"}}, format="json"
     )
     assert response.status_code == HTTPStatus.BAD_REQUEST
     body = response.json()
     assert (body["code"], body["driver"], body["dimension"], body["value"]) == (
-        "policy_capability_unsupported", "claude-code", "sandbox", "read-only",
+        "policy_capability_unsupported", "claude-code", "browser", "allow",
     )
     assert not Run.objects.exists() and not AgentSession.objects.exists()
 

@@ -42,8 +42,9 @@ def bob(client_for: Callable[..., APIClient]) -> APIClient:
 
 @pytest.fixture
 def olga(client_for: Callable[..., APIClient]) -> APIClient:
-    """May start runs and loosen the policy."""
-    return client_for("olga", OVERRIDER)
+    """May start runs and loosen the policy (a run without the sandbox floor also needs
+    `runs.run_unsandboxed`: tests/runs/test_floor.py)."""
+    return client_for("olga", OVERRIDER + ("runs.run_unsandboxed",))
 
 
 def _policy(name: str, run_policy: dict[str, Any] | None) -> str:

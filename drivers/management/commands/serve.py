@@ -66,12 +66,15 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         from daphne.server import Server
 
+        from drivers import runfloor
         from drivers.worker import DriverWorker
         from project.asgi import application
         from project.login_links import make_login_link
 
+        state, floor_line = runfloor.status()
+        self.stdout.write(floor_line)
         user, created = self._admin()
-        if created and not options["no_demo"]:
+        if created and not options["no_demo"] and state != "unavailable":
             self._demo_runs(user)
         base = f"http://{options['host']}:{options['port']}"
         self.stdout.write(f"Gatehouse console: {base}/")
