@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models import Count, F, QuerySet
 
 from approvals import policy as core
-from approvals.gate.paths import offline_path_context, path_context
+from approvals.gate.paths import floor_holds, offline_path_context, path_context
 from approvals.models import Policy
 from runs.models import Step
 
@@ -100,7 +100,8 @@ def policy_dry_run(*, document: Mapping[str, Any], policy: Policy | None = None,
     denied = _denials_before(steps) if compiled.max_denials is not None else {}
     changed: list[ChangedStep] = []
     for step in steps:
-        view = core.RunView(tool_calls=step.seq - 1, denials=bisect.bisect_left(denied.get(step.run_id, []), step.seq))
+        view = core.RunView(tool_calls=step.seq - 1, denials=bisect.bisect_left(denied.get(step.run_id, []), step.seq),
+                            floor=floor_holds(step.run))
         grants = [step.grant.rule] if step.grant is not None else []
         try:
             verdict = core.evaluate(compiled, step.request, run_view=view, grants=grants, paths=path_context(step.run))

@@ -46,6 +46,10 @@ ProcessHook = Callable[[Mapping[str, Any]], Awaitable[None]]
 
 # Set by the worker for a driver's task: records each process the run starts.
 current_run: contextvars.ContextVar[ProcessHook | None] = contextvars.ContextVar("gatehouse_run_processes", default=None)
+# Set by the worker for a driver's task: told each floor a process starts in, before it starts
+# (the run's egress proxy lets that floor's model hosts through: drivers/runegress.py).
+floor_used: contextvars.ContextVar[Callable[[sandbox.Floor], None] | None] = contextvars.ContextVar(
+    "gatehouse_floor_used", default=None)
 
 _SETPRIV = shutil.which("setpriv")
 
@@ -94,6 +98,9 @@ async def spawn(argv: Sequence[str], *, floor: sandbox.Floor | None = None, **kw
         proc = await asyncio.create_subprocess_exec(*with_parent_death_signal(argv), start_new_session=True, **kwargs)
         record = identity(proc.pid)
     else:
+        told = floor_used.get()
+        if told is not None:
+            told(floor)
         proc = await _spawn_floored(argv, floor, kwargs)
         record = {**identity(proc.pid), "floor": True}
     hook = current_run.get()

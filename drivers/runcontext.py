@@ -25,8 +25,10 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 
+from approvals import policy as core
 from drivers import registry, runfloor
 from drivers.base import Decision, ToolRequest
+from drivers.runegress import INSIDE_PORT, RunEgress
 from runs.selectors import runtime_mode_for
 
 if TYPE_CHECKING:
@@ -41,6 +43,12 @@ QUEUE_FLUSH_S = 0.05
 
 def _db(fn: Any) -> Any:
     return database_sync_to_async(fn)
+
+
+def _policy_of(run_id: int) -> tuple[Any, str]:
+    from runs.models import Run
+
+    return Run.objects.values_list("policy_document", "policy_version").get(pk=run_id)
 
 
 _TURN_EVENTS = {"started": "turn.started", "start": "turn.started", "completed": "turn.completed", "end": "turn.completed"}
@@ -76,6 +84,7 @@ class WorkerRunContext:
         self.settings: Mapping[str, Any] = settings_for_driver
         # The OS sandbox floor of every process this run starts (None: unrestricted, or off).
         self.floor = runfloor.run_floor(workspace=self.workspace, runtime_dir=self.runtime_dir, run_policy=run.run_policy)
+        self.egress: RunEgress | None = None  # started with the run (`open`) when it has a floor
         self.descriptor = registry.descriptor(run.driver)
         # A run some worker (or an earlier process) already started is being resumed.
         self.resuming: bool = run.started_at is not None
@@ -122,6 +131,11 @@ class WorkerRunContext:
         layer = get_channel_layer()
         self._channel = await layer.new_channel()
         self._listener = asyncio.create_task(self._listen(layer, run_group(self.run_id)))
+        if self.floor is not None:
+            # the floor's only way out: this run's egress proxy (drivers/runegress.py)
+            document, version = await _db(_policy_of)(self.run_id)
+            self.egress = RunEgress(self, core.compile_policy(document, version=version))
+            self.floor = self.floor.with_proxy(await self.egress.start(), inside_port=INSIDE_PORT)
         if self.resuming:
             self._replay = await _db(recorded_steps)(run_id=self.run_id)
             self._replay_activities = await _db(_recorded_driver_activities)(self.run_id)
@@ -129,6 +143,8 @@ class WorkerRunContext:
     async def close(self) -> None:
         from project.broadcast import run_group
 
+        if self.egress is not None:
+            await self.egress.stop()  # its connections end with the run
         async with self._writing:
             pass  # a write in flight (the flusher's) ends first
         await self.flush()

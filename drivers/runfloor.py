@@ -48,6 +48,8 @@ def _homes() -> list[str]:
 # (its uid maps to root's, which owns them): replaced by an empty file. Files of other
 # users stay unreadable there (no capability overrides their modes): docs/sandbox.md.
 SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow")
+# The host's runtime state, where its services' Unix sockets live (/var/run is a link to it).
+RUNTIME_STATE = ("/run",)
 
 
 def _database_files() -> list[str]:
@@ -60,10 +62,29 @@ def _database_files() -> list[str]:
     return [name + suffix for suffix in ("", "-wal", "-shm", "-journal")]
 
 
+def host_unix_sockets(*, own: tuple[str, ...] = ()) -> list[str]:
+    """The host's Unix sockets bound in the file system (PostgreSQL's, Redis', MariaDB's, a
+    container engine's…), from /proc/net/unix: the network namespace does not cover them,
+    so each is replaced inside the floor (and /run, where most live, is hidden whole).
+    Read at each run's start: a service started later is covered from the next run on."""
+    try:
+        lines = Path("/proc/net/unix").read_text().splitlines()[1:]
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        fields = line.split(None, 7)
+        path = fields[7] if len(fields) == 8 else ""
+        if path.startswith("/") and not path.startswith(("/tmp/", "/proc/")) and not any(
+                path.startswith(tree.rstrip("/") + "/") for tree in own):
+            found.append(path)  # (not the run's own: its workspace and runtime directory)
+    return list(dict.fromkeys(found))
+
+
 def hidden_trees() -> list[str]:
     trees: list[str] = [str(t) for t in (settings.VAR_DIR, settings.GATEHOUSE_WORKSPACES_DIR, settings.GATEHOUSE_RUNTIME_DIR,
                                          *settings.GATEHOUSE_WORKSPACE_ROOTS, settings.BASE_DIR)]
-    return list(dict.fromkeys([*trees, *_homes()]))
+    return list(dict.fromkeys([*trees, *_homes(), *RUNTIME_STATE]))
 
 
 def readable_trees() -> list[str]:
@@ -85,7 +106,7 @@ def run_floor(*, workspace: str | Path, runtime_dir: str | Path, run_policy: Map
         writable=(str(runtime_dir),),
         readable=tuple(readable_trees()),
         hidden=tuple(hidden_trees()),
-        hidden_files=(*_database_files(), *(SYSTEM_SECRETS if os.getuid() == 0 else ())),
+        hidden_files=(*_database_files(), *(SYSTEM_SECRETS if os.getuid() == 0 else ()), *host_unix_sockets(own=(str(workspace), str(runtime_dir)))),
         bridge_dir=str(runtime_dir),
     )
 

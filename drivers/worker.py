@@ -46,6 +46,8 @@ def driver_settings(driver: str) -> dict[str, Any]:
         # git does not look for a repository above these (agent_env.build): a workspace
         # Gatehouse made lies inside its var directory, often inside Gatehouse's own checkout
         "git_ceiling": [str(settings.GATEHOUSE_WORKSPACES_DIR), str(settings.GATEHOUSE_RUNTIME_DIR)],
+        # names the run's egress proxy resolves without DNS (drivers/runegress.py)
+        "egress_hosts": dict(settings.GATEHOUSE_EGRESS_HOSTS),
     }
     if driver == "claude-code":
         common.update(
@@ -258,6 +260,8 @@ class Supervisor:
             floor_check = await self._floor_before(context)
             # Every process the driver starts for this run is recorded on it.
             processes.current_run.set(context.process_started)
+            if context.egress is not None:
+                processes.floor_used.set(context.egress.floor_used)
             # The run is marked started when its driver first writes (its agent's spawn is
             # recorded at once), so the driver prepares and spawns its agent without waiting
             # for the mark and the mark is written while the agent starts (an agent CLI

@@ -312,6 +312,13 @@ if GATEHOUSE_SANDBOX not in ("on", "off"):
 # user's home, Gatehouse's checkout): e.g. a node or python installed under the home, or
 # an MCP server's program. Comma-separated absolute paths.
 GATEHOUSE_SANDBOX_READ_PATHS = [os.path.abspath(os.path.expanduser(p)) for p in env_list("GATEHOUSE_SANDBOX_READ_PATHS", [])]
+# Names the egress proxy resolves to fixed addresses instead of asking DNS (a package mirror
+# on the internal network, split-horizon names): JSON {"name": ["address", ...]}. The
+# network section still decides them by these addresses (docs/network.md).
+GATEHOUSE_EGRESS_HOSTS = env_json_object("GATEHOUSE_EGRESS_HOSTS", {})
+for _name, _addresses in GATEHOUSE_EGRESS_HOSTS.items():
+    if not isinstance(_addresses, list) or not _addresses or not all(isinstance(a, str) for a in _addresses):
+        raise ImproperlyConfigured(f"GATEHOUSE_EGRESS_HOSTS: {_name!r} must map to a non-empty list of addresses")
 # Four eyes when off: a reviewer cannot decide the approvals of runs they started (403
 # own_run). On by default, so a single operator can still review their own runs.
 GATEHOUSE_REVIEW_OWN_RUNS = env_bool("GATEHOUSE_REVIEW_OWN_RUNS", True)

@@ -10,6 +10,16 @@ from approvals import policy as core
 from runs.models import Run
 
 
+def floor_holds(run: Run) -> bool:
+    """Whether the OS sandbox floor holds the run's processes (the policy's `unverified`
+    setting then decides what a program model does not recognise): every run a worker
+    starts, but an `unrestricted` one or with the floor off (GATEHOUSE_SANDBOX=off); never
+    an external one (the hook gateway's agent runs on its own machine)."""
+    from drivers import registry, runfloor  # (the drivers' settings of the floor, read at call time)
+
+    return run.driver not in registry.external_names() and runfloor.mode_for(run.run_policy) is not None
+
+
 def agent_home(run: Run) -> str:
     """The isolated HOME the run's agent process gets (drivers.runcontext.runtime_dir_of)."""
     return str(settings.GATEHOUSE_RUNTIME_DIR / f"session-{run.session_id}" / "home")

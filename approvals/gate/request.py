@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +22,7 @@ from .asking import approval_open, routing_for
 from .handout import handed_out
 from .lifecycle import step_record
 from .outcome import GateOutcome
-from .paths import path_context
+from .paths import floor_holds, path_context
 from .shadow import shadow_verdict
 
 S = Step.Status
@@ -52,15 +53,16 @@ def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict
                   "Fix the policy and start the run again.")
         return core.Verdict(decision="deny", reason=reason, rule="policy"), [], None
     limited = compiled.max_tool_calls is not None or compiled.max_denials is not None
-    view = run_view(run.pk) if limited else None
+    counted = run_view(run.pk) if limited else None
+    view = dataclasses.replace(counted or core.RunView(), floor=floor_holds(run))
     paths = path_context(run)
-    verdict = core.evaluate(compiled, request, run_view=view or core.RunView(), paths=paths)
+    verdict = core.evaluate(compiled, request, run_view=view, paths=paths)
     grants: list[Grant] | None = None
     if verdict.decision == "ask":
         grants = list(grants_for_run(run))
         if grants:
-            verdict = core.evaluate(compiled, request, run_view=view or core.RunView(), grants=[g.rule for g in grants], paths=paths)
-    return verdict, grants, view
+            verdict = core.evaluate(compiled, request, run_view=view, grants=[g.rule for g in grants], paths=paths)
+    return verdict, grants, counted
 
 
 # What the gate reads of a run: the policy, workspace and routing, with its session (never

@@ -26,7 +26,7 @@ from runs.services import activity_record
 from .asking import approval_open, capability_of
 from .handout import hand_out
 from .outcome import GateOutcome
-from .paths import path_context
+from .paths import floor_holds, path_context
 
 S = Step.Status
 
@@ -187,7 +187,8 @@ def recheck_after_interruption(*, approval: Approval) -> GateOutcome:
     grants = list(grants_for_run(run))
     paths = path_context(run)
     verdict = core.evaluate(
-        core.compile_policy(run.policy_document), step.request, run_view=core.RunView(), grants=[g.rule for g in grants],
+        core.compile_policy(run.policy_document), step.request, run_view=core.RunView(floor=floor_holds(run)),
+        grants=[g.rule for g in grants],
         paths=paths,
     )
     if verdict.decision == "allow":

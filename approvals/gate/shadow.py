@@ -9,6 +9,7 @@ policy's — except the grants or run counts the shadow needs and the live polic
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections import OrderedDict
@@ -19,7 +20,7 @@ from approvals.models import Grant, PolicyVersion
 from approvals.selectors import grants_for_run
 from runs.models import Run
 
-from .paths import path_context
+from .paths import floor_holds, path_context
 
 logger = logging.getLogger(__name__)
 
@@ -66,11 +67,12 @@ def shadow_verdict(
 
             view = run_view(run.pk)
         paths = path_context(run)
-        verdict = core.evaluate(compiled, request, run_view=view or core.RunView(), paths=paths)
+        view = dataclasses.replace(view or core.RunView(), floor=floor_holds(run))
+        verdict = core.evaluate(compiled, request, run_view=view, paths=paths)
         if verdict.decision == "ask":
             rules = [g.rule for g in (grants if grants is not None else grants_for_run(run))]
             if rules:
-                verdict = core.evaluate(compiled, request, run_view=view or core.RunView(), grants=rules, paths=paths)
+                verdict = core.evaluate(compiled, request, run_view=view, grants=rules, paths=paths)
     except (core.PolicyError, PolicyVersion.DoesNotExist):
         logger.exception("run %s: the shadow policy version %s could not be evaluated", run.pk, run.shadow_version_id)
         return None

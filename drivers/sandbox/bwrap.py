@@ -152,7 +152,7 @@ def _protection_args(floor: Floor) -> list[str]:
 def _hidden_file_args(floor: Floor, hidden: Sequence[str]) -> list[str]:
     args: list[str] = []
     for given in floor.hidden_files:
-        if not os.path.isfile(given):
+        if not os.path.exists(given) or os.path.isdir(given):  # (a file, or a Unix socket)
             continue
         real = _real(given)
         if not any(_inside(real, h) for h in hidden):

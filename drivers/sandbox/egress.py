@@ -193,6 +193,10 @@ class EgressProxy:
                         tb: TracebackType | None) -> None:
         await self.stop()
 
+    def allow_model_hosts(self, hosts: Iterable[tuple[str, int]]) -> None:
+        """Also let these through without asking (the model API of an agent started later)."""
+        self._model = self._model | frozenset((canonical_host(host) or host, int(port)) for host, port in hosts)
+
     def open_connections(self) -> list[OpenConnection]:
         return [replace(client.info) for client in self._open.values()]
 

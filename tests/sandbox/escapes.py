@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -34,13 +36,20 @@ PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
 
 
 class Listener:
-    """A TCP service on the host's loopback that records every connection it gets."""
+    """A TCP service on the host's loopback that records every connection it gets; with
+    `unix_path`, a service on a Unix socket there instead (as PostgreSQL's in /run or a
+    container engine's: the network namespace does not cover them)."""
 
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
+    def __init__(self, unix_path: Path | None = None) -> None:
+        if unix_path is None:
+            self.sock = socket.socket()
+            self.sock.bind(("127.0.0.1", 0))
+            self.port = int(self.sock.getsockname()[1])
+        else:
+            self.sock = socket.socket(socket.AF_UNIX)
+            self.sock.bind(str(unix_path))
+            self.port = 0
         self.sock.listen(16)
-        self.port = int(self.sock.getsockname()[1])
         self.received: list[bytes] = []
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
@@ -72,6 +81,8 @@ class Target:
     database: Path | None
     canary: str
     listener: Listener
+    unix_service: Listener
+    unix_path: Path
     victim: subprocess.Popen[bytes]
     marker: str = field(default_factory=lambda: f"gh-escape-{uuid.uuid4().hex[:10]}")
 
@@ -84,15 +95,21 @@ def target(workspace: Path, outside: Path, other_workspace: Path, *, secret_key:
     other_workspace.mkdir(parents=True, exist_ok=True)
     (other_workspace / "secret.txt").write_text("another run's secret\n")
     listener = Listener()
+    # outside /tmp (the floor's is private) and every hidden tree: only its being a socket hides it
+    unix_dir = Path(tempfile.mkdtemp(prefix="gh-escape-", dir="/var/tmp"))
+    unix_service = Listener(unix_dir / "service.sock")
     victim = subprocess.Popen(["sleep", "300"], start_new_session=True)
     canary = worker_canary()
     found = Target(workspace=workspace, outside=outside, other_workspace=other_workspace,
                    checkout_file=ROOT / f"escaped-{uuid.uuid4().hex[:8]}.txt", secret_key=secret_key,
-                   database=database, canary=canary, listener=listener, victim=victim)
+                   database=database, canary=canary, listener=listener, unix_service=unix_service,
+                   unix_path=unix_dir / "service.sock", victim=victim)
     try:
         yield found
     finally:
         listener.close()
+        unix_service.close()
+        shutil.rmtree(unix_dir, ignore_errors=True)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(victim.pid, signal.SIGKILL)
         victim.wait()
@@ -135,6 +152,8 @@ def commands(t: Target) -> dict[str, str]:
         "connect with a Python socket": f"{PYTHON} -c \"import socket; s = socket.create_connection(('127.0.0.1', {t.listener.port}), 3); "
                                          "s.sendall(b'python')\"",
         "connect with bash /dev/tcp": f"bash -c 'exec 3<>/dev/tcp/127.0.0.1/{t.listener.port} && echo devtcp >&3'",
+        "connect to a host Unix socket": f"{PYTHON} -c \"import socket; s = socket.socket(socket.AF_UNIX); "
+                                         f"s.connect('{t.unix_path}'); s.sendall(b'unixsock')\"",
         "signal a process outside": f"kill -9 {t.victim.pid}",
         "leave a process running": f"(setsid bash -c 'exec -a {t.marker} sleep 300' </dev/null >/dev/null 2>&1 &) ; sleep 0.2",
         "write .git/hooks": "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit ; chmod +x .git/hooks/pre-commit",
@@ -182,6 +201,7 @@ def breaches(t: Target) -> list[str]:
         "connect with curl": b"curl" in b"".join(t.listener.received),
         "connect with a Python socket": b"python" in b"".join(t.listener.received),
         "connect with bash /dev/tcp": b"devtcp" in b"".join(t.listener.received),
+        "connect to a host Unix socket": b"unixsock" in b"".join(t.unix_service.received),
         "signal a process outside": t.victim.poll() is not None,
         "leave a process running": bool(marked(t.marker)),
         "write .git/hooks": (ws / ".git" / "hooks" / "pre-commit").exists(),

@@ -37,7 +37,7 @@ TIMEOUT = 240
 SUBSETS = {
     "claude-code": ["write through a symlink", "write Gatehouse's checkout", "read the worker's environment", "read the secret key",
                     "connect with curl", "signal a process outside", "leave a process running", "write .git/hooks"],
-    "codex": ["read the secret key", "copy the database", "write another run's workspace"],
+    "codex": ["read the secret key", "copy the database", "write another run's workspace", "connect to a host Unix socket"],
     # (OpenCode's bash tool asks its own `external_directory` permission for paths outside
     # the project, which it then refuses: writes and reads outside are not in its subset.)
     "opencode": ["connect with bash /dev/tcp", "connect with curl", "signal a process outside", "write .git/config",
@@ -112,8 +112,8 @@ def test_every_subset_names_known_attempts(tmp_path: Path) -> None:
     listener = Listener()
     try:
         t = Target(workspace=tmp_path, outside=tmp_path, other_workspace=tmp_path, checkout_file=tmp_path / "x",
-                   secret_key=tmp_path / "k", database=None, canary="", listener=listener,
-                   victim=SimpleNamespace(pid=1))  # type: ignore[arg-type]
+                   secret_key=tmp_path / "k", database=None, canary="", listener=listener, unix_service=listener,
+                   unix_path=tmp_path / "s", victim=SimpleNamespace(pid=1))  # type: ignore[arg-type]
         names = set(commands(t))
     finally:
         listener.close()
