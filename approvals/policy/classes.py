@@ -87,7 +87,9 @@ EDIT_TOOLS = frozenset({"write", "edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"read", "Read", "Glob", "Grep", "LS", "webSearch", "WebSearch", "WebFetch", "webFetch"})
 BOOKKEEPING_TOOLS = frozenset(
     {"TodoWrite", "TodoRead", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "TaskOutput",
-     "update_plan", "todo_write", "todowrite", "todoread"}
+     "update_plan", "todo_write", "todowrite", "todoread",
+     # Claude Code's entering plan mode changes nothing (leaving it is a plan review)
+     "EnterPlanMode"}
 )
 
 

@@ -369,3 +369,15 @@ def test_segments_report_each_command_its_class_rule_and_paths():
          ]},
     ]
     assert set(verdict.to_dict()) == {"decision", "reason", "rule", "segments"}
+
+
+def test_entering_plan_mode_is_bookkeeping_under_every_preset():
+    """Claude Code's EnterPlanMode changes nothing (issue 30.4); leaving plan mode is a plan review."""
+    import importlib
+
+    presets = importlib.import_module("approvals.migrations.0005_policy_presets").PRESETS
+    for preset in presets:
+        verdict = evaluate(compile_policy(preset["document"]), {"tool": "EnterPlanMode", "input": {}})
+        assert (verdict.decision, verdict.rule) == ("allow", "bookkeeping"), preset["name"]
+    # the policy's tools section still decides it when it names it
+    assert evaluate(compile_policy({"tools": {"EnterPlanMode": "ask"}}), {"tool": "EnterPlanMode", "input": {}}).decision == "ask"
