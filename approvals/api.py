@@ -158,7 +158,13 @@ class ApprovalAnswerApi(IdempotentMixin, APIView):
 
     class ApprovalAnswerInput(StrictSerializer):
         hash = hash_field()
-        answers = serializers.DictField(required=False, default=dict)
+        answers = serializers.DictField(
+            required=False, default=dict,
+            help_text="By question id: the chosen option labels (a list), or free text. Questions left out stay "
+                      "unanswered (the agent is told so).")
+        other = serializers.DictField(
+            child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False, default=dict,
+            help_text="By question id: free text beside the chosen options, where the question allows its own answer.")
         decline = serializers.BooleanField(required=False, default=False)
 
     @extend_schema(request=ApprovalAnswerInput, responses=ApprovalOutput, parameters=[IDEMPOTENCY_PARAMETER])

@@ -184,3 +184,13 @@ class Grant(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class SecretAnswer(models.Model):
+    """A secret question's answer on its way to the agent: written with the answer, deleted
+    in the transaction that hands it to the run (or when the run ends). Never in the
+    approval, the step, an activity or any endpoint; no admin shows it."""
+
+    approval = models.OneToOneField(Approval, on_delete=models.CASCADE, related_name="+")
+    answers = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)

@@ -21,7 +21,7 @@ from approvals.errors import ApprovalError
 from approvals.gate.asking import activity_kind
 from approvals.gate.lifecycle import OPEN, step_move
 from approvals.gate.status import run_status_sync
-from approvals.models import Approval, Grant
+from approvals.models import Approval, Grant, SecretAnswer
 from approvals.policy_versions import policy_save  # the policies' writes live there; re-exported
 from project import broadcast, clock, pg_doorbell
 from project.prepared import Prepared
@@ -294,10 +294,15 @@ def approval_decide_each(
 
 
 def approval_answer(
-    *, approval_id: int, user: Any, answers: Mapping[str, Any] | None, hash: str = "", decline: bool = False, via: str = "api"
+    *, approval_id: int, user: Any, answers: Mapping[str, Any] | None, hash: str = "", decline: bool = False, via: str = "api",
+    other: Mapping[str, Any] | None = None,
 ) -> Approval:
-    """Answer a question (or decline it: the agent then gets a typed "no human answer")."""
-    if decline and answers:
+    """Answer a question (or decline it: the agent then gets a typed "no human answer").
+
+    Some questions may stay unanswered (the agent is told which); `other` gives free text
+    beside chosen options where a question allows it. A secret question's answer goes to
+    the agent only: the record (approval, activity, step) says `[secret]`."""
+    if decline and (answers or other):
         raise ApprovalError("invalid_decision", "Decline the questions or answer them, not both.")
     with _deciding(approval_id):
         approval = _load_for_decision(approval_id, "answer", hash)
@@ -307,12 +312,15 @@ def approval_answer(
             record = None
         else:
             try:
-                record = core.answers_of(questions, answers or {})
+                record = core.answers_of(questions, answers or {}, other)
             except core.PolicyError as exc:
                 raise ApprovalError("invalid_decision", exc.message) from None
-            if not core.is_complete(questions, record):
-                missing = [str(q.get("header") or q.get("id")) for q in questions if not core.is_complete([q], record)]
-                raise ApprovalError("invalid_decision", f"Every question needs an answer; unanswered: {', '.join(missing)}.")
+            if not record:
+                raise ApprovalError("invalid_decision", "Answer at least one question, or decline.")
+            secrets = core.secrets_of(questions, record)
+            if secrets:
+                SecretAnswer.objects.create(approval_id=approval.pk, answers=secrets)
+            record = core.mask_secrets(questions, record)
         _resolve(approval, status=Approval.Status.ANSWERED, user=user, via=via, answers=record)
         _after_resolution(
             approval,
@@ -365,7 +373,9 @@ _PENDING_OF_RUN: Prepared[int] = Prepared(
 def approvals_detach_for_run(*, run_id: int, cancelled: bool = False) -> None:
     """A finished run's pending approvals can no longer be decided: a cancelled run's
     expire (a late reviewer hears "expired"), any other's are detached ("unavailable").
-    Its steps still open end `aborted`: nothing will ever answer or finish them."""
+    Its steps still open end `aborted`: nothing will ever answer or finish them. A secret
+    answer no agent took is dropped."""
+    SecretAnswer.objects.filter(approval__run_id=run_id).delete()
     for step_id in _OPEN_STEPS.all(run_id):
         step_move(step_id, Step.Status.ABORTED, decided_by="system", told="The run ended before this step was answered.")
     ids = _PENDING_OF_RUN.all(run_id)

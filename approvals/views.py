@@ -175,19 +175,21 @@ def approval_decide_view(request: HtmxHttpRequest, approval_id: int, approve: bo
     )
 
 
-def _answers_from_form(request: HttpRequest, approval_id: int) -> dict[str, Any]:
-    """`q:<id>` holds chosen labels, `q:<id>:other` the free text; the service validates."""
+def _answers_from_form(request: HttpRequest, approval_id: int) -> tuple[dict[str, Any], dict[str, str]]:
+    """`q:<id>` holds chosen labels, `q:<id>:other` the free text (beside them, or alone);
+    the service validates. Returns (answers, other)."""
     approval = get_object_or_404(approvals_visible(request.user), pk=approval_id)
     answers: dict[str, Any] = {}
+    others: dict[str, str] = {}
     for question in approval.presentation.get("questions", []):
         qid = str(question.get("id", ""))
         chosen = request.POST.getlist(f"q:{qid}")
         other = request.POST.get(f"q:{qid}:other", "").strip()
-        if chosen and other:
-            raise ApprovalError("invalid_decision", f"“{question.get('header') or qid}”: choose an option or write your own answer, not both.")
-        if chosen or other:
-            answers[qid] = other or chosen
-    return answers
+        if chosen:
+            answers[qid] = chosen
+        if other:
+            others[qid] = other
+    return answers, others
 
 
 @console_login_required
@@ -197,11 +199,12 @@ def approval_answer_view(request: HtmxHttpRequest, approval_id: int) -> HttpResp
     decline = request.POST.get("decline") == "1"
 
     def answer() -> Approval:
-        answers = {} if decline else _answers_from_form(request, approval_id)
+        answers, others = ({}, {}) if decline else _answers_from_form(request, approval_id)
         return approval_answer(
             approval_id=approval_id,
             user=request.user,
             answers=answers,
+            other=others,
             hash=request.POST.get("hash", ""),
             decline=decline,
             via="console",

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from approvals.policy import mask_secrets
 from drivers import agent_env, processes, sandbox
 from drivers.base import FLOOR_SANDBOX, Decision, Descriptor, RunContext, RunResult, ToolRequest
 
@@ -211,7 +212,9 @@ class ScriptedDriver:
             await ctx.emit("message", {"text": note})
             return
         if "question" in step:
-            await ctx.emit("message", {"text": f"Thanks, I got the answers: {dict(decision.answers or {})}"})
+            # (a secret answer reached this agent; its echo on the timeline masks it)
+            shown = mask_secrets(step["question"]["questions"], dict(decision.answers or {}))
+            await ctx.emit("message", {"text": f"Thanks, I got the answers: {shown}"})
             return
         if "plan" in step:
             mode = decision.plan_mode or "default"

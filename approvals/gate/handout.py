@@ -53,12 +53,16 @@ def hand_out(
     plan_mode: str = "",
     scope: str = "once",
     timed_out: bool = False,
+    told_answers: Mapping[str, Any] | None = None,
 ) -> GateOutcome:
-    """Move the step to where `outcome` leaves it and return what the driver is told."""
+    """Move the step to where `outcome` leaves it and return what the driver is told
+    (`told_answers`: the answers as the agent gets them, where they differ from the record:
+    secret answers, unanswered questions said in words)."""
     path, fields = handed_out(step.kind, outcome=outcome, reason=reason, decided_by=decided_by, answers=answers,
                               plan_mode=plan_mode)
     step_move(step.pk, *path, **fields)
     return GateOutcome(
         step_id=step.pk, outcome=outcome, reason=reason, decided_by=decided_by, approval_id=approval_id,
-        answers=answers, plan_mode=plan_mode, scope=scope, timed_out=timed_out,
+        answers=told_answers if told_answers is not None else answers, plan_mode=plan_mode, scope=scope,
+        timed_out=timed_out,
     )

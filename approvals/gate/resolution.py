@@ -16,7 +16,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from approvals import policy as core
-from approvals.models import Approval
+from approvals.models import Approval, SecretAnswer
 from approvals.selectors import grants_for_run
 from project.prepared import Prepared
 from runs.leases import held
@@ -133,6 +133,17 @@ def _allowed_at_once(approval_id: int, owner: str) -> GateOutcome | None:
     return allowed_at_once_outcome(approval_id, row)
 
 
+def _told_answers(approval: Approval, step: Step) -> dict[str, Any]:
+    """The answers the agent gets: the record, with each secret answer (taken from its drop
+    box, which is emptied here, in the hand-out's transaction) and each unanswered question
+    said in words."""
+    secret = SecretAnswer.objects.filter(approval_id=approval.pk).first()
+    answers = {**(approval.answers or {}), **(secret.answers if secret is not None else {})}
+    if secret is not None:
+        secret.delete()
+    return core.answers_for_agent(step.presentation.get("questions") or [], answers)
+
+
 def _resolved(approval: Approval, step: Step, retry_supported: bool) -> GateOutcome:
     run = approval.run
     via = approval.decided_via
@@ -143,7 +154,8 @@ def _resolved(approval: Approval, step: Step, retry_supported: bool) -> GateOutc
             if approval.answers is None:
                 return hand_out(step, outcome="deny", reason="No human answer: the reviewer declined the question.",
                                 decided_by=via, approval_id=approval.pk)
-            return hand_out(step, outcome="answer", answers=approval.answers, decided_by=via, approval_id=approval.pk)
+            return hand_out(step, outcome="answer", answers=approval.answers, decided_by=via, approval_id=approval.pk,
+                            told_answers=_told_answers(approval, step))
         return hand_out(step, outcome="allow", reason=approval.reason, decided_by=via, approval_id=approval.pk,
                         plan_mode=approval.plan_mode, scope=approval.scope)
     if approval.status == Approval.Status.CANCELLED:

@@ -112,7 +112,9 @@ def answer_from_record(step: Step, *, owner: str | None = None) -> GateOutcome:
         return GateOutcome(step_id=step.pk, outcome="abort", reason=step.told or "policy_abort", decided_by=step.decided_by)
     if status == S.ANSWERED:
         if step.kind == Approval.Kind.QUESTION:
-            return GateOutcome(step_id=step.pk, outcome="answer", answers=step.answers, decided_by=step.decided_by)
+            # (answered again from the record: a secret answer is not there, and the agent is told so)
+            told = core.answers_for_agent(step.presentation.get("questions") or [], step.answers)
+            return GateOutcome(step_id=step.pk, outcome="answer", answers=told, decided_by=step.decided_by)
         return GateOutcome(step_id=step.pk, outcome="allow", plan_mode=step.plan_mode, decided_by=step.decided_by)
     if status == S.ALLOWED:
         step_move(step.pk, S.EXECUTING)

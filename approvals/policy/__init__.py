@@ -32,7 +32,16 @@ from .grants import grant_covers, suggest_grant, validate_grant
 from .modes import RUNTIME_MODES, apply_runtime_mode
 from .options import Invocation, invocation
 from .paths import PathContext
-from .questions import answers_of, describe_answers, is_complete, validate_questions
+from .questions import (
+    SECRET_MARK,
+    answers_for_agent,
+    answers_of,
+    describe_answers,
+    is_complete,
+    mask_secrets,
+    secrets_of,
+    validate_questions,
+)
 from .request import validate_request
 from .rules import DEFAULT_POLICY, CompiledPolicy, compile_policy, policy_problems
 from .run_policy import RunPolicy, check_capabilities, materialise, parse_run_policy, resolve_run_policy
@@ -64,7 +73,11 @@ __all__ = [
     "RunView",
     "Segment",
     "Verdict",
+    "SECRET_MARK",
+    "answers_for_agent",
     "answers_of",
+    "mask_secrets",
+    "secrets_of",
     "apply_runtime_mode",
     "approval_hash",
     "canonical_json",

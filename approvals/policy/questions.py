@@ -1,9 +1,12 @@
 """Structured questions (issue 4): validate them, normalise answers, describe answers.
 
 A question: `{"id", "header", "question", "options": [{"label", "description"}],
-"multi_select": bool, "allow_other": bool}`. An answer record is keyed by question id:
-a list of chosen labels (`{"color": ["Red"]}`) or, for "Other", the free text
-(`{"name": "free text"}`).
+"multi_select": bool, "allow_other": bool, "secret": bool}`; one with no options is
+answered in free text. An answer record is keyed by question id: a list of chosen labels
+(`{"color": ["Red"]}`), the free text of "Other" (`{"name": "free text"}`), or both — the
+labels with the free text after them (`{"color": ["Red", "a darker red"]}`). A question
+may stay unanswered (a partial answer); the agent is told so (`answers_for_agent`). A
+secret question's answer is never recorded: the record holds `[secret]` (`mask_secrets`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ from typing import Any
 
 from .errors import PolicyError
 
-_QUESTION_KEYS = ("id", "header", "question", "options", "multi_select", "allow_other")
+_QUESTION_KEYS = ("id", "header", "question", "options", "multi_select", "allow_other", "secret")
+SECRET_MARK = "[secret]"
+NOT_ANSWERED = "(no answer: the reviewer left this question unanswered)"
+SECRET_NOT_KEPT = "(the secret answer is not kept by Gatehouse; ask again if you still need it)"
 
 
 def _bad_questions(message: str, field: str, value: Any) -> PolicyError:
@@ -59,12 +65,11 @@ def validate_questions(questions: Any) -> list[dict]:
             labels.add(label)
             clean_options.append({"label": label, "description": _text(opt.get("description"),
                                                                           f"{owhere}.description", required=False)})
-        for flag in ("multi_select", "allow_other"):
+        for flag in ("multi_select", "allow_other", "secret"):
             if not isinstance(q.get(flag, False), bool):
                 raise _bad_questions(f"{where}.{flag} must be true or false", f"{where}.{flag}", q.get(flag))
-        allow_other = q.get("allow_other", False)
-        if not clean_options and not allow_other:
-            raise _bad_questions(f"{where} needs options or allow_other", f"{where}.options", options)
+        # a question with no options is answered in free text (Codex's plain questions)
+        allow_other = q.get("allow_other", False) or not clean_options
         out.append({
             "id": qid,
             "header": _text(q.get("header"), f"{where}.header", required=False) or qid,
@@ -72,6 +77,7 @@ def validate_questions(questions: Any) -> list[dict]:
             "options": clean_options,
             "multi_select": q.get("multi_select", False),
             "allow_other": allow_other,
+            "secret": q.get("secret", False),
         })
     return out
 
@@ -80,8 +86,9 @@ def _bad_answer(message: str, field: str, value: Any) -> PolicyError:
     return PolicyError("invalid_answer", message, field=field, value=value)
 
 
-def answers_of(questions: Any, raw: Mapping) -> dict:
-    """Normalise raw answers: `{"id": [labels...]}` or `{"id": "free text"}` (Other).
+def answers_of(questions: Any, raw: Mapping, other: Mapping | None = None) -> dict:
+    """Normalise raw answers: `{"id": [labels...]}` or `{"id": "free text"}` (Other), and
+    `other` (`{"id": "free text"}`) given beside chosen labels where the question allows it.
 
     A single label may be given as a string; an unknown id or label, several labels for a
     single-select question, or free text where Other is not allowed are refused
@@ -119,7 +126,50 @@ def answers_of(questions: Any, raw: Mapping) -> dict:
             raise _bad_answer(f"{qid!r} takes one answer", field, value)
         if chosen:
             out[qid] = chosen
+    for qid, text in (other or {}).items():
+        field = f"other.{qid}"
+        q = qs.get(qid)
+        if q is None:
+            raise _bad_answer(f"no question has the id {qid!r}", field, qid)
+        if not isinstance(text, str):
+            raise _bad_answer(f"{field} must be a string", field, text)
+        if not text.strip():
+            continue
+        if not q["allow_other"]:
+            raise _bad_answer(f"{qid!r} takes no answer of your own", field, text)
+        given = out.get(qid)
+        # the options chosen, and the reviewer's own words after them
+        out[qid] = [*given, text] if isinstance(given, list) else text
     return out
+
+
+def mask_secrets(questions: Any, answers: Mapping | None) -> dict | None:
+    """The record as stored and shown: each secret question's answer replaced by `[secret]`."""
+    if answers is None:
+        return None
+    secret = {q["id"] for q in validate_questions(questions) if q["secret"]}
+    return {qid: (SECRET_MARK if qid in secret else value) for qid, value in answers.items()}
+
+
+def secrets_of(questions: Any, answers: Mapping | None) -> dict:
+    """The answers of the secret questions (passed to the agent, never recorded)."""
+    secret = {q["id"] for q in validate_questions(questions) if q["secret"]}
+    return {qid: value for qid, value in (answers or {}).items() if qid in secret}
+
+
+def answers_for_agent(questions: Any, answers: Mapping | None) -> dict:
+    """What the agent is told: every question's answer, an unanswered one said in words, a
+    secret one whose answer is no longer known (a resumed run) said so too."""
+    told: dict[str, Any] = {}
+    for q in validate_questions(questions):
+        value = (answers or {}).get(q["id"])
+        if value == SECRET_MARK:
+            told[q["id"]] = SECRET_NOT_KEPT
+        elif not value or (isinstance(value, str) and not value.strip()):
+            told[q["id"]] = NOT_ANSWERED
+        else:
+            told[q["id"]] = value
+    return told
 
 
 def is_complete(questions: Any, answers: Mapping | None) -> bool:

@@ -344,6 +344,33 @@ async def test_codex_plan_mode_question_is_answered(api: Any, worker: Any, codex
     assert json.loads(codex.server.tool_output("call_ask")) == {"answers": {"color": {"answers": ["Blue"]}}}
 
 
+async def test_codex_secret_question_reaches_the_model_and_is_never_kept(
+    api: Any, worker: Any, codex: Agent, workspace: Path
+) -> None:
+    """A Codex question marked secret (issue 30.1): answered in the console's password field or
+    the API, passed to the model, and nowhere in Gatehouse's record; a choice may carry the
+    reviewer's own words."""
+    secret = "hunter2-deploy-token"
+    questions = [{"id": "token", "header": "Token", "question": "Deploy token?", "isSecret": True, "isOther": True,
+                  "options": [{"label": "None", "description": "deploy without one"}]},
+                 {"id": "why", "header": "Why", "question": "Why deploy now?", "isOther": True,
+                  "options": [{"label": "Release", "description": "it is release day"}]}]
+    codex.script([responses.request_user_input(questions, call_id="call_secret")], codex.say("Thanks."))
+    session = await plan_session(api)
+    run = await start(api, codex, workspace, session=session, run_policy={"approvals": {"question": "ask"}})
+    approval = await approval_for(api, run["id"])
+    assert [q.get("secret", False) for q in approval["presentation"]["questions"]] == [True, False]
+    response = await decide(api, approval, "answer", answers={"why": ["Release"]}, other={"token": secret, "why": "on time"})
+    assert response.status_code == HTTPStatus.OK, response.content
+    done = await finished(run["id"])
+    assert done.status == "completed", done.failure_reason
+    assert json.loads(codex.server.tool_output("call_secret")) == {
+        "answers": {"token": {"answers": [secret]}, "why": {"answers": ["Release", "on time"]}}}
+    kept = json.dumps(await timeline(api, run["id"])) + json.dumps(
+        (await sync_to_async(api.get)(f"/api/v1/approvals/{approval['id']}/")).json())
+    assert secret not in kept and "[secret]" in kept
+
+
 # --- 5. plan review (Claude) -----------------------------------------------------------------
 
 
