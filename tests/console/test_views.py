@@ -235,16 +235,21 @@ def test_question_is_answered_through_the_form(csrf_client: Callable[[Any], Clie
     assert approval.answers == {"color": ["Red"], "scope": ["Auth", "Export"]}
 
 
-def test_incomplete_answer_keeps_the_form(csrf_client: Callable[[Any], Client], alice: Any, make_approval: Callable[..., Any]) -> None:
+def test_a_refused_answer_keeps_the_form(csrf_client: Callable[[Any], Client], alice: Any, make_approval: Callable[..., Any]) -> None:
+    """(A partial answer is accepted since issue 30; an empty one, or words where a question
+    takes none, is refused and the form stays.)"""
     approval = _question(make_approval)
     client = csrf_client(alice)
 
+    response = client.post(f"/approvals/{approval.pk}/answer/", {"hash": approval.hash}, headers=htmx_headers(client))
+    assert "Answer at least one question, or decline." in response.content.decode()
     response = client.post(
-        f"/approvals/{approval.pk}/answer/", {"hash": approval.hash, "q:color:other": "Teal"}, headers=htmx_headers(client)
+        f"/approvals/{approval.pk}/answer/", {"hash": approval.hash, "q:color:other": "Teal", "q:scope:other": "all of it"},
+        headers=htmx_headers(client),
     )
 
     html = response.content.decode()
-    assert "Every question needs an answer; unanswered:" in html
+    assert "takes no answer of your own" in html and 'value="Teal"' in html
     assert f'id="approval-{approval.pk}"' in html and "Send answers" in html
     approval.refresh_from_db()
     assert approval.status == Approval.Status.PENDING
