@@ -74,6 +74,15 @@ def _slots(params: list[Any], markers: tuple[Any, ...], kinds: tuple[type, ...],
     return slots
 
 
+# The databases' integer range: an id outside it names no row, as Django's own lookups answer
+# since 5.0, instead of the driver's OverflowError (prepared shapes compare ids for equality).
+_INT_RANGE = range(-(2**63), 2**63)
+
+
+def _out_of_range(arguments: tuple[Any, ...]) -> bool:
+    return any(type(value) is int and value not in _INT_RANGE for value in arguments)
+
+
 def _checked(arguments: tuple[Any, ...], kinds: tuple[type, ...]) -> None:
     if len(arguments) != len(kinds):
         raise TypeError(f"Prepared: {len(kinds)} argument(s) expected, {len(arguments)} given")
@@ -173,6 +182,8 @@ class Prepared(Generic[T]):
 
     def all(self, *arguments: Any, using: str = "default") -> list[T]:
         _checked(arguments, self.kinds)
+        if _out_of_range(arguments):
+            return []
         return self._for(using).run(arguments)
 
     def first(self, *arguments: Any, using: str = "default") -> T | None:
@@ -218,6 +229,8 @@ class PreparedUpdate:
 
     def run(self, *arguments: Any, using: str = "default") -> int:
         _checked(arguments, self.kinds)
+        if _out_of_range(arguments):
+            return 0
         sql, compiled, slots = self._for(using)
         params = list(compiled)
         for position, argument in slots:

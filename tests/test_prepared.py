@@ -48,6 +48,17 @@ def test_a_prepared_select_related_read_builds_the_rows_the_orm_builds(reviewer:
     assert prepared.first(10**9) is None
 
 
+def test_an_id_beyond_the_databases_integers_names_no_row(reviewer: Any) -> None:
+    # (A path like /api/v1/approvals/299398435349782914400256/answer/ must answer 404, not 500.)
+    run = _runs(reviewer, 1)[0]
+    read: Prepared[Run] = Prepared(lambda run_id: Run.objects.filter(pk=run_id), int)
+    update = PreparedUpdate(lambda run_id, prompt: (Run.objects.filter(pk=run_id), {"prompt": prompt}), int, str)
+    for huge in (2**63, -(2**63) - 1, 299398435349782914400256):
+        assert read.first(huge) is None
+        assert update.run(huge, "changed") == 0
+    assert read.first(run.pk) is not None and update.run(run.pk, "changed") == 1
+
+
 def test_a_prepared_read_is_one_statement_with_the_calls_values(reviewer: Any) -> None:
     runs = _runs(reviewer)
     prepared: Prepared[Run] = Prepared(lambda user_id, prompt: Run.objects.filter(created_by_id=user_id, prompt=prompt), int, str)

@@ -167,7 +167,7 @@ DECLINED_QUESTION = [
 ]
 
 
-def test_questions_answered_with_the_keyboard_refused_when_incomplete_and_declined(console: Console) -> None:
+def test_questions_answered_with_the_keyboard_refused_when_empty_and_declined(console: Console) -> None:
     from playwright.sync_api import expect
 
     run = console.start_run(
@@ -186,26 +186,24 @@ def test_questions_answered_with_the_keyboard_refused_when_incomplete_and_declin
         expect(question.get_by_role("textbox")).to_have_count(1)  # only the free-text question has "Other"
         shot(page, "decisions-1-question-card", question)
 
-        # An incomplete answer (no scope chosen) is refused: a clear error, the card stays,
-        # and what the reviewer already gave is still there.
-        question.get_by_role("radio", name=re.compile("^Red")).focus()
-        page.keyboard.press("Space")
-        page.keyboard.press("ArrowDown")  # arrows move the choice within a radio group
-        expect(question.get_by_role("radio", name=re.compile("^Green"))).to_be_checked()
+        # An empty answer is refused (a partial one is accepted since issue 30): a clear
+        # error, the card stays pending with its form.
         question.get_by_role("textbox").focus()
-        page.keyboard.type("feature/green-badge")
         page.keyboard.press("Enter")
         question = page.locator(f"#{card_id}")
         alert = question.get_by_role("alert")
         expect(alert).to_contain_text("Not accepted.")
-        expect(alert).to_contain_text("Every question needs an answer")
+        expect(alert).to_contain_text("Answer at least one question, or decline.")
         expect(question).to_have_class(re.compile(r"\bapproval-pending\b"))
-        expect(question.get_by_role("radio", name=re.compile("^Green"))).to_be_checked()
-        expect(question.get_by_role("textbox")).to_have_value("feature/green-badge")
         assert console.pending(run["id"]), "the refused answer resolved the question"
         shot(page, "decisions-1-question-refused", question)
 
-        # Complete it with the keyboard: Space ticks the checkboxes, Enter in the text sends.
+        # Answer it with the keyboard: arrows move the choice within a radio group, Space
+        # ticks the checkboxes, Enter in the text sends.
+        question.get_by_role("radio", name=re.compile("^Red")).focus()
+        page.keyboard.press("Space")
+        page.keyboard.press("ArrowDown")
+        expect(question.get_by_role("radio", name=re.compile("^Green"))).to_be_checked()
         question.get_by_role("checkbox", name=re.compile("^Auth")).focus()
         page.keyboard.press("Space")
         page.keyboard.press("Tab")

@@ -56,7 +56,7 @@ def test_unknown_ids_labels_and_shapes_are_refused(raw, field):
 
 
 @pytest.mark.parametrize("questions", [
-    [], "x", [{"id": "a", "question": "q"}], [{"id": "", "question": "q", "allow_other": True}],
+    [], "x", [{"id": "", "question": "q", "allow_other": True}], [{"id": "a"}],
     [{"id": "a", "question": "q", "allow_other": True}, {"id": "a", "question": "q", "allow_other": True}],
     [{"id": "a", "question": "q", "options": [{"label": "x"}, {"label": "x"}]}],
     [{"id": "a", "question": "q", "allow_other": "yes"}],
@@ -64,6 +64,13 @@ def test_unknown_ids_labels_and_shapes_are_refused(raw, field):
 def test_malformed_questions_are_refused(questions):
     with pytest.raises(PolicyError):
         validate_questions(questions)
+
+
+def test_a_question_without_options_is_answered_in_free_text():
+    # Codex's plain questions (issue 30.1): neither options nor "Other", answered in words.
+    plain = validate_questions([{"id": "a", "question": "Which branch?"}])
+    assert answers_of(plain, {"a": "main"}) == {"a": "main"}
+    assert describe_answers(plain, {"a": "main"}) == "Answered: a = main"
 
 
 POLICY = compile_policy(DEFAULT_POLICY)
