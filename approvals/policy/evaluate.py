@@ -107,14 +107,17 @@ def evaluate(
     grants may turn an `ask` (never a `deny` or `abort`, never a protected path) into
     `allow`.
 
-    `run_view.floor`: an OS sandbox floor holds the run, so what a program model does not
-    recognise is decided by the policy's `unverified` setting (`unverified.py`); without
-    one it is asked about. `paths` says where the run works (its workspace, homes, protected directories); by
+    `run_view.floor`: an OS sandbox floor holds the run, so the policy's `in_floor` section
+    applies (its classes, default, `unverified`, and `code`: whether code the policy cannot
+    read runs unasked), and what a program model does not recognise is decided by the
+    `unverified` setting (`unverified.py`); without a floor it is asked about. `paths` says where the run works (its workspace, homes, protected directories); by
     default the request's `cwd` is the workspace and the process's HOME the home.
     """
     req = validate_request(request)
     checked_grants = [validate_grant(g) for g in grants] if grants else ()
     view = run_view or _NO_RUN
+    if view.floor and policy.in_floor is not None:
+        policy = policy.in_floor  # the policy's `in_floor` section applies
     limited = _limits(policy, view)
     if limited is not None:
         return limited

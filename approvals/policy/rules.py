@@ -31,7 +31,12 @@ DEFAULT_POLICY: dict = {
 }
 
 _TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "network", "default", "unverified", "programs",
-             "examples")
+             "in_floor", "examples")
+# What a policy may decide differently when the OS sandbox floor holds the run: the classes
+# (merged over the document's), the default, `unverified`, and `code` (code the policy cannot
+# read: interpreters, the workspace's own programs, computed names, settings that load code).
+_IN_FLOOR_KEYS = ("classes", "default", "unverified", "code")
+CODE_DECISIONS = ("allow", "ask")
 UNVERIFIED_DECISIONS = ("allow", "ask", "deny")
 _RULE_KEYS = ("match", "reason", "examples")
 _RULESET_KEYS = ("allow", "ask", "deny", "default")
@@ -92,6 +97,10 @@ class CompiledPolicy:
     unverified: str = "allow"
     # program models the policy adds or overrides (`programs/custom.py`)
     programs: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    # code the policy cannot read ("allow" only inside the floor, from `in_floor.code`)
+    code: str = "ask"
+    # the policy as it decides when the OS sandbox floor holds the run (None: the same)
+    in_floor: CompiledPolicy | None = field(default=None, repr=False)
 
 
 def _invalid(message: str, field: str, value: Any) -> PolicyError:
@@ -256,20 +265,51 @@ def _tools(value: Any, problems: _Problems) -> dict[str, tuple[str, str | None]]
     return tools
 
 
-def _classes(value: Any, problems: _Problems) -> dict[str, str]:
+def _classes(value: Any, problems: _Problems, where: str = "classes") -> dict[str, str]:
     classes: dict[str, str] = {}
     if not isinstance(value, Mapping):
-        problems("classes", f"must be an object mapping side-effect classes to decisions (got {json_type(value)})",
+        problems(where, f"must be an object mapping side-effect classes to decisions (got {json_type(value)})",
                  value)
         return classes
     for name, d in value.items():
         if name not in CLASSES:
-            _unknown(name, "classes", CLASSES, problems, d, what="class")
+            _unknown(name, where, CLASSES, problems, d, what="class")
             continue
-        decision = _decision(d, f"classes.{name}", problems)
+        decision = _decision(d, f"{where}.{name}", problems)
         if decision is not None:
             classes[name] = decision
     return classes
+
+
+def _in_floor(value: Any, problems: _Problems) -> Mapping | None:
+    """The `in_floor` section: what changes when the OS sandbox floor holds the run."""
+    section = _mapping(value, "in_floor", _IN_FLOOR_KEYS, problems)
+    if section is None:
+        return None
+    if "classes" in section:
+        _classes(section["classes"], problems, "in_floor.classes")
+    if "default" in section:
+        _decision(section["default"], "in_floor.default", problems)
+    if "unverified" in section and section["unverified"] not in UNVERIFIED_DECISIONS:
+        problems("in_floor.unverified", f"must be one of {', '.join(UNVERIFIED_DECISIONS)}", section["unverified"])
+    if "code" in section and section["code"] not in CODE_DECISIONS:
+        problems("in_floor.code", f"must be one of {', '.join(CODE_DECISIONS)}: whether code the policy cannot read "
+                                  "(interpreters, the workspace's programs, computed names) runs unasked inside the "
+                                  "floor", section["code"])
+    return section
+
+
+def floor_document(document: Mapping) -> dict:
+    """The rule policy as it reads when the floor holds: `in_floor` applied over the rest
+    (its classes merged over the document's; `code` stays in the section)."""
+    section = document.get("in_floor") or {}
+    merged = {key: value for key, value in document.items() if key != "in_floor"}
+    if "classes" in section:
+        merged["classes"] = {**(document.get("classes") or {}), **section["classes"]}
+    for key in ("default", "unverified"):
+        if key in section:
+            merged[key] = section[key]
+    return merged
 
 
 def _limits(value: Any, problems: _Problems) -> dict[str, int | None]:
@@ -304,6 +344,8 @@ def _read(document: Any, problems: _Problems) -> dict[str, Any]:
             parts["unverified"] = _unverified(value, problems)
         elif key == "programs":
             parts["programs"] = read_programs(value, problems)
+        elif key == "in_floor":
+            parts["in_floor"] = _in_floor(value, problems)
         elif key == "examples":
             check_policy_examples(value, problems, DECISIONS)
         else:
@@ -316,6 +358,14 @@ def _build(document: Mapping, version: str) -> CompiledPolicy:
     parts = _read(document, problems)
     if problems.found:
         raise problems.found[0]
+    section = parts.pop("in_floor", None)
+    if section:
+        floored = _read(floor_document(document), problems)
+        floored.pop("in_floor", None)
+        # the same version: a decision records the policy it was made under, and whether
+        # the floor held is recorded with the run
+        parts["in_floor"] = CompiledPolicy(version=version, document=copy.deepcopy(dict(document)),
+                                           code=section.get("code", "ask"), **floored)
     return CompiledPolicy(version=version, document=copy.deepcopy(dict(document)), **parts)
 
 
@@ -396,4 +446,4 @@ def clear_compile_cache() -> None:
         _CACHE.clear()
 
 
-__all__ = ["DEFAULT_POLICY", "CompiledPolicy", "compile_policy", "canonical_json", "policy_problems"]
+__all__ = ["DEFAULT_POLICY", "CompiledPolicy", "compile_policy", "canonical_json", "floor_document", "policy_problems"]

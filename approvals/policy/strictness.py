@@ -26,8 +26,12 @@ rule set's default, the classes or the policy default, each combined with the fl
    `deny`; other tools: at least the baseline's default);
 5. `unverified` (what a program model does not recognise, inside the floor) is at least as
    strict;
-6. anything else in the documents (`network`, `programs`, a section this module does not
-   know) must be equal.
+6. `network`: every host the candidate allows the baseline allows (the same entry), every
+   baseline deny is a candidate deny, and the candidate's default is at least the baseline's;
+7. `in_floor`: the policy as it reads inside the floor (`floor_document`) is compared by
+   1–6 again, and its `code` is at least as strict (ask is stricter than allow);
+8. anything else in the documents (`programs`, a section this module does not know) must
+   be equal.
 
 Rules are compared by their patterns (reasons and examples aside), so an equivalent
 pattern spelled differently is reported: the check is conservative, never the other way.
@@ -42,10 +46,12 @@ from typing import Any
 
 from .classes import BOOKKEEPING_TOOLS, CLASSES, EDIT_TOOLS, OUTSIDE, PROTECTED, READ_TOOLS
 from .decisions import class_floor, fallback
-from .rules import SEVERITY, CompiledPolicy, RuleSet, compile_policy
+from .network import DEFAULT_NETWORK, HostRule, NetworkPolicy
+from .rules import SEVERITY, CompiledPolicy, RuleSet, compile_policy, floor_document
 
 # The document keys this module compares; any other key must be equal in both.
-_COMPARED = frozenset({"commands", "edits", "reads", "tools", "classes", "limits", "default", "unverified", "examples"})
+_COMPARED = frozenset({"commands", "edits", "reads", "tools", "classes", "limits", "default", "unverified", "examples",
+                       "network", "in_floor"})
 _RULESETS = ("commands", "edits", "reads")
 # Tools `evaluate` decides through its rule sets and floors: a candidate naming one outright
 # could skip a baseline deny, so only an outright deny (or abort) is never looser.
@@ -154,10 +160,30 @@ def _floors(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
     return found
 
 
-def loosenings(candidate: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
-    """Each way `candidate` could decide a request more loosely than `baseline`, one
-    sentence each (empty: `candidate` is at least as strict). Both documents must be valid
-    (`compile_policy` raises a PolicyError otherwise)."""
+def _entry(rule: HostRule) -> tuple[str, int | None]:
+    return rule.host, rule.port
+
+
+def _network(candidate: NetworkPolicy | None, baseline: NetworkPolicy | None) -> list[str]:
+    mine, theirs = candidate or DEFAULT_NETWORK, baseline or DEFAULT_NETWORK
+    found = []
+    allowed = {_entry(rule) for rule in theirs.allow}
+    for rule in mine.allow:
+        if _entry(rule) not in allowed:
+            found.append(f"{rule.label}: `{rule.host}{'' if rule.port is None else f':{rule.port}'}` is allowed here, "
+                         "not by the default policy")
+    denied = {_entry(rule) for rule in mine.deny}
+    for rule in theirs.deny:
+        if _entry(rule) not in denied:
+            found.append(f"network.deny: `{rule.host}` is denied by the default policy, not here")
+    if not _at_least(mine.default, theirs.default):
+        found.append(f"network.default: an unlisted host is {mine.default} here, {theirs.default} under the "
+                     "default policy")
+    return found
+
+
+def _compared(candidate: Mapping[str, Any], baseline: Mapping[str, Any], where: str) -> list[str]:
+    """Points 1–6 and 8 for two documents read the same way (`where`: "" or "in_floor: ")."""
     mine, theirs = compile_policy(candidate), compile_policy(baseline)
     if mine.version == theirs.version:
         return []
@@ -169,9 +195,26 @@ def loosenings(candidate: Mapping[str, Any], baseline: Mapping[str, Any]) -> lis
     if not _at_least(mine.unverified, theirs.unverified):
         found.append(f"unverified: {mine.unverified} is looser than the default policy's {theirs.unverified} "
                      "(what a program's model does not recognise, inside the sandbox floor)")
+    found += _network(mine.network, theirs.network)
     for key in sorted((set(candidate) | set(baseline)) - _COMPARED):
         if candidate.get(key) != baseline.get(key):
             found.append(f"{key}: differs from the default policy's")
+    return [f"{where}{sentence}" for sentence in found]
+
+
+def loosenings(candidate: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
+    """Each way `candidate` could decide a request more loosely than `baseline`, one
+    sentence each (empty: `candidate` is at least as strict). Both documents must be valid
+    (`compile_policy` raises a PolicyError otherwise)."""
+    found = _compared({k: v for k, v in candidate.items() if k != "in_floor"},
+                      {k: v for k, v in baseline.items() if k != "in_floor"}, "")
+    if "in_floor" in candidate or "in_floor" in baseline:
+        found += _compared(floor_document(candidate), floor_document(baseline), "in_floor: ")
+        mine = (candidate.get("in_floor") or {}).get("code", "ask")
+        theirs = (baseline.get("in_floor") or {}).get("code", "ask")
+        if mine == "allow" and theirs != "allow":
+            found.append("in_floor.code: code the policy cannot read runs unasked inside the floor here, "
+                         "not under the default policy")
     return list(dict.fromkeys(found))
 
 
