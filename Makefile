@@ -90,7 +90,6 @@ bench: setup
 	$(PY) bench/many_waiting.py 1000 --asleep
 	$(PY) bench/friction.py
 	$(PY) bench/policy_accuracy.py
-	$(PY) bench/sandbox.py --rounds 50
 	$(PY) bench/egress.py
 	$(PY) bench/hibernation.py
 	$(PY) bench/cli_overhead.py

@@ -60,6 +60,18 @@ def _fresh_install(request: pytest.FixtureRequest) -> None:
     clear_cache()  # a rolled-back test's PolicyVersion ids are handed out again
 
 
+@pytest.fixture
+def standard_review_default(_fresh_install: None) -> None:
+    """"Standard review" the default policy, as before the sandbox floor: for tests of the
+    approval lifecycle that need ordinary local commands (`npm run build`, `touch x`) to be
+    asked — which the default of a fresh install, "Sandboxed", runs unasked inside the
+    floor (tests/approvals/policy/test_sandboxed_preset.py is about that default)."""
+    from approvals.models import Policy
+
+    Policy.objects.filter(is_default=True).update(is_default=False)
+    assert Policy.objects.filter(name="Standard review").update(is_default=True) == 1
+
+
 @pytest.fixture(autouse=True)
 def _fresh_channel_layer() -> Any:
     """The in-memory layer binds its queues to one event loop: give each test a new one."""
