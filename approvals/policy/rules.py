@@ -14,6 +14,7 @@ from .canonical import canonical_json, policy_version
 from .classes import CLASSES
 from .errors import PolicyError, json_type
 from .example_requests import check_policy_examples, check_rule_examples
+from .external import ExternalPoint, read_external
 from .network import NetworkPolicy, read_network
 from .options import Invocation
 from .pattern_checks import command_pattern_problem, glob_problem
@@ -31,7 +32,7 @@ DEFAULT_POLICY: dict = {
 }
 
 _TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "network", "default", "unverified", "programs",
-             "examples")
+             "examples", "external")
 UNVERIFIED_DECISIONS = ("allow", "ask", "deny")
 _RULE_KEYS = ("match", "reason", "examples")
 _RULESET_KEYS = ("allow", "ask", "deny", "default")
@@ -92,6 +93,8 @@ class CompiledPolicy:
     unverified: str = "allow"
     # program models the policy adds or overrides (`programs/custom.py`)
     programs: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    # the administrator's external decision point, consulted by the gate (`external.py`)
+    external: ExternalPoint | None = field(default=None, repr=False)
 
 
 def _invalid(message: str, field: str, value: Any) -> PolicyError:
@@ -306,6 +309,8 @@ def _read(document: Any, problems: _Problems) -> dict[str, Any]:
             parts["programs"] = read_programs(value, problems)
         elif key == "examples":
             check_policy_examples(value, problems, DECISIONS)
+        elif key == "external":
+            parts["external"] = read_external(value, problems)
         else:
             _unknown(key, "", _TOP_KEYS, problems, value)
     return parts

@@ -26,7 +26,11 @@ rule set's default, the classes or the policy default, each combined with the fl
    `deny`; other tools: at least the baseline's default);
 5. `unverified` (what a program model does not recognise, inside the floor) is at least as
    strict;
-6. anything else in the documents (`network`, `programs`, a section this module does not
+6. the external decision point (`external`, issue 30.9): the default policy's must be
+   consulted, at the same url or command, with no less time to answer and not allowed to
+   loosen where the default's is not; one only the candidate names may only tighten (no
+   `may_loosen`). Its answers are not known here: a looser point is a loosening;
+7. anything else in the documents (`network`, `programs`, a section this module does not
    know) must be equal.
 
 Rules are compared by their patterns (reasons and examples aside), so an equivalent
@@ -45,7 +49,8 @@ from .decisions import class_floor, fallback
 from .rules import SEVERITY, CompiledPolicy, RuleSet, compile_policy
 
 # The document keys this module compares; any other key must be equal in both.
-_COMPARED = frozenset({"commands", "edits", "reads", "tools", "classes", "limits", "default", "unverified", "examples"})
+_COMPARED = frozenset({"commands", "edits", "reads", "tools", "classes", "limits", "default", "unverified", "examples",
+                       "external"})
 _RULESETS = ("commands", "edits", "reads")
 # Tools `evaluate` decides through its rule sets and floors: a candidate naming one outright
 # could skip a baseline deny, so only an outright deny (or abort) is never looser.
@@ -165,7 +170,7 @@ def loosenings(candidate: Mapping[str, Any], baseline: Mapping[str, Any]) -> lis
     for name in _RULESETS:
         found += _ruleset(name, mine, theirs)
     found += _fallbacks_without_ruleset(mine, theirs)
-    found += _tools(mine, theirs) + _floors(mine, theirs)
+    found += _tools(mine, theirs) + _floors(mine, theirs) + _external(mine, theirs)
     if not _at_least(mine.unverified, theirs.unverified):
         found.append(f"unverified: {mine.unverified} is looser than the default policy's {theirs.unverified} "
                      "(what a program's model does not recognise, inside the sandbox floor)")
@@ -173,6 +178,31 @@ def loosenings(candidate: Mapping[str, Any], baseline: Mapping[str, Any]) -> lis
         if candidate.get(key) != baseline.get(key):
             found.append(f"{key}: differs from the default policy's")
     return list(dict.fromkeys(found))
+
+
+def _external(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
+    """The default policy's decision point still has its say, no less (issue 30.9)."""
+    mine, theirs = candidate.external, baseline.external
+    if theirs is None:
+        if mine is not None and mine.may_loosen:
+            return [f"external: its decision point ({mine.target}) may turn an ask into an allow (may_loosen); "
+                    "the default policy consults none"]
+        return []
+    if mine is None:
+        return [f"external: the default policy's decision point ({theirs.target}) is not consulted by this one"]
+    if (mine.url, mine.command) != (theirs.url, theirs.command):
+        return [f"external: consults {mine.target}, not the default policy's decision point ({theirs.target})"]
+    found = []
+    if mine.may_loosen and not theirs.may_loosen:
+        found.append("external.may_loosen: its decision point may turn an ask into an allow; the default policy's may not")
+    if mine.timeout_ms < theirs.timeout_ms:
+        found.append(f"external.timeout_ms: {mine.timeout_ms} ms is less time than the default policy's "
+                     f"{theirs.timeout_ms} ms (an answer too late asks a person where it could deny)")
+    elif mine.timeout_ms > theirs.timeout_ms and mine.may_loosen:
+        found.append(f"external.timeout_ms: {mine.timeout_ms} ms is more time than the default policy's "
+                     f"{theirs.timeout_ms} ms for a decision point that may loosen (an answer the default's would "
+                     "not wait for may allow)")
+    return found
 
 
 def _fallbacks_without_ruleset(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
