@@ -113,3 +113,25 @@ def test_the_dry_run_api_says_how_many_requests_no_point_answered(api: Any, revi
     draft = {**live.document, "external": point(tmp_path)}
     body = api.post(f"/api/v1/policies/{live.pk}/dry-run/", {"document": draft}, format="json").json()
     assert (body["compared"], body["external_unrecorded"]) == (1, 1)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_hook_gateway_consults_it_too(reviewer: Any, tmp_path: Path) -> None:
+    """The gateway gates inside its own transaction (`gate_request_in`): the point is asked there."""
+    from django.test import AsyncClient
+
+    from integrations.tokens import token_create
+
+    token = await sync_to_async(lambda: token_create(user=reviewer, scopes=["hooks"])[1])()
+    default = await sync_to_async(lambda: policy_for_run("")[1])()
+    await sync_to_async(policy_save)(policy=Policy(name="hooked", document={**default, "external": point(tmp_path)}))
+    body = {"session_id": "s1", "transcript_path": "/home/dev/.claude/projects/x/s1.jsonl", "cwd": "/work/app",
+            "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": "git push origin main"}, "tool_use_id": "toolu_1"}
+    response = await AsyncClient().post("/api/v1/hooks/claude-code/pre-tool-use/?policy=hooked", body,
+                                        content_type="application/json", headers={"Authorization": f"Token {token}"})
+    assert response.status_code == HTTPStatus.OK, response.content
+    output = response.json()["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny" and "Pushes go through CI" in output["permissionDecisionReason"]
+    step = await sync_to_async(Step.objects.get)()
+    assert (step.status, step.decided_by, step.rule) == ("denied", "external", "external")
