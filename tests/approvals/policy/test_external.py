@@ -181,3 +181,13 @@ def test_adding_a_decision_point_only_tightens_unless_it_may_loosen() -> None:
     found = loosenings({**STANDARD, "external": {"url": OPA, "may_loosen": True}}, STANDARD)
     assert found == [f"external: its decision point ({OPA}) may turn an ask into an allow (may_loosen); "
                      "the default policy consults none"]
+
+
+@pytest.mark.parametrize("fmt", ["claude", "codex"])
+def test_an_export_says_the_decision_point_is_not_carried(fmt: str) -> None:
+    from approvals.policy import export_policy
+
+    exported = export_policy({**STANDARD, "external": {"url": "http://u:pw@127.0.0.1:8181/v1/data/x?t=1"}}, fmt)
+    notes = [n for n in exported.unexpressed if n.startswith("external")]
+    assert notes == [f"external (http://127.0.0.1:8181/v1/data/x): {'Claude Code' if fmt == 'claude' else 'Codex'}'s "
+                     "permission rules consult no decision point (Gatehouse's gate does)"]
