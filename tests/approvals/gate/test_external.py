@@ -363,3 +363,13 @@ def test_the_dry_run_counts_the_requests_no_point_answered(reviewer: Any, opa: S
     gate_request(run_id=plain.pk, tool="bash", input={"command": READ}, cwd=plain.workspace)
     result = policy_dry_run(document={"classes": CLASSES, "default": "ask", "external": {"url": opa.url}})
     assert result.external_unrecorded == 1 and opa.received == []
+
+
+def test_the_run_page_shows_what_it_answered(reviewer: Any, opa: SimpleNamespace, client: Any) -> None:
+    opa.state.mode = "deny"
+    run = run_under(reviewer, {"url": opa.url})
+    bash(run, READ)
+    client.force_login(reviewer)
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "External decision point: <span class=\"verdict verdict-deny\">deny</span> — OPA says deny" in page
+    assert "(tightened; the rules alone: allow)" in page and "by <strong>external</strong>" in page
