@@ -71,6 +71,16 @@ class Consulted:
 
 
 @dataclass(frozen=True)
+class ExternalQuestion:
+    """What the point is to be asked about one request (read from the database), asked by
+    `external_ask` (no database: off the database thread)."""
+
+    point: ExternalPoint
+    payload: dict[str, Any]
+    asked_about: str
+
+
+@dataclass(frozen=True)
 class Applied:
     """The gate's decision after the point's answer, and what the step records."""
 
@@ -79,6 +89,18 @@ class Applied:
     decided_by: str | None  # "external" when it settled the request, else the gate's own
     person: bool  # a person must decide: the run's auto-approve routing does not answer it
     record: dict[str, Any]  # `Step.external`, also in `tool.requested`
+
+
+def external_point_of(run_id: int) -> ExternalPoint | None:
+    """The decision point of run `run_id`'s policy snapshot (a run context reads it once:
+    the snapshot never changes)."""
+    row = Run.objects.filter(pk=run_id).values_list("policy_document", "policy_version").first()
+    if row is None:
+        return None
+    try:
+        return core.compile_policy(row[0], version=row[1]).external
+    except core.PolicyError:
+        return None
 
 
 def point_of(run: Run) -> ExternalPoint | None:
@@ -124,14 +146,27 @@ def consult(point: ExternalPoint, payload: dict[str, Any]) -> ExternalAnswer:
     return answer
 
 
+def question_about(
+    run: Run, point: ExternalPoint, *, request: dict[str, Any], verdict: core.Verdict, kind: str, subtype: str,
+    tool_call_id: str,
+) -> ExternalQuestion:
+    payload = decision_input(run, request=request, verdict=verdict, kind=kind, subtype=subtype, tool_call_id=tool_call_id)
+    return ExternalQuestion(point, payload, verdict.decision)
+
+
+def external_ask(question: ExternalQuestion) -> Consulted:
+    """Ask the point (no database read or write: any thread)."""
+    started = time.monotonic()
+    answer = consult(question.point, question.payload)
+    return Consulted(question.point, answer, question.asked_about, int((time.monotonic() - started) * 1000))
+
+
 def consult_about(
     run: Run, point: ExternalPoint, *, request: dict[str, Any], verdict: core.Verdict, kind: str, subtype: str,
     tool_call_id: str,
 ) -> Consulted:
-    started = time.monotonic()
-    payload = decision_input(run, request=request, verdict=verdict, kind=kind, subtype=subtype, tool_call_id=tool_call_id)
-    answer = consult(point, payload)
-    return Consulted(point, answer, verdict.decision, int((time.monotonic() - started) * 1000))
+    return external_ask(question_about(run, point, request=request, verdict=verdict, kind=kind, subtype=subtype,
+                                       tool_call_id=tool_call_id))
 
 
 def external_apply(consulted: Consulted, *, verdict: core.Verdict, decision: str) -> Applied:
@@ -298,4 +333,7 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-__all__ = ["Applied", "Consulted", "consult", "consult_about", "decision_input", "external_apply", "point_of"]
+__all__ = [
+    "Applied", "Consulted", "ExternalQuestion", "consult", "consult_about", "decision_input", "external_apply",
+    "external_ask", "external_point_of", "point_of", "question_about",
+]

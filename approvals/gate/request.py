@@ -19,7 +19,7 @@ from runs.selectors import runtime_mode_for
 from runs.services import activity_record
 
 from .asking import approval_open, routing_for
-from .external import Consulted, consult_about, external_apply, point_of
+from .external import Consulted, ExternalQuestion, consult_about, external_apply, point_of, question_about
 from .handout import handed_out
 from .lifecycle import step_record
 from .outcome import GateOutcome
@@ -111,6 +111,7 @@ def gate_request(
     runtime_mode: str = "",
     owner: str | None = None,
     tool_call_id: str = "",
+    consulted: Consulted | None = None,
 ) -> GateOutcome:
     """Record one tool request and decide it, in one transaction.
 
@@ -122,23 +123,23 @@ def gate_request(
        auto-deny recorded as decided by the policy.
     6. Hand the decision out (the step is recorded `executing`, `answered`, `denied`...).
 
-    Between 4 and 5, the policy's external decision point (if it names one) has its say;
-    it is asked before the transaction starts (`_consult_first`).
+    Between 4 and 5, the policy's external decision point (if it names one) has its say:
+    `consulted`, its answer asked before the transaction (`external_question`, then
+    `external_ask` off the database thread: the worker's run context does), else asked here.
     """
-    consulted = _consult_first(run_id, tool=tool, input=input, cwd=cwd, kind=kind, subtype=subtype,
-                               tool_call_id=tool_call_id)
     with transaction.atomic():
         run = _locked_run(run_id, owner)
         return _gate(run, tool=tool, input=input, cwd=cwd, kind=kind, subtype=subtype, presentation=presentation,
                      runtime_mode=runtime_mode, tool_call_id=tool_call_id, consulted=consulted)
 
 
-def _consult_first(run_id: int, *, tool: str, input: Mapping[str, Any], cwd: str, kind: str, subtype: str,
-                   tool_call_id: str) -> Consulted | None:
-    """Ask the run's external decision point, if its policy names one, outside the gate's
-    transaction: SQLite's IMMEDIATE transaction would hold every writer while it thinks. Its
-    answer is about the verdict read here; `external_apply` lets it loosen only that one.
-    (The hook gateway's `gate_request_in` asks it inside the caller's transaction.)"""
+def external_question(run_id: int, *, tool: str, input: Mapping[str, Any], cwd: str, kind: str = "permission",
+                      subtype: str = "tool", tool_call_id: str = "") -> ExternalQuestion | None:
+    """What the run's external decision point is to be asked about this request (None: its
+    policy names none, or the request is not one it is asked about), read outside the
+    gate's transaction so that the asking (`external_ask`) holds no lock: SQLite's IMMEDIATE
+    transaction would hold every writer while it thinks. The answer is about the verdict
+    read here; `external_apply` lets it loosen only that one."""
     if kind != "permission":
         return None
     run = _RUN.first(run_id)
@@ -148,10 +149,10 @@ def _consult_first(run_id: int, *, tool: str, input: Mapping[str, Any], cwd: str
     try:
         request = core.validate_request({"tool": tool, "input": dict(input), "cwd": cwd})
     except core.PolicyError:
-        return None
+        return None  # denied as malformed, never asked about
     verdict, _, _ = _verdict(run, request, kind)
-    return consult_about(run, point, request=request, verdict=verdict, kind=kind, subtype=subtype,
-                         tool_call_id=str(tool_call_id or "")[:200])
+    return question_about(run, point, request=request, verdict=verdict, kind=kind, subtype=subtype,
+                          tool_call_id=str(tool_call_id or "")[:200])
 
 
 def gate_request_in(

@@ -40,7 +40,23 @@ def point(tmp_path: Path) -> dict[str, Any]:
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_an_external_deny_reaches_the_runs_activity_log(api: Any, worker: Any, tmp_path: Path) -> None:
+async def test_an_external_deny_reaches_the_runs_activity_log(
+    api: Any, worker: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from django.db import connection
+
+    from approvals.gate import external
+
+    where: list[tuple[str, bool]] = []
+    real = external.consult
+
+    def consult(*args: Any, **kwargs: Any) -> Any:
+        where.append((threading.current_thread().name, connection.in_atomic_block))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(external, "consult", consult)
     default = await sync_to_async(lambda: policy_for_run("")[1])()
     await sync_to_async(policy_save)(policy=Policy(name="with decision point",
                                                    document={**default, "external": point(tmp_path)}))
@@ -65,6 +81,9 @@ async def test_an_external_deny_reaches_the_runs_activity_log(api: Any, worker: 
         "deny", "external", "external", why)
     assert logged[0]["external"]["verdict"]["decision"] == "ask"  # the policy alone would have asked
     assert logged[1]["external"]["effect"] == "agreed"
+    # The worker asked it off the database thread, outside any transaction: a slow point
+    # holds neither SQLite's write lock nor the worker's other runs.
+    assert len(where) == 2 and all(name.startswith("asyncio") and not atomic for name, atomic in where), where
 
 
 @pytest.fixture

@@ -373,3 +373,19 @@ def test_the_run_page_shows_what_it_answered(reviewer: Any, opa: SimpleNamespace
     page = client.get(f"/runs/{run.pk}/").content.decode()
     assert "External decision point: <span class=\"verdict verdict-deny\">deny</span> — OPA says deny" in page
     assert "(tightened; the rules alone: allow)" in page and "by <strong>external</strong>" in page
+
+
+def test_an_answer_about_a_verdict_that_changed_since_only_tightens() -> None:
+    from approvals.gate.external import Consulted, external_apply
+    from approvals.policy.external import ExternalAnswer, ExternalPoint
+
+    point = ExternalPoint(url="http://127.0.0.1:1/x", may_loosen=True)
+    asked = core.Verdict(decision="ask", reason="asked", rule="classes.remote-mutation")
+    allow = ExternalAnswer(decision="allow", reason="fine")
+    # asked about this very ask: it may loosen it
+    assert external_apply(Consulted(point, allow, "ask"), verdict=asked, decision="ask").decision == "allow"
+    # asked about an allow (a grant since revoked): its allow does not lift the ask now
+    stale = external_apply(Consulted(point, allow, "allow"), verdict=asked, decision="ask")
+    assert (stale.decision, stale.decided_by, stale.record["effect"]) == ("ask", None, "may-not-loosen")
+    deny = ExternalAnswer(decision="deny", reason="no")
+    assert external_apply(Consulted(point, deny, "allow"), verdict=asked, decision="ask").decision == "deny"
