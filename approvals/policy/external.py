@@ -193,7 +193,8 @@ def parse_answer(raw: bytes, target: str) -> ExternalAnswer:
     reason = result.get("reason", "")
     if not isinstance(reason, str):
         return bad(f'"result.reason" must be a string (got {json_type(reason)})')
-    reason = " ".join(reason.split())[:MAX_REASON]
+    # one line of printable text: the agent is told it, the card and the log show it
+    reason = " ".join("".join(c if c.isprintable() else " " for c in reason).split())[:MAX_REASON]
     return ExternalAnswer(decision=decision, reason=reason or f"The external decision point {target} said {decision}.")
 
 

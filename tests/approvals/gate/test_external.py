@@ -52,6 +52,12 @@ def opa() -> Iterator[SimpleNamespace]:
             if mode == "error":
                 self.send_error(500)
                 return
+            if mode == "redirect":
+                self.send_response(307)
+                self.send_header("Location", "http://127.0.0.1:9/elsewhere")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             payload = {"garbage": b"<html>yes</html>", "undefined": b"{}"}.get(mode) or json.dumps(
                 {"result": {"decision": "allow" if mode == "slow" else mode, "reason": f"OPA says {mode}"}}
             ).encode()
@@ -222,6 +228,7 @@ def test_questions_are_not_sent_to_it(reviewer: Any, opa: SimpleNamespace) -> No
     ("slow", "gave no answer within 300 ms."),
     ("garbage", "gave a malformed answer (not JSON)."),
     ("error", "answered HTTP 500."),
+    ("redirect", "answered HTTP 307."),  # never followed
     ("undefined", 'gave a malformed answer (no "result": an undefined rule in OPA answers {}).'),
 ])
 def test_an_http_failure_asks_a_person_and_says_why(reviewer: Any, opa: SimpleNamespace, mode: str, says: str) -> None:
@@ -250,6 +257,16 @@ def test_an_unreachable_point_asks_and_never_shows_the_urls_secrets(reviewer: An
     assert step.reason == (f"The external decision point http://127.0.0.1:{port}/v1/data/x could not be reached "
                            "(Connection refused). A person decides.")
     assert "s3cret" not in json.dumps(step.external) and "abc" not in json.dumps(requested(step))
+
+
+def test_no_proxy_of_the_environment_stands_between(reviewer: Any, opa: SimpleNamespace, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    opa.state.mode = "deny"
+    run = run_under(reviewer, {"url": opa.url.replace("127.0.0.1", "localhost")})
+    assert bash(run, READ).outcome == "deny"
 
 
 def test_a_password_in_the_url_is_sent_as_basic_authentication(reviewer: Any, opa: SimpleNamespace) -> None:

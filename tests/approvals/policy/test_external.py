@@ -68,6 +68,7 @@ def test_what_messages_call_it_hides_credentials_and_the_query() -> None:
     (b'{"result": {"decision": "deny", "reason": "no pushes on Friday"}}', "deny", "no pushes on Friday"),
     (b'{"result": {"decision": "allow"}}', "allow", "said allow"),
     (b'{"result": {"decision": "ask", "reason": "  two\\nlines "}}', "ask", "two lines"),
+    (b'{"result": {"decision": "deny", "reason": "red\\u001b[31m alert\\u0007"}}', "deny", "red [31m alert"),
 ])
 def test_an_answer_is_read(raw: bytes, decision: str, says: str) -> None:
     answer = parse_answer(raw, "http://opa/x")
