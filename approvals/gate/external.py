@@ -89,6 +89,7 @@ class Applied:
     decided_by: str | None  # "external" when it settled the request, else the gate's own
     person: bool  # a person must decide: the run's auto-approve routing does not answer it
     record: dict[str, Any]  # `Step.external`, also in `tool.requested`
+    decided: bool = False  # its answer changed the decision (a grant that allowed it did not decide)
 
 
 def external_point_of(run_id: int) -> ExternalPoint | None:
@@ -187,7 +188,7 @@ def external_apply(consulted: Consulted, *, verdict: core.Verdict, decision: str
         "verdict": {"decision": verdict.decision, "rule": verdict.rule, "reason": verdict.reason},
     }
     decided_by = "external" if combined.decided and combined.decision != "ask" else None
-    return Applied(combined.decision, recorded, decided_by, combined.person, record)
+    return Applied(combined.decision, recorded, decided_by, combined.person, record, combined.decided)
 
 
 # --- HTTP ----------------------------------------------------------------------------------------

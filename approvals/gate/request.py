@@ -227,6 +227,8 @@ def _gate(
         external = external_apply(consulted, verdict=verdict, decision=decision)
         decision, verdict = external.decision, external.verdict
         decided_by = external.decided_by or decided_by
+        if external.decided:
+            grant_row = None  # a grant allowed it, the decision point did not: the grant decided nothing
     routing = routing_for(run, kind) if decision == "ask" else ""
     if routing == "auto-approve" and external is not None and external.person:
         routing = "ask"  # the decision point asks a person (or failed): only a person answers

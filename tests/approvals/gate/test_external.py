@@ -406,3 +406,19 @@ def test_an_answer_about_a_verdict_that_changed_since_only_tightens() -> None:
     assert (stale.decision, stale.decided_by, stale.record["effect"]) == ("ask", None, "may-not-loosen")
     deny = ExternalAnswer(decision="deny", reason="no")
     assert external_apply(Consulted(point, deny, "allow"), verdict=asked, decision="ask").decision == "deny"
+
+
+def test_a_grant_it_overrules_is_not_recorded_as_deciding(reviewer: Any, opa: SimpleNamespace) -> None:
+    from approvals.services import grant_create
+
+    run = run_under(reviewer, {"url": opa.url})
+    grant_create(session_id=run.session_id, rule={"tool": "bash", "match": "git push"})
+    granted = bash(run, PUSH)
+    assert (granted.outcome, granted.decided_by) == ("allow", "grant")
+    assert Step.objects.get(pk=granted.step_id).grant_id is not None
+    opa.state.mode = "deny"
+    overruled = bash(run, PUSH)
+    assert (overruled.outcome, overruled.decided_by) == ("deny", "external")
+    step = Step.objects.get(pk=overruled.step_id)
+    assert step.grant_id is None and requested(step)["grant"] is None
+    assert opa.received[-1]["body"]["input"]["verdict"]["rule"] == "grant"
