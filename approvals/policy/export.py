@@ -137,6 +137,9 @@ def _common_unexpressed(document: Mapping, compiled, agent: str) -> list[str]:
         out.append(f"examples: {agent} has no policy examples (run `manage.py policy_check --test`)")
     if compiled.network is not None:
         out.append(f"network: {agent}'s permission rules have no network section (Gatehouse's egress proxy holds it)")
+    if compiled.external is not None:
+        out.append(f"external ({compiled.external.target}): {agent}'s permission rules consult no decision point "
+                   "(Gatehouse's gate does)")
     return out
 
 

@@ -14,6 +14,7 @@ from .canonical import canonical_json, policy_version
 from .classes import CLASSES
 from .errors import PolicyError, json_type
 from .example_requests import check_policy_examples, check_rule_examples
+from .external import ExternalPoint, read_external
 from .network import NetworkPolicy, read_network
 from .options import Invocation
 from .pattern_checks import command_pattern_problem, glob_problem
@@ -31,7 +32,7 @@ DEFAULT_POLICY: dict = {
 }
 
 _TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "network", "default", "unverified", "programs",
-             "in_floor", "examples")
+             "in_floor", "examples", "external")
 # What a policy may decide differently when the OS sandbox floor holds the run: the classes
 # (merged over the document's), the default, `unverified`, and `code` (code the policy cannot
 # read: interpreters, the workspace's own programs, computed names, settings that load code).
@@ -101,6 +102,8 @@ class CompiledPolicy:
     code: str = "ask"
     # the policy as it decides when the OS sandbox floor holds the run (None: the same)
     in_floor: CompiledPolicy | None = field(default=None, repr=False)
+    # the administrator's external decision point, consulted by the gate (`external.py`)
+    external: ExternalPoint | None = field(default=None, repr=False)
 
 
 def _invalid(message: str, field: str, value: Any) -> PolicyError:
@@ -348,6 +351,8 @@ def _read(document: Any, problems: _Problems) -> dict[str, Any]:
             parts["in_floor"] = _in_floor(value, problems)
         elif key == "examples":
             check_policy_examples(value, problems, DECISIONS)
+        elif key == "external":
+            parts["external"] = read_external(value, problems)
         else:
             _unknown(key, "", _TOP_KEYS, problems, value)
     return parts

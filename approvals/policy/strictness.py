@@ -29,8 +29,12 @@ rule set's default, the classes or the policy default, each combined with the fl
 6. `network`: every host the candidate allows the baseline allows (the same entry), every
    baseline deny is a candidate deny, and the candidate's default is at least the baseline's;
 7. `in_floor`: the policy as it reads inside the floor (`floor_document`) is compared by
-   1–6 again, and its `code` is at least as strict (ask is stricter than allow);
-8. anything else in the documents (`programs`, a section this module does not know) must
+   1–6 and 8 again, and its `code` is at least as strict (ask is stricter than allow);
+8. the external decision point (`external`, issue 30.9): the default policy's must be
+   consulted, at the same url or command, with no less time to answer and not allowed to
+   loosen where the default's is not; one only the candidate names may only tighten (no
+   `may_loosen`). Its answers are not known here: a looser point is a loosening;
+9. anything else in the documents (`programs`, a section this module does not know) must
    be equal.
 
 Rules are compared by their patterns (reasons and examples aside), so an equivalent
@@ -51,7 +55,7 @@ from .rules import SEVERITY, CompiledPolicy, RuleSet, compile_policy, floor_docu
 
 # The document keys this module compares; any other key must be equal in both.
 _COMPARED = frozenset({"commands", "edits", "reads", "tools", "classes", "limits", "default", "unverified", "examples",
-                       "network", "in_floor"})
+                       "network", "in_floor", "external"})
 _RULESETS = ("commands", "edits", "reads")
 # Tools `evaluate` decides through its rule sets and floors: a candidate naming one outright
 # could skip a baseline deny, so only an outright deny (or abort) is never looser.
@@ -191,7 +195,7 @@ def _compared(candidate: Mapping[str, Any], baseline: Mapping[str, Any], where: 
     for name in _RULESETS:
         found += _ruleset(name, mine, theirs)
     found += _fallbacks_without_ruleset(mine, theirs)
-    found += _tools(mine, theirs) + _floors(mine, theirs)
+    found += _tools(mine, theirs) + _floors(mine, theirs) + _external(mine, theirs)
     if not _at_least(mine.unverified, theirs.unverified):
         found.append(f"unverified: {mine.unverified} is looser than the default policy's {theirs.unverified} "
                      "(what a program's model does not recognise, inside the sandbox floor)")
@@ -209,13 +213,40 @@ def loosenings(candidate: Mapping[str, Any], baseline: Mapping[str, Any]) -> lis
     found = _compared({k: v for k, v in candidate.items() if k != "in_floor"},
                       {k: v for k, v in baseline.items() if k != "in_floor"}, "")
     if "in_floor" in candidate or "in_floor" in baseline:
-        found += _compared(floor_document(candidate), floor_document(baseline), "in_floor: ")
+        # (the decision point is the gate's, the same in the floor: compared once, above)
+        found += _compared({k: v for k, v in floor_document(candidate).items() if k != "external"},
+                           {k: v for k, v in floor_document(baseline).items() if k != "external"}, "in_floor: ")
         mine = (candidate.get("in_floor") or {}).get("code", "ask")
         theirs = (baseline.get("in_floor") or {}).get("code", "ask")
         if mine == "allow" and theirs != "allow":
             found.append("in_floor.code: code the policy cannot read runs unasked inside the floor here, "
                          "not under the default policy")
     return list(dict.fromkeys(found))
+
+
+def _external(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
+    """The default policy's decision point still has its say, no less (issue 30.9)."""
+    mine, theirs = candidate.external, baseline.external
+    if theirs is None:
+        if mine is not None and mine.may_loosen:
+            return [f"external: its decision point ({mine.target}) may turn an ask into an allow (may_loosen); "
+                    "the default policy consults none"]
+        return []
+    if mine is None:
+        return [f"external: the default policy's decision point ({theirs.target}) is not consulted by this one"]
+    if (mine.url, mine.command) != (theirs.url, theirs.command):
+        return [f"external: consults {mine.target}, not the default policy's decision point ({theirs.target})"]
+    found = []
+    if mine.may_loosen and not theirs.may_loosen:
+        found.append("external.may_loosen: its decision point may turn an ask into an allow; the default policy's may not")
+    if mine.timeout_ms < theirs.timeout_ms:
+        found.append(f"external.timeout_ms: {mine.timeout_ms} ms is less time than the default policy's "
+                     f"{theirs.timeout_ms} ms (an answer too late asks a person where it could deny)")
+    elif mine.timeout_ms > theirs.timeout_ms and mine.may_loosen:
+        found.append(f"external.timeout_ms: {mine.timeout_ms} ms is more time than the default policy's "
+                     f"{theirs.timeout_ms} ms for a decision point that may loosen (an answer the default's would "
+                     "not wait for may allow)")
+    return found
 
 
 def _fallbacks_without_ruleset(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
