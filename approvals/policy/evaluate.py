@@ -19,6 +19,8 @@ from .shell import parse_script
 from .verdicts import PathUse, RunView, Segment, Verdict
 
 FETCH_TOOLS = frozenset({"webFetch", "WebFetch", "webfetch"})
+# In a bash request's input: the agent asks to run the command outside its sandbox.
+ESCAPE_FLAG = "outside_sandbox"
 
 __all__ = ["PathContext", "PathUse", "RunView", "Segment", "Verdict", "classify", "evaluate"]
 
@@ -68,6 +70,12 @@ def _decide(policy: CompiledPolicy, req: Mapping, paths: PathContext | None, flo
         return Verdict("ask", f"`{tool}` of `{url[:200]}` reaches the cloud's metadata service, which hands out "
                               "this machine's credentials, so a person decides.", "commands.network", (),
                        classify_tool(tool), floors=("commands.network",)), None
+    if tool == "bash" and req["input"].get(ESCAPE_FLAG) is True:
+        # an agent's own request to run a command outside its sandbox (Claude Code's
+        # `dangerouslyDisableSandbox`): refused with the reason, never asked (issue 28)
+        return Verdict("deny", f"`{str(req['input'].get('command'))[:200]}` asks to run outside the sandbox, which "
+                               "Gatehouse never grants: run it inside (without asking to leave the sandbox).",
+                       "sandbox.escape", (), classify_tool(tool)), None
     if tool == NETWORK_TOOL:
         # a connection through the egress proxy: the `network` section alone decides it
         # (its deny, the floor of non-public addresses, its allow, its default)

@@ -123,3 +123,16 @@ def test_a_malformed_in_floor_section_is_refused_naming_the_field(section, field
         compile_policy({**STANDARD, "in_floor": section})
     assert info.value.field == field
     assert [p.field for p in policy_problems({**STANDARD, "in_floor": section})] == [field]
+
+
+@pytest.mark.parametrize("document", [SANDBOXED, {"default": "allow", "tools": {"bash": "allow"}},
+                                      {"classes": {"read-only": "allow"}, "default": "allow"}])
+def test_a_request_to_run_outside_the_sandbox_is_refused_under_any_policy(box, document) -> None:
+    # (Claude Code's `dangerouslyDisableSandbox`, mapped to `outside_sandbox`): never asked,
+    # no rule, grant or mode lifts it
+    request = {"tool": "bash", "input": {"command": "ls", "outside_sandbox": True}, "cwd": box.workspace}
+    for floor in (False, True):
+        verdict = evaluate(compile_policy(document), request, paths=box.context, run_view=RunView(floor=floor),
+                           grants=[{"tool": "bash", "match": "ls"}])
+        assert (verdict.decision, verdict.rule) == ("deny", "sandbox.escape")
+        assert "outside the sandbox" in verdict.reason
