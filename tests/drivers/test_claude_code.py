@@ -7,6 +7,8 @@ scripted decider. End-to-end tests through the worker and the API live elsewhere
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import os
 import signal
 import sys
@@ -659,3 +661,50 @@ async def test_each_command_starts_in_the_workspace_where_the_gate_judged_it(tmp
     assert [r.cwd for r in ctx.requests] == [str(ctx.workspace)] * 2
     assert (ctx.workspace / "where.txt").read_text().strip() == str(ctx.workspace)
     assert not (ctx.workspace / "sub" / "where.txt").exists()
+
+
+# -- web search denied: what reaches Claude Code -------------------------------------------------
+
+ECHO_ARGV = """
+import json, os, sys
+def send(obj): print(json.dumps(obj), flush=True)
+init = json.loads(sys.stdin.readline())
+send({"type": "control_response", "response": {"subtype": "success", "request_id": init["request_id"], "response": {}}})
+sys.stdin.readline()  # the prompt
+settings = open(os.path.join(os.environ["CLAUDE_CONFIG_DIR"], "settings.json")).read()
+send({"type": "result", "subtype": "success", "is_error": False, "result": json.dumps({"argv": sys.argv[1:], "settings": settings})})
+sys.stdin.read()
+"""
+
+
+@pytest.mark.parametrize(("web_search", "disallowed"), [("deny", True), ("allow", False), ("inherit", False), (None, False)])
+async def test_a_run_policy_denying_web_search_starts_claude_code_without_the_tool(tmp_path: Path, web_search, disallowed) -> None:
+    binary = fake_cli(tmp_path, ECHO_ARGV)
+    run_policy = {} if web_search is None else {"web_search": web_search}
+    ctx = make_ctx(tmp_path, None, allow, run_policy=run_policy, settings={"claude_bin": binary, "idle_timeout_s": 10})
+    result = await run_driver(ctx, timeout=20)
+    assert result.status == "completed", ctx.activities
+    seen = json.loads(result.text)
+    argv = seen["argv"]
+    pairs = list(itertools.pairwise(argv))
+    assert (("--disallowedTools", "WebSearch") in pairs) is disallowed
+    assert ("--setting-sources", "user") in pairs  # no workspace settings can bring a tool back
+    assert "WebSearch" not in seen["settings"]  # nor the user settings Gatehouse writes
+
+
+@pytest.mark.agents
+@pytest.mark.parametrize(("web_search", "offered"), [("deny", False), ("allow", True)])
+async def test_the_real_cli_offers_the_model_web_search_only_when_the_run_policy_allows_it(
+    tmp_path: Path, model: FakeAnthropicServer, web_search: str, offered: bool
+) -> None:
+    require_cli()
+    # A workspace that would allow it itself changes nothing (its settings are never read).
+    (tmp_path / "ws" / ".claude").mkdir(parents=True)
+    (tmp_path / "ws" / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["WebSearch"]}}))
+    model.add_turns([text("hi")])
+    ctx = make_ctx(tmp_path, model, allow, run_policy={"web_search": web_search})
+    result = await run_driver(ctx)
+    assert result.status == "completed", ctx.activities
+    tools = [tool.get("name") for tool in model.message_requests[0]["tools"]]
+    assert "Bash" in tools
+    assert ("WebSearch" in tools) is offered

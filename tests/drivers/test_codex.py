@@ -267,6 +267,56 @@ async def test_command_run_without_asking_is_reported(tmp_path):
     assert notice["command"] == "touch x" and "without asking" in notice["text"]
 
 
+# -- the sandbox Codex is told to use (`thread/start`) ------------------------------------------
+
+# The fake answers with the `thread/start` request it received (as the turn's agent message)
+# and with the network namespace it runs in (the floor gives every run its own).
+ECHO_THREAD_START = FAKE_APP_SERVER.replace(
+    'send({"id": 0, "method": "item/permissions/requestApproval", "params": {"threadId": "t1", "turnId": "u1", "itemId": "x"}})\n'
+    "reply = read()",
+    'import os\nreply = {"start": start, "net": os.readlink("/proc/self/ns/net")}',
+)
+
+
+async def thread_start_seen(tmp_path: Path, run_policy: dict, **kw) -> dict:
+    assert "reply = {" in ECHO_THREAD_START
+    fake = _fake_cli(tmp_path, 'POLICY = "untrusted"\n' + ECHO_THREAD_START)
+    ctx = make_ctx(tmp_path, allow(), codex_bin=fake, run_policy=run_policy, **kw)
+    result = await run(ctx, timeout=20)
+    assert result.status == "completed", ctx.activities
+    seen = json.loads(result.text)
+    assert seen["start"]["method"] == "thread/start"
+    assert seen["start"]["params"]["approvalPolicy"] == "untrusted"
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("run_policy", "sandbox"),
+    [
+        ({"sandbox": "read-only"}, "read-only"),
+        ({"sandbox": "workspace-write"}, "workspace-write"),
+        ({"sandbox": "inherit"}, "workspace-write"),
+        ({}, "workspace-write"),
+        ({"sandbox": "unrestricted"}, "danger-full-access"),
+    ],
+)
+async def test_without_the_floor_codex_is_started_in_the_sandbox_the_run_policy_names(tmp_path, run_policy, sandbox):
+    """Where Gatehouse's floor is off, Codex's own sandbox is the only one: `thread/start`
+    carries the run policy's mode, and only `unrestricted` turns it off."""
+    seen = await thread_start_seen(tmp_path, run_policy, floor=None)
+    assert seen["start"]["params"]["sandbox"] == sandbox
+    assert seen["net"] == os.readlink("/proc/self/ns/net")  # no floor: the test's own namespace
+
+
+@pytest.mark.parametrize("sandbox", ["read-only", "workspace-write", "inherit"])
+async def test_inside_the_floor_codex_s_own_sandbox_is_off_because_the_floor_holds_it(tmp_path, sandbox, floor_available):
+    """Codex's sandbox nested in the floor is turned off (drivers/codex/config.py IN_FLOOR)
+    only where Codex itself runs inside the floor: its network namespace is not ours."""
+    seen = await thread_start_seen(tmp_path, {"sandbox": sandbox})  # the floor the worker builds
+    assert seen["net"] != os.readlink("/proc/self/ns/net")
+    assert seen["start"]["params"]["sandbox"] == "danger-full-access"
+
+
 # -- the real CLI --------------------------------------------------------------------------------
 
 @pytest.mark.agents
@@ -628,3 +678,29 @@ async def test_web_search_deny_removes_the_tool(tmp_path, codex_bin, model_serve
     assert result.status == "completed"
     assert "web_search" not in model_server.tool_names(0)
     assert "exec_command" in model_server.tool_names(0)
+
+
+@pytest.mark.agents
+@pytest.mark.parametrize(
+    ("run_policy", "floor", "told"),
+    [
+        ({"sandbox": "read-only"}, None, "read-only"),
+        ({"sandbox": "workspace-write"}, None, "workspace-write"),
+        ({"sandbox": "unrestricted"}, None, "danger-full-access"),
+        ({"sandbox": "read-only"}, "as the worker builds it", "danger-full-access"),
+    ],
+)
+async def test_the_real_codex_runs_in_the_sandbox_thread_start_named(tmp_path, codex_bin, model_server, run_policy, floor, told):
+    """What the real CLI made of `thread/start`, as it tells the model: without the floor
+    the run policy's own mode; inside the floor its sandbox is off (the floor holds it)."""
+    if floor is not None:
+        from tests.sandbox.floorrun import require_floor
+
+        require_floor()
+    model_server.add_turns([message("hi")])
+    ctx = make_ctx(tmp_path, allow(), codex_bin=codex_bin, model_server=model_server, run_policy=run_policy, floor=floor)
+    result = await run(ctx)
+    assert result.status == "completed", ctx.activities
+    instructions = json.dumps(model_server.input_items(0))
+    modes = {mode for mode in ("read-only", "workspace-write", "danger-full-access") if f"`sandbox_mode` is `{mode}`" in instructions}
+    assert modes == {told}

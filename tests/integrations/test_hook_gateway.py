@@ -110,6 +110,22 @@ async def test_a_command_asking_to_leave_the_agents_sandbox_is_refused_never_ask
     assert not await sync_to_async(Approval.objects.exists)()
 
 
+async def test_a_web_search_is_refused_where_the_run_policy_denies_web_search(hook_token: str, hook_policy: str) -> None:
+    from approvals.models import Policy
+
+    search = {"query": "gatehouse release notes"}
+    # A search is a read: the policy's read-only class allows it while web search is not denied
+    assert decision(await call(hook_token, hook_input("WebSearch", search, session="searching")))[0] == "allow"
+    await sync_to_async(Policy.objects.filter(name=hook_policy).update)(run_policy={"web_search": "deny"})
+    verdict, reason = decision(await call(hook_token, hook_input("WebSearch", search, session="not-searching")))
+    assert (verdict, reason) == ("deny", "Gatehouse denied this tool call: web search is denied by the run policy.")
+    hook = await sync_to_async(HookSession.objects.select_related("run").get)(external_id="not-searching")
+    assert hook.run.run_policy["web_search"] == "deny"
+    assert not await sync_to_async(Step.objects.filter(run=hook.run).exists)()
+    # Other tools of the same session still go through the gate
+    assert decision(await call(hook_token, hook_input(session="not-searching")))[0] == "allow"
+
+
 async def test_every_call_of_a_session_is_a_step_of_one_run(hook_token: str, hook_policy: str) -> None:
     await call(hook_token, hook_input())
     await call(hook_token, hook_input("Read", {"file_path": "/work/app/README.md"}))
