@@ -4,12 +4,14 @@ error shape everywhere (a malformed id too), rate limits, and discovery endpoint
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from datetime import timedelta
 from http import HTTPStatus
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -126,6 +128,126 @@ def test_a_key_whose_first_request_is_still_running_is_a_conflict(api: APIClient
     response = api.post("/api/v1/runs/", RUN, format="json", HTTP_IDEMPOTENCY_KEY="busy")
     assert (first.status_code, response.status_code) == (HTTPStatus.CREATED, HTTPStatus.CONFLICT)
     assert response.json()["code"] == "idempotency_in_progress"
+    assert Run.objects.count() == 1
+
+
+def test_a_first_request_that_crashed_keeps_no_key_and_its_retry_does_the_work(reviewer: Any, settings: Any, tmp_path: Any) -> None:
+    client = APIClient()
+    client.force_authenticate(reviewer)
+    client.raise_request_exception = False  # the 500 the server answers, as a client sees it
+    in_the_way = tmp_path / "a-file"
+    in_the_way.write_text("")
+    settings.GATEHOUSE_WORKSPACES_DIR = in_the_way / "workspaces"  # cannot be made: the run's workspace fails
+    first = client.post("/api/v1/runs/", RUN, format="json", HTTP_IDEMPOTENCY_KEY="crash-1")
+    assert (first.status_code, first.json()["code"]) == (HTTPStatus.INTERNAL_SERVER_ERROR, "server_error")
+    assert not Run.objects.exists() and not IdempotencyKey.objects.exists()
+
+    settings.GATEHOUSE_WORKSPACES_DIR = tmp_path / "workspaces"
+    retry = client.post("/api/v1/runs/", RUN, format="json", HTTP_IDEMPOTENCY_KEY="crash-1")
+    assert retry.status_code == HTTPStatus.CREATED, retry.content
+    assert "Idempotent-Replayed" not in retry
+    again = client.post("/api/v1/runs/", RUN, format="json", HTTP_IDEMPOTENCY_KEY="crash-1")
+    assert (again.status_code, again["Idempotent-Replayed"], again.json()) == (HTTPStatus.CREATED, "true", retry.json())
+    assert Run.objects.count() == 1
+
+
+def test_a_first_request_answered_with_a_5xx_keeps_no_key_and_its_retry_does_the_work(api: APIClient, monkeypatch: Any) -> None:
+    from rest_framework.exceptions import APIException
+
+    from runs import api as runs_api
+
+    class Unavailable(APIException):
+        status_code = HTTPStatus.SERVICE_UNAVAILABLE
+        default_detail = "try again later"
+
+    real = runs_api.run_create
+    failures = iter([Unavailable()])
+
+    def failing_once(**kwargs: Any) -> Any:
+        failure = next(failures, None)
+        if failure is not None:
+            raise failure
+        return real(**kwargs)
+
+    monkeypatch.setattr(runs_api, "run_create", failing_once)
+    first = api.post("/api/v1/runs/", RUN, format="json", HTTP_IDEMPOTENCY_KEY="busy-server")
+    assert first.status_code == HTTPStatus.SERVICE_UNAVAILABLE
+    assert not IdempotencyKey.objects.exists()
+    retry = api.post("/api/v1/runs/", RUN, format="json", HTTP_IDEMPOTENCY_KEY="busy-server")
+    assert retry.status_code == HTTPStatus.CREATED and "Idempotent-Replayed" not in retry
+    assert Run.objects.count() == 1
+
+
+def _post_in_thread(reviewer: Any, key: str, results: list[Any], barrier: threading.Barrier | None = None) -> threading.Thread:
+    """One API request on a thread of its own (its own database connection), as a second
+    client's would be."""
+
+    def post() -> None:
+        client = APIClient()
+        client.force_authenticate(reviewer)
+        try:
+            if barrier is not None:
+                barrier.wait(30)
+            results.append(client.post("/api/v1/runs/", RUN, format="json", HTTP_IDEMPOTENCY_KEY=key))
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=post)
+    thread.start()
+    return thread
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_retry_while_the_first_request_is_at_work_is_told_so_and_the_work_is_done_once(reviewer: Any, monkeypatch: Any) -> None:
+    from runs import api as runs_api
+
+    real = runs_api.run_create
+    at_work, may_finish = threading.Event(), threading.Event()
+    calls: list[int] = []
+
+    def held(**kwargs: Any) -> Any:  # the first request, held inside the view until the retry is answered
+        calls.append(1)
+        at_work.set()
+        assert may_finish.wait(30)
+        return real(**kwargs)
+
+    monkeypatch.setattr(runs_api, "run_create", held)
+    first: list[Any] = []
+    second: list[Any] = []
+    first_thread = _post_in_thread(reviewer, "together", first)
+    assert at_work.wait(30)
+    _post_in_thread(reviewer, "together", second).join(30)
+    may_finish.set()
+    first_thread.join(30)
+
+    [refused] = second
+    assert (refused.status_code, refused.json()["code"]) == (HTTPStatus.CONFLICT, "idempotency_in_progress")
+    [created] = first
+    assert created.status_code == HTTPStatus.CREATED and "Idempotent-Replayed" not in created
+    third: list[Any] = []
+    _post_in_thread(reviewer, "together", third).join(30)
+    assert (third[0].status_code, third[0]["Idempotent-Replayed"], third[0].json()) == (HTTPStatus.CREATED, "true", created.json())
+    assert len(calls) == 1 and Run.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_requests_with_one_key_start_one_run(reviewer: Any) -> None:
+    clients = 6
+    barrier = threading.Barrier(clients)
+    results: list[Any] = []
+    for thread in [_post_in_thread(reviewer, "burst", results, barrier) for _ in range(clients)]:
+        thread.join(60)
+    assert len(results) == clients
+    fresh = [r for r in results if r.status_code == HTTPStatus.CREATED and "Idempotent-Replayed" not in r]
+    assert len(fresh) == 1, [(r.status_code, r.content) for r in results]
+    for response in results:
+        if response is fresh[0]:
+            continue
+        if response.status_code == HTTPStatus.CONFLICT:
+            assert response.json()["code"] == "idempotency_in_progress"
+        else:
+            assert (response.status_code, response["Idempotent-Replayed"], response.json()) == (
+                HTTPStatus.CREATED, "true", fresh[0].json())
     assert Run.objects.count() == 1
 
 
