@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from http import HTTPStatus
@@ -69,3 +70,33 @@ async def taken_over(run_id: int, owner: str = "w2") -> Any:
     ctx = WorkerRunContext(row, owner=owner, settings_for_driver={}, on_lease_lost=lambda: None)
     await ctx.open()
     return ctx
+
+
+async def reconcile_rounds(supervisor: Any, rounds: int = 2, *, timeout: float = 30.0) -> None:
+    """Until the worker's maintenance loop has finished `rounds` reconcile passes that began
+    after this call: whatever a pass would claim, start or wake had its chance by then (in
+    place of sleeping for "a few rounds", which proves nothing on a loaded machine)."""
+    real = supervisor.reconcile
+    done = 0
+    finished_one = asyncio.Event()
+
+    async def counted() -> None:
+        nonlocal done
+        try:
+            await real()
+        finally:
+            done += 1
+            finished_one.set()
+
+    supervisor.reconcile = counted
+    try:
+        deadline = time.monotonic() + timeout
+        while done < rounds:
+            finished_one.clear()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"{done} of {rounds} reconcile passes within {timeout} s")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(finished_one.wait(), remaining)
+    finally:
+        supervisor.reconcile = real

@@ -19,7 +19,7 @@ from approvals.models import Approval, Policy
 from runs.models import Activity, Run, Step
 from tests.drivers.test_agents_e2e import Agent, agent  # noqa: F401  (fixtures)
 from tests.drivers.test_claude_code import processes_in
-from tests.flow import decide, eventually, pending_approval, start_run
+from tests.flow import decide, eventually, pending_approval, reconcile_rounds, start_run
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -123,12 +123,11 @@ async def test_the_deadline_passing_while_asleep_wakes_the_run_for_its_fallback(
 
 
 async def test_without_a_decision_a_sleeping_run_stays_asleep(api: Any, worker: Any, ask_touch: str, settings: Any) -> None:
-    import asyncio
 
     run = await start_run(api, {"steps": [bash("touch b.txt")]}, policy=ask_touch)
     await pending_approval(api, run["id"])
     await asleep(run["id"], worker)
-    await asyncio.sleep(2)  # several reconcile rounds
+    await reconcile_rounds(worker, 3)  # the worker looked for runs to wake three times
     assert (await sync_to_async(events_of)(run["id"])).count("run.hibernated") == 1
     assert run["id"] not in worker.tasks or worker.tasks[run["id"]].done()
 

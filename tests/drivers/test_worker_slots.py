@@ -9,7 +9,7 @@ from asgiref.sync import sync_to_async
 
 from approvals.models import Approval
 from runs.models import Run
-from tests.flow import decide, eventually, start_run
+from tests.flow import decide, eventually, reconcile_rounds, start_run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("standard_review_default")]
 
@@ -19,14 +19,13 @@ WAITS = {"steps": [{"tool": "bash", "input": {"command": """awk 'BEGIN { print "
 
 
 async def test_extra_runs_stay_queued_until_a_slot_frees_up(api: Any, worker: Any, settings: Any) -> None:
-    import asyncio
 
     settings.GATEHOUSE_WORKER_MAX_RUNS = 2
     settings.GATEHOUSE_HIBERNATE_AFTER_S = 0
     runs = [await start_run(api, WAITS) for _ in range(3)]
     ids = [r["id"] for r in runs]
     await eventually(lambda: Approval.objects.filter(run_id__in=ids, status="pending").count() == 2)
-    await asyncio.sleep(1.5)  # reconcile rounds: still only two
+    await reconcile_rounds(worker, 3)  # the worker had its chances: still only two
     statuses = await sync_to_async(lambda: dict(Run.objects.filter(pk__in=ids).values_list("id", "status")))()
     assert sorted(statuses.values()) == ["queued", "waiting", "waiting"]
     assert worker.busy_slots() == 2

@@ -30,14 +30,20 @@ class Receiver(BackgroundHTTPServer):
     handler_class = _Handler
     thread_name = "webhook-receiver"
 
-    def __init__(self, statuses: list[int] | None = None, *, delay_s: float = 0.0) -> None:
+    def __init__(self, statuses: list[int] | None = None, *, delay_s: float = 0.0, hold: threading.Event | None = None) -> None:
         super().__init__()
         self.statuses = list(statuses or [])
         self.delay_s = delay_s
+        self.hold = hold  # each POST waits for it (at most 60 s) before it is answered
+        self.arrived = 0  # POSTs received, answered or not
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
     def record(self, path: str, headers: dict[str, str], body: str) -> int:
+        with self._lock:
+            self.arrived += 1
+        if self.hold is not None:
+            self.hold.wait(60)
         if self.delay_s:
             time.sleep(self.delay_s)
         with self._lock:

@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from approvals.models import Approval
 from integrations.models import HookSession
 from runs.models import Run, Step
-from tests.flow import eventually
+from tests.flow import eventually, reconcile_rounds
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -358,7 +358,7 @@ async def test_no_worker_ever_claims_a_hook_run(hook_token: str, hook_policy: st
 
     await call(hook_token, hook_input())
     run = await sync_to_async(only_run)()
-    await asyncio.sleep(1.0)  # reconcile passes (every 0.5 s in tests)
+    await reconcile_rounds(worker, 2)  # the worker looked for claimable runs twice
     assert await sync_to_async(runs_claimable)() == []
     assert not await sync_to_async(run_claim)(run_id=run.pk, owner="someone")
     run = await sync_to_async(only_run)()

@@ -3,14 +3,18 @@ exponential backoff for a bounded time, every attempt recorded; no private targe
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from http import HTTPStatus
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.db.models import F
 from rest_framework.test import APIClient
 
 from integrations.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
@@ -108,18 +112,22 @@ def test_failed_attempts_are_retried_with_exponential_backoff(api: APIClient, se
 
 @pytest.mark.django_db
 def test_retries_stop_after_the_retry_window(api: APIClient, settings: Any) -> None:
-    settings.GATEHOUSE_WEBHOOK_BACKOFF_S = 0.1
-    settings.GATEHOUSE_WEBHOOK_RETRY_FOR_S = 0.5
+    """Retried while the next attempt falls inside the window, then failed. Time passes by
+    moving the delivery's own times back (the sender reads the wall clock)."""
+    settings.GATEHOUSE_WEBHOOK_BACKOFF_S = 60  # the second attempt 60 s on, a third 120 s after that
+    settings.GATEHOUSE_WEBHOOK_RETRY_FOR_S = 100
     with Receiver([500] * 50) as receiver:
         _register(api, receiver.url, ["approval.requested"])
         _ask()
-        deadline = time.monotonic() + 5
-        while WebhookDelivery.objects.get().status == "pending" and time.monotonic() < deadline:
-            send_due_once()
-            time.sleep(0.02)
+        assert send_due_once() == 1
+        delivery = WebhookDelivery.objects.get()
+        assert (delivery.status, delivery.attempts) == ("pending", 1)  # its retry, 60 s on, is inside the window
+        assert send_due_once() == 0  # not due yet
+        WebhookDelivery.objects.update(created_at=F("created_at") - timedelta(seconds=60),
+                                       next_attempt_at=F("next_attempt_at") - timedelta(seconds=60))
+        assert send_due_once() == 1
     delivery = WebhookDelivery.objects.get()
-    assert delivery.status == "failed"
-    assert 2 <= delivery.attempts <= 4 and delivery.last_error == "HTTP 500"
+    assert (delivery.status, delivery.attempts, delivery.last_error) == ("failed", 2, "HTTP 500")  # a third would be past it
     assert len(receiver.requests) == delivery.attempts
 
 
@@ -195,16 +203,21 @@ def test_attempts_are_visible_in_the_admin(api: APIClient, receiver: Receiver, r
 @pytest.mark.django_db(transaction=True)
 async def test_the_worker_sends_approval_and_run_events_after_the_decision(api: APIClient, worker: Any, settings: Any) -> None:
     """End to end through the real worker: the decision's answer does not wait for the
-    receiver (slow here); the events arrive, in order, signed."""
+    receiver (held here until the decision is answered); the events arrive, in order, signed."""
     settings.GATEHOUSE_WEBHOOK_POLL_S = 0.1
-    with Receiver(delay_s=1.0) as receiver:
+    release = threading.Event()
+    with Receiver(hold=release) as receiver:
         hook = await sync_to_async(_register)(api, receiver.url, ["approval.requested", "approval.resolved", "run.finished"])
         run = await start_run(api, WRITE)
         approval = await pending_approval(api, run["id"])
-        started = time.monotonic()
-        response = await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/approve/", {"hash": approval["hash"]}, format="json")
-        assert response.status_code == HTTPStatus.OK
-        assert time.monotonic() - started < 1.0  # not held up by the 1 s receiver
+        await eventually(lambda: receiver.arrived >= 1)  # approval.requested is at the receiver, unanswered
+        try:
+            decided = sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/approve/", {"hash": approval["hash"]}, format="json")
+            response = await asyncio.wait_for(decided, 30)  # answered while the receiver answers nothing
+            assert response.status_code == HTTPStatus.OK
+            assert receiver.requests == []
+        finally:
+            release.set()
         await eventually(lambda: len(receiver.requests) >= 3, timeout=30)
     events = [json.loads(r["body"])["event"] for r in receiver.requests]
     assert events == ["approval.requested", "approval.resolved", "run.finished"]
