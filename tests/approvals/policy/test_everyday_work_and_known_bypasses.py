@@ -1,4 +1,5 @@
-"""Every example of issue 9 with the decision it must get, and what must stay allowed.
+"""Known bypasses and everyday work: every bypass issue 9 found, with the decision it must
+get, and the everyday work that must stay allowed.
 
 "Every example in this issue gets a non-allow decision (a deny where it is the denied
 command respelled)": the respellings under the issue's deny list, the rest under the
