@@ -18,7 +18,7 @@ AGENTS_MARKER := $(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)-$(
 AXE_CORE_VERSION := 4.14.1
 AXE := node_modules/.installed-axe-core-$(AXE_CORE_VERSION)
 
-.PHONY: run run-scaled stop-scaled test lint setup agents axe chromium sandbox bench check clean
+.PHONY: run run-scaled stop-scaled test test-core lint setup agents axe chromium sandbox bench check clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -78,6 +78,16 @@ lint: setup
 
 test: setup agents axe chromium sandbox lint
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The inner loop, under a minute (docs/testing.md): the pure policy core without its long
+# property runs, and the services' fast tests (the step lifecycle, the hand-out, the run
+# policy ceiling, API validation, idempotency). Not part of `make test`, which runs all of it.
+CORE_TESTS := tests/approvals/policy tests/approvals/gate/test_lifecycle.py tests/approvals/gate/test_resolution.py \
+	tests/approvals/gate/test_policy_snapshot.py tests/approvals/test_answers.py tests/approvals/test_grant_settles.py \
+	tests/approvals/test_policy_versions.py tests/runs/test_ceiling.py tests/runs/test_api_validation.py \
+	tests/runs/test_policy_choice.py tests/integrations/test_api_hardening.py
+test-core: setup
+	$(PY) -m pytest -q -m "not slow and not agents and not browser" $(CORE_TESTS) $(PYTEST_ARGS)
 
 bench: setup
 	$(PY) bench/policy_eval.py

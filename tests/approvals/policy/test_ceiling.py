@@ -163,6 +163,7 @@ def test_a_policy_never_loosens_itself(doc: dict) -> None:
     assert _loosened(doc, doc) == []
 
 
+@pytest.mark.slow
 @settings(max_examples=100, suppress_health_check=[HealthCheck.filter_too_much])  # 100 chains that tighten
 @given(documents, documents, documents)
 # (found by Hypothesis in CI: a ceiling that never retries has a count it never uses)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -239,6 +240,7 @@ def pairs(draw):
     return _mutated(draw, baseline), baseline
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pair=pairs())
 def test_a_policy_with_no_loosening_never_decides_a_request_more_loosely(pair):
