@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from approvals.policy import PathContext, compile_policy, evaluate
+from approvals.policy import PathContext, RunView, compile_policy, evaluate
 
 CWD = "/home/dev/project"
 
@@ -22,13 +22,13 @@ def _case(case) -> tuple[str, dict, str, str | None, dict]:
 
 
 def disagreements(policy: Mapping, cases: Sequence, *, paths: PathContext | None = None,
-                  cwd: str | None = None) -> list[tuple[str, str, str, str]]:
+                  cwd: str | None = None, run_view: RunView | None = None) -> list[tuple[str, str, str, str]]:
     compiled = compile_policy(policy)
     rows = []
     for case in cases:
         tool, tool_input, want_decision, want_rule, extra = _case(case)
         request = {"tool": tool, "input": tool_input, "cwd": extra.get("cwd", cwd or CWD)}
-        verdict = evaluate(compiled, request, run_view=extra.get("run_view"), grants=extra.get("grants", ()),
+        verdict = evaluate(compiled, request, run_view=extra.get("run_view", run_view), grants=extra.get("grants", ()),
                            paths=paths)
         got = (verdict.decision, verdict.rule)
         want = (want_decision, want_rule if want_rule is not None else verdict.rule)
@@ -47,8 +47,9 @@ def format_table(rows) -> str:
     return "\n".join(out)
 
 
-def assert_cases(policy: Mapping, cases: Sequence, *, paths: PathContext | None = None, cwd: str | None = None) -> None:
-    rows = disagreements(policy, cases, paths=paths, cwd=cwd)
+def assert_cases(policy: Mapping, cases: Sequence, *, paths: PathContext | None = None, cwd: str | None = None,
+                 run_view: RunView | None = None) -> None:
+    rows = disagreements(policy, cases, paths=paths, cwd=cwd, run_view=run_view)
     if rows:
         table = format_table(rows)
         print(table)
@@ -59,14 +60,15 @@ SEVERITY = {"allow": 0, "ask": 1, "deny": 2, "abort": 3}
 
 
 def assert_at_least(policy: Mapping, cases: Sequence, *, paths: PathContext | None = None,
-                    cwd: str | None = None) -> None:
+                    cwd: str | None = None, run_view: RunView | None = None) -> None:
     """Like assert_cases, but a case passes with its decision or a stricter one."""
     compiled = compile_policy(policy)
     rows = []
     for case in cases:
         tool, tool_input, want, _, extra = _case(case)
         request = {"tool": tool, "input": tool_input, "cwd": extra.get("cwd", cwd or CWD)}
-        verdict = evaluate(compiled, request, grants=extra.get("grants", ()), paths=paths)
+        verdict = evaluate(compiled, request, run_view=extra.get("run_view", run_view), grants=extra.get("grants", ()),
+                           paths=paths)
         if SEVERITY[verdict.decision] < SEVERITY[want]:
             rows.append((tool, json.dumps(tool_input, ensure_ascii=False), f"at least {want}",
                          f"{verdict.decision} {verdict.rule}"))
