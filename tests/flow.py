@@ -72,6 +72,18 @@ async def taken_over(run_id: int, owner: str = "w2") -> Any:
     return ctx
 
 
+async def lease_gone_stale(run_id: int) -> None:
+    """The run's last heartbeat is older than the lease TTL, as when its worker died or
+    stalled that long ago: written, instead of sleeping through the TTL."""
+    from datetime import timedelta
+
+    from django.conf import settings
+    from django.utils import timezone
+
+    long_ago = timezone.now() - timedelta(seconds=float(settings.GATEHOUSE_LEASE_TTL_S) + 60)
+    assert await sync_to_async(Run.objects.filter(pk=run_id).update)(heartbeat_at=long_ago) == 1
+
+
 async def reconcile_rounds(supervisor: Any, rounds: int = 2, *, timeout: float = 30.0) -> None:
     """Until the worker's maintenance loop has finished `rounds` reconcile passes that began
     after this call: whatever a pass would claim, start or wake had its chance by then (in

@@ -13,7 +13,7 @@ from asgiref.sync import sync_to_async
 
 from approvals.models import Approval
 from runs.models import Activity, Step
-from tests.flow import decide, eventually, finished, messages, pending_approval, start_run
+from tests.flow import decide, eventually, finished, lease_gone_stale, messages, pending_approval, start_run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("standard_review_default")]
 
@@ -354,7 +354,7 @@ async def test_a_second_worker_takes_over_and_applies_the_decision_made_meanwhil
     assert (await decide(api, approval, "approve")).status_code == HTTPStatus.OK
 
     second = Supervisor()
-    await asyncio.sleep(0.6)
+    await lease_gone_stale(run["id"])
     await second.reconcile()
     done = await finished(run["id"])
     assert done.status == "completed"
@@ -388,7 +388,7 @@ async def test_an_interrupted_side_effect_is_asked_again_and_rechecked(api: Any,
     await sync_to_async(run_mark_running)(run_id=run["id"])
     await sync_to_async(Run.objects.filter(pk=run["id"]).update)(owner="dead-worker")
 
-    await asyncio.sleep(0.6)
+    await lease_gone_stale(run["id"])
     sup = Supervisor()
     await sup.reconcile()
     approval = await pending_approval(api, run["id"])
@@ -420,7 +420,7 @@ async def test_an_approved_interruption_pauses_again_when_the_policy_now_asks(ap
     # The policy the run is re-checked under now asks for every command.
     await sync_to_async(Run.objects.filter(pk=run["id"]).update)(owner="dead-worker", policy_document={"default": "ask"})
 
-    await asyncio.sleep(0.6)
+    await lease_gone_stale(run["id"])
     sup = Supervisor()
     await sup.reconcile()
     interrupted = await pending_approval(api, run["id"])

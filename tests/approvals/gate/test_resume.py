@@ -15,7 +15,16 @@ from asgiref.sync import sync_to_async
 from approvals.models import Approval, Policy
 from drivers.worker import Supervisor
 from runs.models import Activity, Run, Step
-from tests.flow import decide, eventually, finished, messages, pending_approval, start_run, taken_over
+from tests.flow import (
+    decide,
+    eventually,
+    finished,
+    lease_gone_stale,
+    messages,
+    pending_approval,
+    start_run,
+    taken_over,
+)
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -177,7 +186,7 @@ async def test_a_worker_whose_lease_was_taken_over_records_nothing_more(api: Any
     stalled = Supervisor()  # its maintenance loop (heartbeats) never runs: it is "paused"
     assert await stalled.start_run(run["id"])
     await eventually(lambda: Step.objects.filter(run_id=run["id"], status="executing").exists())
-    await asyncio.sleep(0.7)  # past the TTL
+    await lease_gone_stale(run["id"])  # A's last heartbeat is past the TTL
 
     new_owner = Supervisor()
     await new_owner.reconcile()
