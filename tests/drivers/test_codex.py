@@ -285,7 +285,7 @@ async def thread_start_seen(tmp_path: Path, run_policy: dict, **kw) -> dict:
     result = await run(ctx, timeout=20)
     assert result.status == "completed", ctx.activities
     seen = json.loads(result.text)
-    assert seen["start"]["method"] == "thread/start"
+    assert seen["start"]["method"] == ("thread/resume" if kw.get("conversation") else "thread/start")
     assert seen["start"]["params"]["approvalPolicy"] == "untrusted"
     return seen
 
@@ -306,6 +306,11 @@ async def test_without_the_floor_codex_is_started_in_the_sandbox_the_run_policy_
     seen = await thread_start_seen(tmp_path, run_policy, floor=None)
     assert seen["start"]["params"]["sandbox"] == sandbox
     assert seen["net"] == os.readlink("/proc/self/ns/net")  # no floor: the test's own namespace
+
+
+async def test_a_continued_codex_thread_is_resumed_in_the_sandbox_the_run_policy_names(tmp_path):
+    seen = await thread_start_seen(tmp_path, {"sandbox": "read-only"}, floor=None, conversation={"thread_id": "t0"})
+    assert (seen["start"]["params"]["threadId"], seen["start"]["params"]["sandbox"]) == ("t0", "read-only")
 
 
 @pytest.mark.parametrize("sandbox", ["read-only", "workspace-write", "inherit"])
