@@ -74,7 +74,7 @@ sandbox:
 
 lint: setup
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy approvals runs drivers project integrations
+	$(VENV)/bin/mypy approvals runs drivers project integrations infra
 
 test: setup agents axe chromium sandbox lint
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -13,6 +13,16 @@ from typing import Any, TypedDict
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from approvals.models import Policy
+from approvals.services import policy_save
+from drivers import runfloor
+from drivers.worker import DriverWorker, supervisor
+from project.asgi import application
+from project.login_links import make_login_link
+from runs.management.commands.ensure_admin import ensure_admin
+from runs.models import Run
+from runs.services import run_create
+
 
 class _DemoRun(TypedDict):
     prompt: str
@@ -66,11 +76,6 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         from daphne.server import Server
 
-        from drivers import runfloor
-        from drivers.worker import DriverWorker
-        from project.asgi import application
-        from project.login_links import make_login_link
-
         state, floor_line = runfloor.status()
         self.stdout.write(floor_line)
         user, created = self._admin()
@@ -84,8 +89,6 @@ class Command(BaseCommand):
 
         from channels.layers import get_channel_layer
         from twisted.internet import defer, reactor
-
-        from drivers.worker import supervisor
 
         worker = DriverWorker(application=application, channels=["drivers"], channel_layer=get_channel_layer())
 
@@ -108,16 +111,9 @@ class Command(BaseCommand):
         ).run()
 
     def _admin(self) -> tuple[Any, bool]:
-        from runs.management.commands.ensure_admin import ensure_admin
-
         return ensure_admin()
 
     def _demo_runs(self, user: Any) -> None:
-        from approvals.models import Policy
-        from approvals.services import policy_save
-        from runs.models import Run
-        from runs.services import run_create
-
         if Run.objects.exists():
             return
         with transaction.atomic():
