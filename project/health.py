@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import redis
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
@@ -36,8 +37,6 @@ def channel_layer_ok() -> bool:
         return _layer_ok
     _probed_at = now
     try:
-        import redis
-
         client = redis.Redis.from_url(url, socket_timeout=0.3, socket_connect_timeout=0.3)
         try:
             _layer_ok = bool(client.ping())

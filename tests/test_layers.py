@@ -7,6 +7,8 @@ imports made inside functions, module by module."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -155,6 +157,92 @@ def test_the_component_finder_finds_a_cycle_and_leaves_a_chain_alone() -> None:
     components = sorted(strongly_connected(graph), key=len, reverse=True)
     assert components[0] == ["a", "b", "c"]
     assert all(len(c) == 1 for c in components[1:])
+
+
+# The policy core's own recursion, left for its own work (issue 31): the shell parser looks
+# through wrappers (`sudo`, `bash -c`) into the program models, whose option and risk
+# readers call back into the registry and the parser; a grant is checked by deciding under
+# `default: ask`. These cycles stay inside approvals.policy; no other module may join them.
+POLICY_CORE_RECURSION = {
+    "approvals.policy.arith", "approvals.policy.options", "approvals.policy.risks", "approvals.policy.shell",
+    "approvals.policy.wrappers", "approvals.policy.programs.registry", "approvals.policy.programs.archivers",
+    "approvals.policy.programs.builtins", "approvals.policy.programs.cloud", "approvals.policy.programs.databases",
+    "approvals.policy.programs.git", "approvals.policy.programs.git.settings", "approvals.policy.programs.git.verify",
+    "approvals.policy.programs.interpreters", "approvals.policy.programs.launchers", "approvals.policy.programs.network",
+    "approvals.policy.programs.packages", "approvals.policy.programs.pagers", "approvals.policy.programs.system",
+    "approvals.policy.programs.text", "approvals.policy.evaluate", "approvals.policy.grants",
+}
+
+
+def test_no_module_outside_the_policy_core_is_in_an_import_cycle_even_through_function_level_imports() -> None:
+    found = [c for c in cycles(all_imports()) if not set(c) <= POLICY_CORE_RECURSION]
+    assert not found, "import cycles:\n" + "\n".join(f"{len(c)}: {', '.join(c)}" for c in found)
+
+
+def test_the_policy_cores_recursion_takes_in_no_new_module() -> None:
+    joined = {m for c in cycles(all_imports()) for m in c} - POLICY_CORE_RECURSION
+    assert not joined, f"modules that joined an import cycle: {sorted(joined)}"
+
+
+def test_the_import_contracts_hold() -> None:
+    """import-linter's contracts (pyproject.toml): the layers, the policy core's purity, infra at the bottom."""
+    lint = subprocess.run(
+        [str(Path(sys.executable).parent / "lint-imports"), "--no-cache"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+_PROBE = """
+import sys
+import grimp
+from importlinter.api import read_configuration
+from importlinter.contracts.forbidden import ForbiddenContract
+from importlinter.contracts.layers import LayersContract
+
+contract_id, importer, imported, *packages = sys.argv[1:]
+config = read_configuration("pyproject.toml")
+options = next(o for o in config["contracts_options"] if o["id"] == contract_id)
+kind = {"layers": LayersContract, "forbidden": ForbiddenContract}[options["type"]]
+contract = kind(name=options["name"], session_options=config["session_options"], contract_options=options)
+graph = grimp.build_graph(*packages, include_external_packages=True, cache_dir=None)
+graph.add_import(importer=importer, imported=imported)
+print("kept" if contract.check(graph, verbose=False).kept else "broken")
+"""
+
+
+def _contract_holds_with(contract_id: str, importer: str, imported: str) -> bool:
+    """Whether the contract `contract_id` (pyproject.toml) would still hold with one more
+    import. (In a process of its own: pytest's plugins leave classes import-linter cannot read.)"""
+    probe = subprocess.run(
+        [sys.executable, "-c", _PROBE, contract_id, importer, imported, *PACKAGES],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert probe.returncode == 0, probe.stderr
+    return probe.stdout.strip() == "kept"
+
+
+def test_an_import_down_from_the_runs_writes_into_the_gate_keeps_the_layers() -> None:
+    assert _contract_holds_with("layers", "runs.services", "approvals.gate.steps")
+
+
+def test_an_import_from_the_gate_up_into_the_runs_writes_breaks_the_layers() -> None:
+    assert not _contract_holds_with("layers", "approvals.gate.steps", "runs.services")
+
+
+def test_an_import_from_the_records_up_into_the_worker_breaks_the_layers() -> None:
+    assert not _contract_holds_with("layers", "runs.models", "drivers.worker")
+
+
+def test_django_in_the_policy_core_breaks_its_purity() -> None:
+    assert not _contract_holds_with("policy-pure", "approvals.policy.evaluate", "django")
+
+
+def test_an_app_in_infra_breaks_the_bottom() -> None:
+    assert not _contract_holds_with("infra-bottom", "infra.clock", "runs.models")
 
 
 if __name__ == "__main__":

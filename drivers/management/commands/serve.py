@@ -10,8 +10,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any, TypedDict
 
+from channels.layers import get_channel_layer
+from daphne.server import Server
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from twisted.internet import defer, reactor
 
 from approvals.models import Policy
 from approvals.services import policy_save
@@ -74,8 +77,6 @@ class Command(BaseCommand):
         parser.add_argument("--no-demo", action="store_true", help="Do not create the demo runs on first start.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from daphne.server import Server
-
         state, floor_line = runfloor.status()
         self.stdout.write(floor_line)
         user, created = self._admin()
@@ -86,9 +87,6 @@ class Command(BaseCommand):
         self.stdout.write(f"Login link: {base}{make_login_link(user)}")
         self.stdout.write("(the link works once and expires; run `manage.py login_link` for a new one)")
         self.stdout.flush()
-
-        from channels.layers import get_channel_layer
-        from twisted.internet import defer, reactor
 
         worker = DriverWorker(application=application, channels=["drivers"], channel_layer=get_channel_layer())
 
