@@ -89,6 +89,9 @@ bench: setup
 	$(PY) bench/gate_load.py
 	$(PY) bench/many_waiting.py 200
 	$(PY) bench/many_waiting.py 1000 --asleep
+	$(PY) bench/friction.py
+	$(PY) bench/policy_accuracy.py
+	$(PY) bench/egress.py
 	$(PY) bench/hibernation.py
 	$(PY) bench/cli_overhead.py
 	$(PY) bench/sandbox.py

@@ -318,6 +318,11 @@ class DryRunOutput(serializers.Serializer):
     compared = serializers.IntegerField(help_text="How many recorded requests were decided again.")
     changed = ChangedStepOutput(many=True, help_text="Each that the draft decides differently, newest first.")
     counts = DryRunCountsOutput(help_text="The changed requests by what the draft now decides.")
+    external_unrecorded = serializers.IntegerField(
+        required=False,
+        help_text="Only when the draft names an external decision point: its recorded answers are replayed, never asked again; "
+        "this many requests recorded none (compared on the rules alone)."
+    )
 
 
 class PolicyDryRunApi(APIView):
@@ -341,4 +346,7 @@ class PolicyDryRunApi(APIView):
         if problems:
             raise PolicyInvalid(problems)
         result = policy_dry_run(document=document, policy=policy, limit=data.validated_data["limit"])
-        return Response({"compared": result.compared, "changed": [c.to_dict() for c in result.changed], "counts": result.counts})
+        body = {"compared": result.compared, "changed": [c.to_dict() for c in result.changed], "counts": result.counts}
+        if result.external_unrecorded is not None:
+            body["external_unrecorded"] = result.external_unrecorded
+        return Response(body)

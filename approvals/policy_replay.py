@@ -14,6 +14,7 @@ from django.db.models import Count, F, QuerySet
 from approvals import policy as core
 from approvals.gate.paths import floor_holds, offline_path_context, path_context
 from approvals.models import Policy
+from approvals.policy.external import replay as external_replay
 from runs.models import Step
 
 DRY_RUN_LIMIT = 500
@@ -54,6 +55,10 @@ class DryRun:
     counts: dict[str, int]  # the changed requests by what the draft now decides
     # "policy": the requests this policy decided; "all": every policy's (it decided none yet).
     scope: str = "policy"
+    # The draft names an external decision point: its answers are replayed as recorded,
+    # never asked again; this many steps recorded none (compared on the rules alone). None:
+    # the draft names none.
+    external_unrecorded: int | None = None
 
 
 def _history(policy: Policy | None, limit: int) -> tuple[QuerySet[Step], str]:
@@ -65,7 +70,7 @@ def _history(policy: Policy | None, limit: int) -> tuple[QuerySet[Step], str]:
         steps, scope = steps.filter(run__policy=policy), "policy"
     rows = (
         steps.select_related("run", "grant")
-        .only("id", "seq", "request", "verdict", "run__id", "run__workspace", "run__session_id", "grant__rule")
+        .only("id", "seq", "request", "verdict", "external", "run__id", "run__workspace", "run__session_id", "grant__rule")
         .order_by("-id")[:limit]
     )
     return rows, scope
@@ -89,7 +94,9 @@ def policy_dry_run(*, document: Mapping[str, Any], policy: Policy | None = None,
        decided none yet).
     2. Re-evaluate each as the gate did: its run's workspace, the grant that allowed it (if
        one did), the run's tool calls and denials before it (for `limits`).
-    3. Return how many were compared, each whose verdict changes (newest first), and the
+    3. When the draft names an external decision point, combine each verdict with the answer
+       the step recorded from one (never asking it again: history is replayed as it was).
+    4. Return how many were compared, each whose verdict changes (newest first), and the
        changed ones counted by their new verdict.
     """
     if not 1 <= limit <= DRY_RUN_MAX:
@@ -99,6 +106,7 @@ def policy_dry_run(*, document: Mapping[str, Any], policy: Policy | None = None,
     steps = list(rows)
     denied = _denials_before(steps) if compiled.max_denials is not None else {}
     changed: list[ChangedStep] = []
+    unrecorded = 0
     for step in steps:
         view = core.RunView(tool_calls=step.seq - 1, denials=bisect.bisect_left(denied.get(step.run_id, []), step.seq),
                             floor=floor_holds(step.run))
@@ -107,12 +115,19 @@ def policy_dry_run(*, document: Mapping[str, Any], policy: Policy | None = None,
             verdict = core.evaluate(compiled, step.request, run_view=view, grants=grants, paths=path_context(step.run))
         except core.PolicyError:
             continue  # a request recorded before today's boundary checks: nothing to compare
-        if verdict.decision != step.verdict:
-            changed.append(ChangedStep(step.pk, step.run_id, step.request, step.verdict, verdict.decision, verdict.rule))
+        now, rule = verdict.decision, verdict.rule
+        if compiled.external is not None:  # the decision point's answer as recorded (issue 30.9)
+            replayed = external_replay(now, step.external, compiled.external, protected=verdict.touches_protected)
+            unrecorded += replayed is None
+            if replayed is not None and replayed.decided:
+                now, rule = replayed.decision, "external"
+        if now != step.verdict:
+            changed.append(ChangedStep(step.pk, step.run_id, step.request, step.verdict, now, rule))
     counts = {decision: 0 for decision in DECISIONS}
     for item in changed:
         counts[item.now] = counts.get(item.now, 0) + 1
-    return DryRun(compared=len(steps), changed=changed, counts=counts, scope=scope)
+    return DryRun(compared=len(steps), changed=changed, counts=counts, scope=scope,
+                  external_unrecorded=unrecorded if compiled.external is not None else None)
 
 
 # --- Shadow agreement ---------------------------------------------------------------------------

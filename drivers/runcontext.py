@@ -54,6 +54,9 @@ def _db(fn: Any) -> Any:
     return database_sync_to_async(fn)
 
 
+_UNREAD = object()
+
+
 def _policy_of(run_id: int) -> tuple[Any, str]:
     return Run.objects.values_list("policy_document", "policy_version").get(pk=run_id)
 
@@ -127,6 +130,7 @@ class WorkerRunContext:
         self._mark: Callable[[], Awaitable[Any]] | None = None
         self._marking: asyncio.Future[Any] | None = None
         self._dropped = False  # the mark failed: nothing of the driver's is written
+        self._external_point: Any = _UNREAD  # the policy's external decision point, once read
         self._on_mark_failure: Callable[[], Any] | None = None
 
     # --- doorbell ---------------------------------------------------------------------------
@@ -348,6 +352,7 @@ class WorkerRunContext:
         if recorded is not None:
             outcome = await self._fenced(gate_replay, run_id=self.run_id, step_id=recorded.id)
         if outcome is None:
+            consulted = await self._external_consulted(request)
             outcome = await self._fenced(
                 gate_request,
                 run_id=self.run_id,
@@ -360,8 +365,27 @@ class WorkerRunContext:
                 # The mode this run started under: a change applies from the next turn.
                 runtime_mode=self.runtime_mode,
                 tool_call_id=request.call_id,
+                consulted=consulted,
             )
         return await self._settle(outcome)
+
+    async def _external_consulted(self, request: ToolRequest) -> Any:
+        """The answer of the rule policy's external decision point (None: it names none),
+        asked before the gate's transaction and off the database thread: a slow one holds
+        neither the write lock nor the other runs of this worker (issue 30.9)."""
+        from approvals.gate import external_ask, external_point_of, external_question
+
+        if request.kind != "permission":
+            return None
+        if self._external_point is _UNREAD:
+            self._external_point = await _db(external_point_of)(self.run_id)  # the snapshot never changes
+        if self._external_point is None:
+            return None
+        question = await _db(external_question)(
+            run_id=self.run_id, tool=request.tool, input=dict(request.input), cwd=request.cwd, kind=request.kind,
+            subtype=request.subtype, tool_call_id=request.call_id,
+        )
+        return None if question is None else await asyncio.to_thread(external_ask, question)
 
     async def _hibernate(self) -> None:
         """Waited long enough on a person: stop here (the worker stops the agent so that it

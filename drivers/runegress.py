@@ -74,7 +74,7 @@ class RunEgress:
             self._later(self._tell_refused((host, port), verdict.reason))
             return verdict.reason
 
-        self.proxy = EgressProxy(path, self.decide, screen=screen, resolve=resolve)
+        self.proxy = EgressProxy(path, self.decide, screen=screen, resolve=resolve, names_first=True)
         await self.proxy.start()
         return str(path)
 
@@ -90,11 +90,19 @@ class RunEgress:
             self.proxy.allow_model_hosts(_host_port(h) for h in floor.model_hosts)
 
     async def decide(self, host: str, port: int, addresses: tuple[str, ...]) -> tuple[bool, str]:
+        """Whether `host:port` may be reached. Called first with no addresses, before the name
+        is looked up (the proxy's `names_first`): an allowed name goes on to be resolved and
+        decided again with its addresses (the floor of private addresses applies then); an
+        asked one is asked by its name, so a refused name never reaches a DNS server."""
         request = {"tool": NETWORK_TOOL, "input": {"host": host, "port": port, "addresses": list(addresses)},
                    "cwd": str(self.ctx.workspace)}
         verdict = core.evaluate(self.policy, request)
         if verdict.decision == "allow":
             return True, verdict.reason
+        network = self.policy.network or DEFAULT_NETWORK
+        if not addresses and verdict.decision == "ask" and any(rule.address is not None for rule in network.allow):
+            # an allow entry names an address: only the lookup can tell whether it is this name's
+            return True, "decided once the name is looked up"
         key = (host, port)
         if verdict.decision in ("deny", "abort"):
             await self._tell_refused(key, verdict.reason)

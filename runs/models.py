@@ -190,6 +190,9 @@ class Step(models.Model):
     grant = models.ForeignKey(
         "approvals.Grant", null=True, blank=True, on_delete=models.SET_NULL, related_name="steps"
     )
+    # What the rule policy's external decision point answered (`approvals.gate.external`):
+    # its decision, reason, effect and the policy's own verdict; null when none was consulted.
+    external = models.JSONField(null=True, blank=True)
     # The final outcome after any human decision, and who made it.
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.REQUESTED)
     decided_by = models.CharField(max_length=32, blank=True)

@@ -40,7 +40,7 @@ _DB_FIXTURES = ("db", "transactional_db", "django_db_reset_sequences", "django_d
 @pytest.fixture(autouse=True)
 def _fresh_install(request: pytest.FixtureRequest) -> None:
     """A database test starts from what `migrate` leaves on an empty database: the policy
-    presets, "Standard review" the default. A transactional test's flush removes the rows
+    presets, "Sandboxed" the default. A transactional test's flush removes the rows
     the data migration made, so they are made again (idempotent) for every test after it."""
     if request.node.get_closest_marker("django_db") is not None:
         request.getfixturevalue("_django_db_helper")
@@ -54,9 +54,22 @@ def _fresh_install(request: pytest.FixtureRequest) -> None:
     from django.apps import apps
 
     importlib.import_module("approvals.migrations.0005_policy_presets").create_presets(apps, None)
+    importlib.import_module("approvals.migrations.0010_sandboxed_preset").create_sandboxed(apps, None)
     from approvals.gate.shadow import clear_cache
 
     clear_cache()  # a rolled-back test's PolicyVersion ids are handed out again
+
+
+@pytest.fixture
+def standard_review_default(_fresh_install: None) -> None:
+    """"Standard review" the default policy, as before the sandbox floor: for tests of the
+    approval lifecycle that need ordinary local commands (`npm run build`, `touch x`) to be
+    asked — which the default of a fresh install, "Sandboxed", runs unasked inside the
+    floor (tests/approvals/policy/test_sandboxed_preset.py is about that default)."""
+    from approvals.models import Policy
+
+    Policy.objects.filter(is_default=True).update(is_default=False)
+    assert Policy.objects.filter(name="Standard review").update(is_default=True) == 1
 
 
 @pytest.fixture(autouse=True)

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from runs.models import AgentSession, Run
 from tests.approvals.policy.policytest import ISSUE_POLICY
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("standard_review_default")]
 
 FUZZ = settings(
     max_examples=60,

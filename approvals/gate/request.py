@@ -20,6 +20,7 @@ from runs.timeline import activity_record
 
 from .asking import approval_open, routing_for
 from .counts import run_view
+from .external import Consulted, ExternalQuestion, consult_about, external_apply, point_of, question_about
 from .handout import handed_out
 from .lifecycle import step_record
 from .outcome import GateOutcome
@@ -104,6 +105,7 @@ def gate_request(
     runtime_mode: str = "",
     owner: str | None = None,
     tool_call_id: str = "",
+    consulted: Consulted | None = None,
 ) -> GateOutcome:
     """Record one tool request and decide it, in one transaction.
 
@@ -114,11 +116,37 @@ def gate_request(
     5. Route what is still `ask` per the run policy: a pending approval, or auto-approve /
        auto-deny recorded as decided by the policy.
     6. Hand the decision out (the step is recorded `executing`, `answered`, `denied`...).
+
+    Between 4 and 5, the policy's external decision point (if it names one) has its say:
+    `consulted`, its answer asked before the transaction (`external_question`, then
+    `external_ask` off the database thread: the worker's run context does), else asked here.
     """
     with transaction.atomic():
         run = _locked_run(run_id, owner)
         return _gate(run, tool=tool, input=input, cwd=cwd, kind=kind, subtype=subtype, presentation=presentation,
-                     runtime_mode=runtime_mode, tool_call_id=tool_call_id)
+                     runtime_mode=runtime_mode, tool_call_id=tool_call_id, consulted=consulted)
+
+
+def external_question(run_id: int, *, tool: str, input: Mapping[str, Any], cwd: str, kind: str = "permission",
+                      subtype: str = "tool", tool_call_id: str = "") -> ExternalQuestion | None:
+    """What the run's external decision point is to be asked about this request (None: its
+    policy names none, or the request is not one it is asked about), read outside the
+    gate's transaction so that the asking (`external_ask`) holds no lock: SQLite's IMMEDIATE
+    transaction would hold every writer while it thinks. The answer is about the verdict
+    read here; `external_apply` lets it loosen only that one."""
+    if kind != "permission":
+        return None
+    run = _RUN.first(run_id)
+    point = point_of(run) if run is not None else None
+    if run is None or point is None:
+        return None
+    try:
+        request = core.validate_request({"tool": tool, "input": dict(input), "cwd": cwd})
+    except core.PolicyError:
+        return None  # denied as malformed, never asked about
+    verdict, _, _ = _verdict(run, request, kind)
+    return question_about(run, point, request=request, verdict=verdict, kind=kind, subtype=subtype,
+                          tool_call_id=str(tool_call_id or "")[:200])
 
 
 def gate_request_in(
@@ -155,12 +183,14 @@ def _gate(
     presentation: Mapping[str, Any] | None,
     runtime_mode: str = "",
     tool_call_id: str = "",
+    consulted: Consulted | None = None,
 ) -> GateOutcome:
     presentation = dict(presentation or {})
     tool_call_id = str(tool_call_id or "")[:200]
     run_id = run.pk
     grants: list[Grant] | None = []
     shadow: core.Verdict | None = None
+    point = None
     try:
         request = core.validate_request({"tool": tool, "input": dict(input), "cwd": cwd})
     except core.PolicyError as exc:
@@ -168,6 +198,7 @@ def _gate(
         verdict = core.Verdict(decision="deny", reason=f"Malformed request: {exc.message}", rule="request")
     else:
         verdict, grants, view = _verdict(run, request, kind)
+        point = point_of(run) if kind == "permission" else None
         if run.shadow_version_id is not None and kind == "permission":
             shadow = shadow_verdict(run, request, view=view, grants=grants)
     decision, decided_by = verdict.decision, "policy"
@@ -180,7 +211,19 @@ def _gate(
             verdict, mode=runtime_mode or runtime_mode_for(run), request=request, workspace=run.workspace,
             paths=path_context(run),
         )
+    external = None
+    if point is not None:  # the administrator's decision point has its say (issue 30.9)
+        if consulted is None or consulted.point != point:
+            consulted = consult_about(run, point, request=request, verdict=verdict, kind=kind, subtype=subtype,
+                                      tool_call_id=tool_call_id)
+        external = external_apply(consulted, verdict=verdict, decision=decision)
+        decision, verdict = external.decision, external.verdict
+        decided_by = external.decided_by or decided_by
+        if external.decided:
+            grant_row = None  # a grant allowed it, the decision point did not: the grant decided nothing
     routing = routing_for(run, kind) if decision == "ask" else ""
+    if routing == "auto-approve" and external is not None and external.person:
+        routing = "ask"  # the decision point asks a person (or failed): only a person answers
     if routing == "auto-approve":
         decision, decided_by = "allow", "policy"
     elif routing == "auto-deny":
@@ -216,6 +259,7 @@ def _gate(
         shadow_rule=(shadow.rule or "")[:200] if shadow is not None else "",
         shadow_version_id=run.shadow_version_id if shadow is not None else None,
         grant=grant_row,
+        external=external.record if external is not None else None,
         **moved,
     )
     activity_record(
@@ -234,6 +278,7 @@ def _gate(
             "rule": verdict.rule,
             "reason": verdict.reason,
             "grant": grant_row.pk if grant_row else None,
+            **({"external": external.record} if external is not None else {}),
         },
     )
     if decision == "ask":

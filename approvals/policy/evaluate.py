@@ -19,6 +19,8 @@ from .shell import parse_script
 from .verdicts import PathUse, RunView, Segment, Verdict
 
 FETCH_TOOLS = frozenset({"webFetch", "WebFetch", "webfetch"})
+# In a bash request's input: the agent asks to run the command outside its sandbox.
+ESCAPE_FLAG = "outside_sandbox"
 
 __all__ = ["PathContext", "PathUse", "RunView", "Segment", "Verdict", "classify", "evaluate"]
 
@@ -68,6 +70,12 @@ def _decide(policy: CompiledPolicy, req: Mapping, paths: PathContext | None, flo
         return Verdict("ask", f"`{tool}` of `{url[:200]}` reaches the cloud's metadata service, which hands out "
                               "this machine's credentials, so a person decides.", "commands.network", (),
                        classify_tool(tool), floors=("commands.network",)), None
+    if tool == "bash" and req["input"].get(ESCAPE_FLAG) is True:
+        # an agent's own request to run a command outside its sandbox (Claude Code's
+        # `dangerouslyDisableSandbox`): refused with the reason, never asked (issue 28)
+        return Verdict("deny", f"`{str(req['input'].get('command'))[:200]}` asks to run outside the sandbox, which "
+                               "Gatehouse never grants: run it inside (without asking to leave the sandbox).",
+                       "sandbox.escape", (), classify_tool(tool)), None
     if tool == NETWORK_TOOL:
         # a connection through the egress proxy: the `network` section alone decides it
         # (its deny, the floor of non-public addresses, its allow, its default)
@@ -78,6 +86,11 @@ def _decide(policy: CompiledPolicy, req: Mapping, paths: PathContext | None, flo
         decision, reason = policy.tools[tool]
         return Verdict(decision, reason or f"The policy decides `{tool}` outright: {decision}.",
                        f"tools.{tool}", (), classify_tool(tool)), None
+    named = policy.tool_classes.get(tool)
+    if named is not None:
+        # the administrator's class for a tool the rule sets do not read (an MCP tool)
+        decision, rule, reason = fallback(policy, None, named, f"`{tool}`")
+        return Verdict(decision, reason, rule, (), named), None
     if is_bookkeeping(tool):
         return Verdict("allow", f"`{tool}` is bookkeeping, allowed unless the policy's tools say otherwise.",
                        "bookkeeping", (), "read-only"), None
@@ -107,14 +120,17 @@ def evaluate(
     grants may turn an `ask` (never a `deny` or `abort`, never a protected path) into
     `allow`.
 
-    `run_view.floor`: an OS sandbox floor holds the run, so what a program model does not
-    recognise is decided by the policy's `unverified` setting (`unverified.py`); without
-    one it is asked about. `paths` says where the run works (its workspace, homes, protected directories); by
+    `run_view.floor`: an OS sandbox floor holds the run, so the policy's `in_floor` section
+    applies (its classes, default, `unverified`, and `code`: whether code the policy cannot
+    read runs unasked), and what a program model does not recognise is decided by the
+    `unverified` setting (`unverified.py`); without a floor it is asked about. `paths` says where the run works (its workspace, homes, protected directories); by
     default the request's `cwd` is the workspace and the process's HOME the home.
     """
     req = validate_request(request)
     checked_grants = [validate_grant(g) for g in grants] if grants else ()
     view = run_view or _NO_RUN
+    if view.floor and policy.in_floor is not None:
+        policy = policy.in_floor  # the policy's `in_floor` section applies
     limited = _limits(policy, view)
     if limited is not None:
         return limited

@@ -137,6 +137,9 @@ def _common_unexpressed(document: Mapping, compiled, agent: str) -> list[str]:
         out.append(f"examples: {agent} has no policy examples (run `manage.py policy_check --test`)")
     if compiled.network is not None:
         out.append(f"network: {agent}'s permission rules have no network section (Gatehouse's egress proxy holds it)")
+    if compiled.external is not None:
+        out.append(f"external ({compiled.external.target}): {agent}'s permission rules consult no decision point "
+                   "(Gatehouse's gate does)")
     return out
 
 
@@ -223,6 +226,8 @@ def _claude(document: Mapping, compiled) -> PolicyExport:
             unexpressed.append(f"tools.{name} (abort): {agent} cannot end the run; exported as deny")
         else:
             add(decision, [native])
+    for name, cls in compiled.tool_classes.items():
+        unexpressed.append(f"tools.{name} (class {cls}): {agent} has no side-effect classes; the tool is asked")
     if compiled.default != "ask":
         unexpressed.append(f"default ({compiled.default}): {agent} asks about a tool no rule names")
     if compiled.commands is not None and any(compiled.commands.rules.values()):
@@ -317,6 +322,8 @@ def _codex(document: Mapping, compiled) -> PolicyExport:
                                "approval policy decides what no rule names)")
     for name, (decision, _reason) in compiled.tools.items():
         unexpressed.append(f"tools.{name} ({decision}): Codex execpolicy decides shell commands only")
+    for name, cls in compiled.tool_classes.items():
+        unexpressed.append(f"tools.{name} (class {cls}): Codex execpolicy decides shell commands only")
     if compiled.default != "ask":
         unexpressed.append(f"default ({compiled.default}): Codex execpolicy has no default")
     if compiled.commands is not None and any(compiled.commands.rules.values()):

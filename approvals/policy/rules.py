@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .canonical import canonical_json, policy_version
-from .classes import CLASSES
+from .classes import CLASSES, EDIT_TOOLS, READ_TOOLS
 from .errors import PolicyError, json_type
 from .example_requests import check_policy_examples, check_rule_examples
+from .external import ExternalPoint, read_external
 from .network import NetworkPolicy, read_network
 from .options import Invocation
 from .pattern_checks import command_pattern_problem, glob_problem
@@ -31,7 +32,12 @@ DEFAULT_POLICY: dict = {
 }
 
 _TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "network", "default", "unverified", "programs",
-             "examples")
+             "in_floor", "examples", "external")
+# What a policy may decide differently when the OS sandbox floor holds the run: the classes
+# (merged over the document's), the default, `unverified`, and `code` (code the policy cannot
+# read: interpreters, the workspace's own programs, computed names, settings that load code).
+_IN_FLOOR_KEYS = ("classes", "default", "unverified", "code")
+CODE_DECISIONS = ("allow", "ask")
 UNVERIFIED_DECISIONS = ("allow", "ask", "deny")
 _RULE_KEYS = ("match", "reason", "examples")
 _RULESET_KEYS = ("allow", "ask", "deny", "default")
@@ -83,6 +89,9 @@ class CompiledPolicy:
     edits: RuleSet | None = field(default=None, repr=False)
     reads: RuleSet | None = field(default=None, repr=False)
     tools: Mapping[str, tuple[str, str | None]] = field(default_factory=dict, repr=False)
+    # tools the administrator gave a side-effect class (`{"tools": {"mcp__x__y": {"class": …}}}`):
+    # decided by the class rules like a command of that class
+    tool_classes: Mapping[str, str] = field(default_factory=dict, repr=False)
     classes: Mapping[str, str] | None = field(default=None, repr=False)
     max_tool_calls: int | None = None
     max_denials: int | None = None
@@ -92,6 +101,12 @@ class CompiledPolicy:
     unverified: str = "allow"
     # program models the policy adds or overrides (`programs/custom.py`)
     programs: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    # code the policy cannot read ("allow" only inside the floor, from `in_floor.code`)
+    code: str = "ask"
+    # the policy as it decides when the OS sandbox floor holds the run (None: the same)
+    in_floor: CompiledPolicy | None = field(default=None, repr=False)
+    # the administrator's external decision point, consulted by the gate (`external.py`)
+    external: ExternalPoint | None = field(default=None, repr=False)
 
 
 def _invalid(message: str, field: str, value: Any) -> PolicyError:
@@ -234,8 +249,13 @@ def _limit(value: Any, field: str, problems: _Problems) -> int | None:
     return int(value)
 
 
-def _tools(value: Any, problems: _Problems) -> dict[str, tuple[str, str | None]]:
+# Tools the rule sets decide (their class comes from what they do): no class of their own.
+_RULED_TOOLS = frozenset({"bash", "network"})
+
+
+def _tools(value: Any, problems: _Problems) -> dict[str, Any]:
     tools: dict[str, tuple[str, str | None]] = {}
+    tool_classes: dict[str, str] = {}
     section = _mapping(value, "tools", None, problems)
     for name, entry in (section or {}).items():
         where = f"tools.{name}"
@@ -243,33 +263,76 @@ def _tools(value: Any, problems: _Problems) -> dict[str, tuple[str, str | None]]
             problems(where, "a tool name must not be empty", name)
             continue
         if isinstance(entry, Mapping):
-            _mapping(entry, where, ("decision", "reason"), problems)
+            _mapping(entry, where, ("decision", "class", "reason"), problems)
             reason = _reason(entry, where, problems)
+            if "class" in entry:
+                if "decision" in entry:
+                    problems(where, "give a decision or a class, not both", entry)
+                elif entry["class"] not in CLASSES:
+                    _unknown(entry["class"], f"{where}.class", CLASSES, problems, entry["class"], what="class")
+                elif name in _RULED_TOOLS or name in EDIT_TOOLS or name in READ_TOOLS:
+                    problems(f"{where}.class", f"`{name}` is decided by the policy's rule sets, which know its class; "
+                                               "a class is for tools they do not read (MCP tools, an agent's own)",
+                             entry["class"])
+                else:
+                    tool_classes[name] = entry["class"]
+                continue
             if "decision" not in entry:
-                problems(f"{where}.decision", f"is missing: one of {', '.join(DECISIONS)}", None)
+                problems(f"{where}.decision", f"is missing: one of {', '.join(DECISIONS)} (or a \"class\")", None)
                 continue
             decision = _decision(entry.get("decision"), f"{where}.decision", problems)
         else:
             decision, reason = _decision(entry, where, problems), None
         if decision is not None:
             tools[name] = (decision, reason)
-    return tools
+    return {"tools": tools, "tool_classes": tool_classes}
 
 
-def _classes(value: Any, problems: _Problems) -> dict[str, str]:
+def _classes(value: Any, problems: _Problems, where: str = "classes") -> dict[str, str]:
     classes: dict[str, str] = {}
     if not isinstance(value, Mapping):
-        problems("classes", f"must be an object mapping side-effect classes to decisions (got {json_type(value)})",
+        problems(where, f"must be an object mapping side-effect classes to decisions (got {json_type(value)})",
                  value)
         return classes
     for name, d in value.items():
         if name not in CLASSES:
-            _unknown(name, "classes", CLASSES, problems, d, what="class")
+            _unknown(name, where, CLASSES, problems, d, what="class")
             continue
-        decision = _decision(d, f"classes.{name}", problems)
+        decision = _decision(d, f"{where}.{name}", problems)
         if decision is not None:
             classes[name] = decision
     return classes
+
+
+def _in_floor(value: Any, problems: _Problems) -> Mapping | None:
+    """The `in_floor` section: what changes when the OS sandbox floor holds the run."""
+    section = _mapping(value, "in_floor", _IN_FLOOR_KEYS, problems)
+    if section is None:
+        return None
+    if "classes" in section:
+        _classes(section["classes"], problems, "in_floor.classes")
+    if "default" in section:
+        _decision(section["default"], "in_floor.default", problems)
+    if "unverified" in section and section["unverified"] not in UNVERIFIED_DECISIONS:
+        problems("in_floor.unverified", f"must be one of {', '.join(UNVERIFIED_DECISIONS)}", section["unverified"])
+    if "code" in section and section["code"] not in CODE_DECISIONS:
+        problems("in_floor.code", f"must be one of {', '.join(CODE_DECISIONS)}: whether code the policy cannot read "
+                                  "(interpreters, the workspace's programs, computed names) runs unasked inside the "
+                                  "floor", section["code"])
+    return section
+
+
+def floor_document(document: Mapping) -> dict:
+    """The rule policy as it reads when the floor holds: `in_floor` applied over the rest
+    (its classes merged over the document's; `code` stays in the section)."""
+    section = document.get("in_floor") or {}
+    merged = {key: value for key, value in document.items() if key != "in_floor"}
+    if "classes" in section:
+        merged["classes"] = {**(document.get("classes") or {}), **section["classes"]}
+    for key in ("default", "unverified"):
+        if key in section:
+            merged[key] = section[key]
+    return merged
 
 
 def _limits(value: Any, problems: _Problems) -> dict[str, int | None]:
@@ -291,7 +354,7 @@ def _read(document: Any, problems: _Problems) -> dict[str, Any]:
         if key in ("commands", "edits", "reads"):
             parts[key] = _ruleset(key, value, problems)
         elif key == "tools":
-            parts["tools"] = _tools(value, problems)
+            parts.update(_tools(value, problems))
         elif key == "classes":
             parts["classes"] = _classes(value, problems)
         elif key == "limits":
@@ -304,8 +367,12 @@ def _read(document: Any, problems: _Problems) -> dict[str, Any]:
             parts["unverified"] = _unverified(value, problems)
         elif key == "programs":
             parts["programs"] = read_programs(value, problems)
+        elif key == "in_floor":
+            parts["in_floor"] = _in_floor(value, problems)
         elif key == "examples":
             check_policy_examples(value, problems, DECISIONS)
+        elif key == "external":
+            parts["external"] = read_external(value, problems)
         else:
             _unknown(key, "", _TOP_KEYS, problems, value)
     return parts
@@ -316,6 +383,14 @@ def _build(document: Mapping, version: str) -> CompiledPolicy:
     parts = _read(document, problems)
     if problems.found:
         raise problems.found[0]
+    section = parts.pop("in_floor", None)
+    if section:
+        floored = _read(floor_document(document), problems)
+        floored.pop("in_floor", None)
+        # the same version: a decision records the policy it was made under, and whether
+        # the floor held is recorded with the run
+        parts["in_floor"] = CompiledPolicy(version=version, document=copy.deepcopy(dict(document)),
+                                           code=section.get("code", "ask"), **floored)
     return CompiledPolicy(version=version, document=copy.deepcopy(dict(document)), **parts)
 
 
@@ -396,4 +471,4 @@ def clear_compile_cache() -> None:
         _CACHE.clear()
 
 
-__all__ = ["DEFAULT_POLICY", "CompiledPolicy", "compile_policy", "canonical_json", "policy_problems"]
+__all__ = ["DEFAULT_POLICY", "CompiledPolicy", "compile_policy", "canonical_json", "floor_document", "policy_problems"]

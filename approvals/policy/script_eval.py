@@ -48,17 +48,25 @@ from .verdicts import PathUse, Segment, Verdict
 
 T = TypeVar("T")
 _MAX_CWDS = 16
+# Floors raised because the policy cannot read the code a command runs (an interpreter's
+# script, a workspace program, a name computed at run time, settings that load code, nesting
+# deeper than it reads): lifted inside the OS sandbox floor when the policy's `in_floor.code`
+# is allow, since the floor bounds what that code can do (what leaves it still asks: the
+# network through the egress proxy, remote mutations by their class).
+CODE_FLOORS = frozenset({"commands.interpreter", "commands.dynamic", "commands.nesting", "commands.environment",
+                         "commands.workspace-program"})
 
 
 class _Walk:
     """The state of one script's evaluation: where it may be, the resolver (made lazily)."""
 
     __slots__ = ("policy", "cwds", "shown_cwd", "_make_resolver", "_resolver", "_remembered", "index_changed",
-                 "floor")
+                 "floor", "lift_code")
 
     def __init__(self, policy: CompiledPolicy, cwd: str, resolver: Callable[[], Resolver], floor: bool = False) -> None:
         self.policy = policy
         self.floor = floor  # an OS sandbox floor holds the run (the `unverified` setting decides)
+        self.lift_code = floor and policy.code == "allow"  # CODE_FLOORS do not ask inside it
         self.cwds: list[str | None] = [cwd]
         self.shown_cwd: str | None = None
         self._make_resolver = resolver
@@ -209,7 +217,7 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
                 reason = f"{what}: {why}, so " + ("it is denied." if setting == "deny" else "a person decides.")
                 unverified_floor = "commands.unverified"
     if cmd.path is not None and not cmd.remote and decision == "allow" and own_cls is not None \
-            and (rule.startswith("classes.") or rule.startswith("commands.allow")) and _in_workspace(walk, cmd.path):
+            and not walk.lift_code and (rule.startswith("classes.") or rule.startswith("commands.allow")) and _in_workspace(walk, cmd.path):
         # `./ls`, `.venv/bin/pip`: the workspace's own code, which the agent can write, not
         # the program whose name it has (read as it for deny and ask rules all the same)
         decision, rule = "ask", "commands.workspace-program"
@@ -225,6 +233,9 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
         return Segment._make(cmd.text, written, cls, decision, rule, False, reason, walk.shown_cwd, (),
                              "pattern" if decision == "ask" else None, (), inv)
     found_floors = _floors(cmd, inv, model, ruleset, decision, uncertain, what, network_device)
+    if walk.lift_code:
+        found_floors = [part for part in found_floors if part[1] not in CODE_FLOORS]
+        ran = linked = None
     if ran is not None:
         exact = ruleset.exact_allow(inv) if ruleset is not None else None
         if exact is None:
@@ -364,6 +375,8 @@ def _through_unknown(walk: _Walk, cmd: SimpleCommand) -> Segment | None:
     program = program_name(cmd.words[0])[0]
     inners = _wrapped_commands(cmd)
     if inners is None:
+        if walk.lift_code:
+            return None  # more words than it reads: code it cannot read, bounded by the floor
         return Segment(cmd.text, cmd.words, None, "ask", "commands.dynamic",
                        reason=f"`{program}` is not a program the policy knows, and its words hold more commands it "
                               "may run than the policy reads, so a person decides.", grantable=None,
@@ -425,7 +438,7 @@ def decide_script(policy: CompiledPolicy, command: str, cwd: str, resolver: Call
                 and _stales_index(segment.invocation.program):
             walk.index_changed = True
     for name, text in script.assignments:
-        if risky_variable(name):
+        if risky_variable(name) and not walk.lift_code:
             segments.append(_assignment_segment(name, text))
     segments_t = tuple(segments)
     if len(segments_t) == 1 and script.parsed:

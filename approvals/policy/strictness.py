@@ -26,8 +26,16 @@ rule set's default, the classes or the policy default, each combined with the fl
    `deny`; other tools: at least the baseline's default);
 5. `unverified` (what a program model does not recognise, inside the floor) is at least as
    strict;
-6. anything else in the documents (`network`, `programs`, a section this module does not
-   know) must be equal.
+6. `network`: every host the candidate allows the baseline allows (the same entry), every
+   baseline deny is a candidate deny, and the candidate's default is at least the baseline's;
+7. `in_floor`: the policy as it reads inside the floor (`floor_document`) is compared by
+   1–6 and 8 again, and its `code` is at least as strict (ask is stricter than allow);
+8. the external decision point (`external`, issue 30.9): the default policy's must be
+   consulted, at the same url or command, with no less time to answer and not allowed to
+   loosen where the default's is not; one only the candidate names may only tighten (no
+   `may_loosen`). Its answers are not known here: a looser point is a loosening;
+9. anything else in the documents (`programs`, a section this module does not know) must
+   be equal.
 
 Rules are compared by their patterns (reasons and examples aside), so an equivalent
 pattern spelled differently is reported: the check is conservative, never the other way.
@@ -40,12 +48,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .classes import BOOKKEEPING_TOOLS, CLASSES, EDIT_TOOLS, OUTSIDE, PROTECTED, READ_TOOLS
+from .classes import BOOKKEEPING_TOOLS, CLASSES, EDIT_TOOLS, OUTSIDE, PROTECTED, READ_TOOLS, classify_tool
 from .decisions import class_floor, fallback
-from .rules import SEVERITY, CompiledPolicy, RuleSet, compile_policy
+from .network import DEFAULT_NETWORK, HostRule, NetworkPolicy
+from .rules import SEVERITY, CompiledPolicy, RuleSet, compile_policy, floor_document
 
 # The document keys this module compares; any other key must be equal in both.
-_COMPARED = frozenset({"commands", "edits", "reads", "tools", "classes", "limits", "default", "unverified", "examples"})
+_COMPARED = frozenset({"commands", "edits", "reads", "tools", "classes", "limits", "default", "unverified", "examples",
+                       "network", "in_floor", "external"})
 _RULESETS = ("commands", "edits", "reads")
 # Tools `evaluate` decides through its rule sets and floors: a candidate naming one outright
 # could skip a baseline deny, so only an outright deny (or abort) is never looser.
@@ -127,11 +137,28 @@ def _ruleset(name: str, candidate: CompiledPolicy, baseline: CompiledPolicy) -> 
     return found
 
 
+def _effective(policy: CompiledPolicy, tool: str) -> str:
+    """What a policy decides for a tool outside the rule sets: its `tools` entry, the class
+    it gives the tool, bookkeeping, or the fallback of the tool's own class."""
+    if tool in policy.tools:
+        return policy.tools[tool][0]
+    if tool in policy.tool_classes:
+        return fallback(policy, None, policy.tool_classes[tool], "")[0]
+    if tool in BOOKKEEPING_TOOLS:
+        return "allow"
+    return fallback(policy, None, classify_tool(tool), "")[0]
+
+
 def _tools(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
     found = []
     for tool, (decision, _) in sorted(baseline.tools.items()):
         mine = candidate.tools.get(tool)
-        if mine is None:
+        if mine is None and tool in candidate.tool_classes:
+            got = _effective(candidate, tool)
+            if not _at_least(got, decision):
+                found.append(f"tools.{tool}: its class decides {got} here; the default policy decides it outright "
+                             f"({decision})")
+        elif mine is None:
             if decision != "allow":
                 found.append(f"tools.{tool}: the default policy decides it outright ({decision}); this one does not")
         elif not _at_least(mine[0], decision):
@@ -139,9 +166,14 @@ def _tools(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
     for tool, (decision, _) in sorted(candidate.tools.items()):
         if tool in baseline.tools or tool in BOOKKEEPING_TOOLS:
             continue
-        least = "deny" if tool in _RULED_TOOLS else fallback(baseline, None, None, "")[0]
+        least = "deny" if tool in _RULED_TOOLS else _effective(baseline, tool)
         if not _at_least(decision, least):
             found.append(f"tools.{tool}: {decision} skips what the default policy decides for it (at least {least})")
+    for tool in sorted((set(candidate.tool_classes) | set(baseline.tool_classes)) - set(candidate.tools)
+                       - set(baseline.tools)):
+        mine_d, theirs_d = _effective(candidate, tool), _effective(baseline, tool)
+        if not _at_least(mine_d, theirs_d):
+            found.append(f"tools.{tool}: {mine_d} here (by its class), {theirs_d} under the default policy")
     return found
 
 
@@ -154,10 +186,30 @@ def _floors(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
     return found
 
 
-def loosenings(candidate: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
-    """Each way `candidate` could decide a request more loosely than `baseline`, one
-    sentence each (empty: `candidate` is at least as strict). Both documents must be valid
-    (`compile_policy` raises a PolicyError otherwise)."""
+def _entry(rule: HostRule) -> tuple[str, int | None]:
+    return rule.host, rule.port
+
+
+def _network(candidate: NetworkPolicy | None, baseline: NetworkPolicy | None) -> list[str]:
+    mine, theirs = candidate or DEFAULT_NETWORK, baseline or DEFAULT_NETWORK
+    found = []
+    allowed = {_entry(rule) for rule in theirs.allow}
+    for rule in mine.allow:
+        if _entry(rule) not in allowed:
+            found.append(f"{rule.label}: `{rule.host}{'' if rule.port is None else f':{rule.port}'}` is allowed here, "
+                         "not by the default policy")
+    denied = {_entry(rule) for rule in mine.deny}
+    for rule in theirs.deny:
+        if _entry(rule) not in denied:
+            found.append(f"network.deny: `{rule.host}` is denied by the default policy, not here")
+    if not _at_least(mine.default, theirs.default):
+        found.append(f"network.default: an unlisted host is {mine.default} here, {theirs.default} under the "
+                     "default policy")
+    return found
+
+
+def _compared(candidate: Mapping[str, Any], baseline: Mapping[str, Any], where: str) -> list[str]:
+    """Points 1–6 and 8 for two documents read the same way (`where`: "" or "in_floor: ")."""
     mine, theirs = compile_policy(candidate), compile_policy(baseline)
     if mine.version == theirs.version:
         return []
@@ -165,14 +217,58 @@ def loosenings(candidate: Mapping[str, Any], baseline: Mapping[str, Any]) -> lis
     for name in _RULESETS:
         found += _ruleset(name, mine, theirs)
     found += _fallbacks_without_ruleset(mine, theirs)
-    found += _tools(mine, theirs) + _floors(mine, theirs)
+    found += _tools(mine, theirs) + _floors(mine, theirs) + _external(mine, theirs)
     if not _at_least(mine.unverified, theirs.unverified):
         found.append(f"unverified: {mine.unverified} is looser than the default policy's {theirs.unverified} "
                      "(what a program's model does not recognise, inside the sandbox floor)")
+    found += _network(mine.network, theirs.network)
     for key in sorted((set(candidate) | set(baseline)) - _COMPARED):
         if candidate.get(key) != baseline.get(key):
             found.append(f"{key}: differs from the default policy's")
+    return [f"{where}{sentence}" for sentence in found]
+
+
+def loosenings(candidate: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
+    """Each way `candidate` could decide a request more loosely than `baseline`, one
+    sentence each (empty: `candidate` is at least as strict). Both documents must be valid
+    (`compile_policy` raises a PolicyError otherwise)."""
+    found = _compared({k: v for k, v in candidate.items() if k != "in_floor"},
+                      {k: v for k, v in baseline.items() if k != "in_floor"}, "")
+    if "in_floor" in candidate or "in_floor" in baseline:
+        # (the decision point is the gate's, the same in the floor: compared once, above)
+        found += _compared({k: v for k, v in floor_document(candidate).items() if k != "external"},
+                           {k: v for k, v in floor_document(baseline).items() if k != "external"}, "in_floor: ")
+        mine = (candidate.get("in_floor") or {}).get("code", "ask")
+        theirs = (baseline.get("in_floor") or {}).get("code", "ask")
+        if mine == "allow" and theirs != "allow":
+            found.append("in_floor.code: code the policy cannot read runs unasked inside the floor here, "
+                         "not under the default policy")
     return list(dict.fromkeys(found))
+
+
+def _external(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
+    """The default policy's decision point still has its say, no less (issue 30.9)."""
+    mine, theirs = candidate.external, baseline.external
+    if theirs is None:
+        if mine is not None and mine.may_loosen:
+            return [f"external: its decision point ({mine.target}) may turn an ask into an allow (may_loosen); "
+                    "the default policy consults none"]
+        return []
+    if mine is None:
+        return [f"external: the default policy's decision point ({theirs.target}) is not consulted by this one"]
+    if (mine.url, mine.command) != (theirs.url, theirs.command):
+        return [f"external: consults {mine.target}, not the default policy's decision point ({theirs.target})"]
+    found = []
+    if mine.may_loosen and not theirs.may_loosen:
+        found.append("external.may_loosen: its decision point may turn an ask into an allow; the default policy's may not")
+    if mine.timeout_ms < theirs.timeout_ms:
+        found.append(f"external.timeout_ms: {mine.timeout_ms} ms is less time than the default policy's "
+                     f"{theirs.timeout_ms} ms (an answer too late asks a person where it could deny)")
+    elif mine.timeout_ms > theirs.timeout_ms and mine.may_loosen:
+        found.append(f"external.timeout_ms: {mine.timeout_ms} ms is more time than the default policy's "
+                     f"{theirs.timeout_ms} ms for a decision point that may loosen (an answer the default's would "
+                     "not wait for may allow)")
+    return found
 
 
 def _fallbacks_without_ruleset(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:

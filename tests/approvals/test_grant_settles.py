@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from approvals.models import Approval
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("standard_review_default")]
 
 REVIEWER = ("runs.add_run", "approvals.change_approval", "runs.override_policy")
 

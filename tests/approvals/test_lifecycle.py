@@ -15,7 +15,7 @@ from approvals.models import Approval
 from runs.models import Activity, Step
 from tests.flow import decide, eventually, finished, messages, pending_approval, start_run
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("standard_review_default")]
 
 PUSH = {"steps": [{"tool": "bash", "input": {"command": "git push origin main"}}, {"message": "pushed"}]}
 # An awk program that writes a file: code the policy cannot read, so it is asked (a plain

@@ -97,3 +97,42 @@ def test_the_command_exits_with_the_status_ci_reads(tmp_path: Path, document, st
                              "--test"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == status, result.stderr
     assert result.stdout.splitlines()[-1] == summary
+
+
+# --- --sandbox: judged as a run inside (or outside) the OS sandbox floor ---------------------
+
+def _requests(tmp_path: Path, *commands: str) -> str:
+    path = tmp_path / "requests.jsonl"
+    path.write_text("".join(json.dumps({"tool": "bash", "input": {"command": c}}) + "\n" for c in commands))
+    return str(path)
+
+
+@pytest.mark.django_db
+def test_sandbox_judges_as_a_run_inside_the_floor_under_the_default_policy(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    requests = _requests(tmp_path, "python -m pytest -q", "git push origin main")
+    inside, error = run("--sandbox", "workspace-write", "--requests", requests, "--workspace", str(workspace))
+    assert error is None
+    assert [json.loads(line)["decision"] for line in inside.splitlines()] == ["allow", "ask"]
+    # unrestricted: no floor, the same default policy decides as Standard review
+    outside, error = run("--sandbox", "unrestricted", "--requests", requests, "--workspace", str(workspace))
+    assert error is None
+    assert [json.loads(line)["decision"] for line in outside.splitlines()] == ["ask", "ask"]
+
+
+@pytest.mark.django_db
+def test_sandbox_with_a_policy_file_applies_its_in_floor_section(tmp_path: Path) -> None:
+    document = {"default": "ask", "in_floor": {"default": "deny"}}
+    requests = _requests(tmp_path, "frobnicate --all")
+    inside, _ = run("--policy", write(tmp_path, document), "--sandbox", "read-only", "--requests", requests,
+                    "--workspace", str(tmp_path))
+    outside, _ = run("--policy", write(tmp_path, document), "--requests", requests, "--workspace", str(tmp_path))
+    assert json.loads(inside)["decision"] == "deny" and json.loads(outside)["decision"] == "ask"
+
+
+def test_without_policy_or_sandbox_it_says_what_is_missing(tmp_path: Path) -> None:
+    _, error = run("--requests", _requests(tmp_path, "ls"))
+    assert error is not None and error.returncode == 2 and "--policy FILE is required" in str(error)
+    _, error = run("--sandbox", "workspace-write", "--test")
+    assert error is not None and error.returncode == 2

@@ -140,39 +140,58 @@ def test_a_diff_shows_what_changed_as_indented_json() -> None:
 
 # --- presets ------------------------------------------------------------------------------------
 
-PRESETS = ("Read-only review", "Accept edits", "Standard review", "Full access (audited)")
+PRESETS = ("Read-only review", "Accept edits", "Standard review", "Full access (audited)", "Sandboxed")
 
 
-def test_migrate_leaves_the_presets_with_standard_review_the_default() -> None:
+def test_migrate_leaves_the_presets_with_sandboxed_the_default() -> None:
     presets = {p.name: p for p in Policy.objects.filter(name__in=PRESETS)}
     assert set(presets) == set(PRESETS)
-    assert [p.name for p in Policy.objects.filter(is_default=True)] == ["Standard review"]
+    assert [p.name for p in Policy.objects.filter(is_default=True)] == ["Sandboxed"]
     for preset in presets.values():
         (version,) = PolicyVersion.objects.filter(policy=preset)
         assert (version.number, version.document, version.version) == (1, preset.document, preset.version)
         core.compile_policy(preset.document)
         assert preset.run_policy is None  # the humane built-in defaults (or the server's)
     run = run_create(driver="scripted", scenario=SCENARIO)
-    assert run.policy == presets["Standard review"] and run.ran_under is not None
+    assert run.policy == presets["Sandboxed"] and run.ran_under is not None
     assert run.run_policy["approvals"] == {
         "permission": "ask", "plan_review": "ask", "question": "ask", "timeout_s": 3600.0,
         "on_timeout": "continue", "on_reject": "continue", "max_retries": 3,
     }
 
 
-# command or (tool, path) -> the decision of each preset, in PRESETS order
+def test_sandboxed_takes_over_only_an_untouched_standard_review_default() -> None:
+    from django.apps import apps
+
+    migration = importlib.import_module("approvals.migrations.0010_sandboxed_preset")
+    # an administrator who chose their own default keeps it
+    Policy.objects.filter(name="Sandboxed").delete()
+    Policy.objects.filter(is_default=True).update(is_default=False)
+    Policy.objects.filter(name="Accept edits").update(is_default=True)
+    migration.create_sandboxed(apps, None)
+    assert [p.name for p in Policy.objects.filter(is_default=True)] == ["Accept edits"]
+    # an edited "Standard review" default is kept too
+    Policy.objects.filter(name="Sandboxed").delete()
+    Policy.objects.filter(is_default=True).update(is_default=False)
+    Policy.objects.filter(name="Standard review").update(is_default=True, version="edited")
+    migration.create_sandboxed(apps, None)
+    assert [p.name for p in Policy.objects.filter(is_default=True)] == ["Standard review"]
+
+
+# command or (tool, path) -> the decision of each preset, in PRESETS order, without a floor;
+# the last column: Sandboxed inside the OS sandbox floor
 PRESET_TABLE = [
-    ("ls -la", ("allow", "allow", "allow", "allow")),
-    ("git status", ("allow", "allow", "allow", "allow")),
-    ("mkdir build", ("ask", "ask", "allow", "allow")),
-    ("python -m pytest", ("ask", "ask", "ask", "allow")),
-    ("git push origin main", ("ask", "ask", "ask", "allow")),
-    ("rm -rf build", ("deny", "deny", "deny", "allow")),
-    (("write", "src/app.py"), ("ask", "allow", "allow", "allow")),
-    (("write", ".git/hooks/pre-commit"), ("deny", "deny", "deny", "deny")),
-    (("read", "src/app.py"), ("allow", "allow", "allow", "allow")),
-    (("read", "/usr/share/dict/words"), ("ask", "ask", "ask", "allow")),
-    (("read", ".env"), ("ask", "ask", "ask", "ask")),
+    ("ls -la", ("allow", "allow", "allow", "allow", "allow", "allow")),
+    ("git status", ("allow", "allow", "allow", "allow", "allow", "allow")),
+    ("mkdir build", ("ask", "ask", "allow", "allow", "allow", "allow")),
+    ("python -m pytest", ("ask", "ask", "ask", "allow", "ask", "allow")),
+    ("git push origin main", ("ask", "ask", "ask", "allow", "ask", "ask")),
+    ("rm -rf build", ("deny", "deny", "deny", "allow", "deny", "deny")),
+    (("write", "src/app.py"), ("ask", "allow", "allow", "allow", "allow", "allow")),
+    (("write", ".git/hooks/pre-commit"), ("deny", "deny", "deny", "deny", "deny", "deny")),
+    (("read", "src/app.py"), ("allow", "allow", "allow", "allow", "allow", "allow")),
+    (("read", "/usr/share/dict/words"), ("ask", "ask", "ask", "allow", "ask", "ask")),
+    (("read", ".env"), ("ask", "ask", "ask", "ask", "ask", "ask")),
 ]
 
 
@@ -186,8 +205,8 @@ def test_each_preset_decides_as_described(what: Any, expected: tuple[str, ...], 
         request = {"tool": what[0], "input": {"file_path": what[1]}, "cwd": str(tmp_path)}
     got = tuple(
         core.evaluate(core.compile_policy(Policy.objects.get(name=name).document), request,
-                      paths=offline_path_context(str(tmp_path))).decision
-        for name in PRESETS
+                      paths=offline_path_context(str(tmp_path)), run_view=core.RunView(floor=floor)).decision
+        for name, floor in [(name, False) for name in PRESETS] + [("Sandboxed", True)]
     )
     assert got == expected
 

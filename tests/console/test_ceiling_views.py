@@ -15,7 +15,7 @@ from approvals.models import Approval
 from runs.models import Run
 from tests.console.conftest import DECIDE, htmx_headers
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("standard_review_default")]
 
 SCENARIO = '{"steps": [{"message": "hi"}]}'
 PERMS = (DECIDE, "runs.add_run", "runs.change_run", "runs.change_agentsession", "approvals.change_grant")

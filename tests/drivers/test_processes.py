@@ -19,7 +19,7 @@ from runs.models import Run
 from tests.flow import eventually
 from tests.processes import child_env, database_url_of_test_db, free_port, manage, redis_reachable
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("standard_review_default")]
 
 # asked under the default policy: an awk program that writes a file
 ECHO = {"steps": [{"tool": "bash", "input": {"command": """awk 'BEGIN { print "scaled" > "out.txt" }'"""}}]}

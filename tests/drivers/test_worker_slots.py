@@ -11,7 +11,7 @@ from approvals.models import Approval
 from runs.models import Run
 from tests.flow import decide, eventually, start_run
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("standard_review_default")]
 
 # asked under the default policy: an awk program that writes a file (a plain redirection
 # inside the workspace is a local edit, allowed)

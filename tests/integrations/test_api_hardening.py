@@ -17,8 +17,8 @@ from approvals.models import Approval
 from integrations.models import IdempotencyKey
 from runs.models import AgentSession, Run
 
-# Asked under the default policy: an awk program that writes a file (code it cannot read).
-ASKED = """awk 'BEGIN { print "hi" > "f" }'"""
+# Asked under the default policy, inside the sandbox floor or not: a remote mutation.
+ASKED = "git push origin main"
 
 pytestmark = pytest.mark.django_db
 

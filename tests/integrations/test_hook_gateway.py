@@ -98,6 +98,18 @@ async def test_a_denied_command_is_blocked_with_the_policys_reason(hook_token: s
     assert (step.status, step.verdict) == ("denied", "deny")
 
 
+async def test_a_command_asking_to_leave_the_agents_sandbox_is_refused_never_asked(hook_token: str, hook_policy: str) -> None:
+    # Claude Code's `dangerouslyDisableSandbox` on a developer's machine, where its own
+    # sandbox holds: refused with the reason even for a command the policy allows
+    body = hook_input(tool_input={"command": "ls -la", "dangerouslyDisableSandbox": True})
+    verdict, reason = decision(await call(hook_token, body))
+    assert verdict == "deny" and "outside the sandbox" in reason
+    step = await sync_to_async(Step.objects.get)()
+    assert (step.status, step.verdict, step.rule) == ("denied", "deny", "sandbox.escape")
+    assert step.request["input"] == {"command": "ls -la", "outside_sandbox": True}
+    assert not await sync_to_async(Approval.objects.exists)()
+
+
 async def test_every_call_of_a_session_is_a_step_of_one_run(hook_token: str, hook_policy: str) -> None:
     await call(hook_token, hook_input())
     await call(hook_token, hook_input("Read", {"file_path": "/work/app/README.md"}))

@@ -18,8 +18,8 @@ from django.test import AsyncClient
 
 from runs.models import Run
 
-# Asked under the default policy: an awk program that writes a file (code it cannot read).
-ASKED = """awk 'BEGIN { print "hi" > "f" }'"""
+# Asked under the default policy, inside the sandbox floor or not: a remote mutation.
+ASKED = "git push origin main"
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

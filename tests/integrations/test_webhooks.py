@@ -20,8 +20,8 @@ from integrations.webhooks.targets import TargetRefused, resolve
 from tests.flow import eventually, pending_approval, start_run
 from tests.integrations.receiver import Receiver
 
-# Asked under the default policy: an awk program that writes a file (code it cannot read).
-ASKED = """awk 'BEGIN { print "hi" > "f" }'"""
+# Asked under the default policy, inside the sandbox floor or not: a remote mutation.
+ASKED = "git push origin main"
 
 WRITE = {"steps": [{"tool": "bash", "input": {"command": ASKED}}]}
 

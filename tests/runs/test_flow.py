@@ -13,7 +13,7 @@ from approvals.models import Approval
 from runs.models import Activity, Run, Step
 from tests.flow import events, eventually, pending_approval, start_run
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("standard_review_default")]
 
 # An awk program that writes a file is asked under the default policy (code it cannot read).
 HELLO = """awk 'BEGIN { print "hello" > "hello.txt" }'"""

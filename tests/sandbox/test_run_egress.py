@@ -126,7 +126,8 @@ async def test_the_inbox_card_says_which_host_and_port(api: Any, worker: Any, ne
         return client.get("/").content.decode()
 
     html = await sync_to_async(page)()
-    assert "Connect to <code>ask.test:8080</code> <span class=\"muted\">(1.1.1.1)</span>" in html
+    # asked by its name: nothing was looked up in DNS before the person decides
+    assert "Connect to <code>ask.test:8080</code> <span class=\"muted\">(not looked up before you decide)</span>" in html
     assert "Always allow ask.test in this session" in html
     await decide_it(api, approval, "deny")
     await finished(run["id"], timeout=60)

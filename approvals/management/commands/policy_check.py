@@ -5,6 +5,11 @@ Prints one JSON object {"decision", "reason", "rule", "segments"} per request an
 anchored to `--workspace` (default: each request's `cwd`), `~` is the server user's home
 and Gatehouse's own directories are protected, as for a run.
 
+`--sandbox workspace-write|read-only|unrestricted` judges the requests as a run with that
+sandbox would have them judged: inside the OS sandbox floor (the first two) the policy's
+`in_floor` section applies; without `--policy` the policy is the default a run gets (the
+installation's default policy, "Sandboxed" on a fresh install).
+
 `--test` runs the file's examples instead (each rule's `match`/`not_match` and the
 top-level `examples`, in the fixed example context, see `approvals.policy.examples`):
 it prints each failing example (where, the request, what it got, what was expected), then
@@ -21,6 +26,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from approvals import policy as core
 from approvals.gate.paths import offline_path_context
+from approvals.models import Policy
 
 
 def _read_json(path: str, what: str) -> Any:
@@ -32,6 +38,16 @@ def _read_json(path: str, what: str) -> Any:
         raise CommandError(f"{what} {path}: {exc.message}", returncode=2) from None
 
 
+SANDBOXES = ("workspace-write", "read-only", "unrestricted")
+FLOORED = ("workspace-write", "read-only")
+
+
+def _default_document() -> Any:
+    """The rule policy a run that names none gets (the built-in default where none is set)."""
+    found = Policy.objects.filter(is_default=True).values_list("document", flat=True).first()
+    return found if found is not None else core.DEFAULT_POLICY
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
@@ -40,7 +56,11 @@ class Command(BaseCommand):
     help = "Evaluate a request (or a JSONL file of requests) against a rule policy."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--policy", required=True, help="Rule policy JSON file.")
+        parser.add_argument("--policy", help="Rule policy JSON file (default with --sandbox: the installation's "
+                                             "default policy).")
+        parser.add_argument("--sandbox", choices=SANDBOXES,
+                            help="Judge as a run with this sandbox would be judged (workspace-write and read-only: "
+                                 "inside the OS sandbox floor).")
         group = parser.add_mutually_exclusive_group(required=True)
         group.add_argument("--request", help="One canonical request as a JSON file.")
         group.add_argument("--requests", help="A JSONL file: one canonical request per line.")
@@ -51,20 +71,25 @@ class Command(BaseCommand):
                                                 "request's cwd).")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["policy"] is None and (options["test"] or not options["sandbox"]):
+            raise CommandError("--policy FILE is required (or --sandbox MODE, to judge under the default policy a "
+                               "run gets)", returncode=2)
         if options["test"]:
-            if options["grants"] or options["workspace"]:
-                raise CommandError("--test runs the examples in the fixed example context: --grants and "
-                                   "--workspace do not apply", returncode=2)
+            if options["grants"] or options["workspace"] or options["sandbox"]:
+                raise CommandError("--test runs the examples in the fixed example context: --grants, "
+                                   "--workspace and --sandbox do not apply", returncode=2)
             self._test(options["policy"])
             return
         try:
-            compiled = core.compile_policy(_read_json(options["policy"], "policy"))
+            document = _read_json(options["policy"], "policy") if options["policy"] else _default_document()
+            compiled = core.compile_policy(document)
             grants = [core.validate_grant(g) for g in (_read_json(options["grants"], "grants") if options["grants"] else [])]
         except core.PolicyError as exc:
             raise CommandError(self._describe(exc), returncode=2) from None
         workspace = options["workspace"]
         if workspace is not None and not workspace.startswith("/"):
             workspace = str(Path(workspace).resolve())
+        view = core.RunView(floor=options["sandbox"] in FLOORED)
         if options["request"]:
             requests = [(options["request"], _read_json(options["request"], "request"))]
         else:
@@ -76,7 +101,7 @@ class Command(BaseCommand):
                 raise CommandError(f"{where}: {self._describe(exc)}", returncode=2) from None
             anchor = workspace or request.get("cwd")
             paths = offline_path_context(anchor) if anchor else None
-            verdict = core.evaluate(compiled, request, grants=grants, paths=paths)
+            verdict = core.evaluate(compiled, request, grants=grants, paths=paths, run_view=view)
             self.stdout.write(core.canonical_json(verdict.to_dict()))
 
     def _test(self, path: str) -> None:

@@ -7,12 +7,14 @@ import importlib
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from approvals.policy import CLASSES, PathContext, compile_policy, evaluate
+from approvals.policy import CLASSES, PathContext, RunView, compile_policy, evaluate
 from approvals.policy.rules import SEVERITY
 from approvals.policy.strictness import loosenings
 
 PRESETS = {p["name"]: p["document"] for p in importlib.import_module("approvals.migrations.0005_policy_presets").PRESETS}
 STANDARD = PRESETS["Standard review"]
+SANDBOXED = importlib.import_module("approvals.migrations.0010_sandboxed_preset").SANDBOXED["document"]
+PRESETS["Sandboxed"] = SANDBOXED
 
 
 def test_a_policy_is_as_strict_as_itself():
@@ -23,6 +25,25 @@ def test_a_policy_is_as_strict_as_itself():
 def test_the_stricter_presets_are_at_least_as_strict_as_standard_review():
     assert loosenings(PRESETS["Read-only review"], STANDARD) == []
     assert loosenings(PRESETS["Accept edits"], STANDARD) == []
+
+
+def test_every_other_preset_but_full_access_is_at_least_as_strict_as_sandboxed():
+    # (so a starter may name them under the default of a fresh install)
+    for name in ("Read-only review", "Accept edits", "Standard review"):
+        assert loosenings(PRESETS[name], SANDBOXED) == [], name
+
+
+def test_sandboxed_loosens_standard_review_only_inside_the_floor():
+    assert loosenings(SANDBOXED, STANDARD) == [
+        "network.allow[0]: `pypi.org:443` is allowed here, not by the default policy",
+        "network.allow[1]: `files.pythonhosted.org:443` is allowed here, not by the default policy",
+        "network.allow[2]: `registry.npmjs.org:443` is allowed here, not by the default policy",
+        "in_floor: default: a tool of no known class no rule decides is allow here, ask under the default policy",
+        "in_floor: network.allow[0]: `pypi.org:443` is allowed here, not by the default policy",
+        "in_floor: network.allow[1]: `files.pythonhosted.org:443` is allowed here, not by the default policy",
+        "in_floor: network.allow[2]: `registry.npmjs.org:443` is allowed here, not by the default policy",
+        "in_floor.code: code the policy cannot read runs unasked inside the floor here, not under the default policy",
+    ]
 
 
 def test_full_access_loosens_standard_review_and_says_where():
@@ -78,11 +99,30 @@ def test_tools_named_outright():
     assert loosenings({**STANDARD, "tools": {"mcp__github__merge": "ask"}}, STANDARD) == []
 
 
+def test_network_hosts_only_tighten_by_the_same_entries():
+    network = {**STANDARD, "network": {"allow": ["pypi.org", "*.npmjs.org:443"], "deny": ["evil.example"]}}
+    assert loosenings(network, network) == []
+    assert loosenings(STANDARD, network) == ["network.deny: `evil.example` is denied by the default policy, not here"]
+    assert loosenings({**network, "network": {"allow": ["pypi.org"], "deny": ["evil.example", "x.example"],
+                                              "default": "deny"}}, network) == []
+    assert loosenings({**network, "network": {**network["network"], "default": "allow"}}, network) == [
+        "network.default: an unlisted host is allow here, ask under the default policy"]
+
+
+def test_in_floor_only_tightens_when_the_floor_reads_stricter():
+    base = {**STANDARD, "in_floor": {"default": "allow", "code": "allow"}}
+    assert loosenings({**STANDARD, "in_floor": {"code": "allow"}}, base) == []
+    looser = {**base, "in_floor": {"default": "allow", "code": "allow", "classes": {"destructive": "ask"}}}
+    assert loosenings(looser, base) == [
+        "in_floor: default: a destructive tool no rule decides is ask here, deny under the default policy"]
+    # the classes outside the floor are compared as ever: `in_floor` never hides them
+    assert loosenings({**looser, "classes": {**STANDARD["classes"], "destructive": "allow"}}, base) == [
+        "default: a destructive tool no rule decides is allow here, deny under the default policy",
+        "in_floor: default: a destructive tool no rule decides is ask here, deny under the default policy"]
+
+
 def test_a_section_this_check_does_not_know_must_be_equal():
     # (a section it does not compare is never assumed to tighten)
-    network = {**STANDARD, "network": {"allow": ["pypi.org"]}}
-    assert loosenings(network, network) == []
-    assert loosenings(network, STANDARD) == ["network: differs from the default policy's"]
     programs = {**STANDARD, "programs": {"mytool": {"class": "read-only"}}}
     assert loosenings(programs, STANDARD) == ["programs: differs from the default policy's"]
 
@@ -109,7 +149,9 @@ REQUESTS = [
     ("write", {"file_path": p}) for p in ["src/a.py", ".env", "README.md", "/etc/hosts", "../outside.txt", ".git/hooks/pre-commit"]
 ] + [
     ("read", {"file_path": p}) for p in ["src/a.py", ".env", "/etc/passwd", "docs/x.md"]
-] + [("webFetch", {"url": "https://example.com"}), ("mcp__x__y", {}), ("TodoWrite", {"todos": []}), ("Grep", {"pattern": "x"})]
+] + [("webFetch", {"url": "https://example.com"}), ("mcp__x__y", {}), ("TodoWrite", {"todos": []}), ("Grep", {"pattern": "x"})
+] + [("network", {"host": h, "port": 443}) for h in ("pypi.org", "registry.npmjs.org", "example.com")]
+HOSTS = ["pypi.org", "pypi.org:443", "*.npmjs.org", "example.com", "*"]
 CONTEXT = PathContext(workspace="/ws", homes=("/home/agent",), filesystem=False)
 
 
@@ -127,11 +169,20 @@ documents = st.fixed_dictionaries({}, optional={
     "classes": st.dictionaries(st.sampled_from(CLASSES), st.sampled_from(DECISIONS), max_size=6),
     "limits": st.fixed_dictionaries({}, optional={"max_tool_calls": st.sampled_from([0, 5])}),
     "default": st.sampled_from(DECISIONS),
+    "network": st.fixed_dictionaries({}, optional={
+        "allow": st.lists(st.sampled_from(HOSTS), max_size=2, unique=True),
+        "deny": st.lists(st.sampled_from(HOSTS), max_size=2, unique=True),
+        "default": st.sampled_from(DECISIONS)}),
+    "in_floor": st.fixed_dictionaries({}, optional={
+        "classes": st.dictionaries(st.sampled_from(CLASSES), st.sampled_from(DECISIONS), max_size=3),
+        "default": st.sampled_from(DECISIONS),
+        "code": st.sampled_from(["allow", "ask"])}),
 })
 
 
-def decide(document: dict, tool: str, tool_input: dict) -> str:
-    return evaluate(compile_policy(document), {"tool": tool, "input": tool_input, "cwd": "/ws"}, paths=CONTEXT).decision
+def decide(document: dict, tool: str, tool_input: dict, floor: bool = False) -> str:
+    return evaluate(compile_policy(document), {"tool": tool, "input": tool_input, "cwd": "/ws"}, paths=CONTEXT,
+                    run_view=RunView(floor=floor)).decision
 
 
 def _mutated(draw, baseline: dict) -> dict:
@@ -139,7 +190,8 @@ def _mutated(draw, baseline: dict) -> dict:
     candidates pass the check and the property is tested on them, not filtered away)."""
     doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in baseline.items()}
     for _ in range(draw(st.integers(1, 3))):
-        move = draw(st.sampled_from(["rule", "class", "default", "ruleset_default", "tool", "drop_rule"]))
+        move = draw(st.sampled_from(["rule", "class", "default", "ruleset_default", "tool", "drop_rule",
+                                     "floor", "network"]))
         if move in ("rule", "drop_rule", "ruleset_default"):
             name = draw(st.sampled_from(["commands", "edits", "reads"]))
             ruleset = {k: list(v) if isinstance(v, list) else v for k, v in (doc.get(name) or {}).items()}
@@ -158,6 +210,23 @@ def _mutated(draw, baseline: dict) -> dict:
             doc["classes"] = {**(doc.get("classes") or {}), draw(st.sampled_from(CLASSES)): draw(st.sampled_from(DECISIONS))}
         elif move == "default":
             doc["default"] = draw(st.sampled_from(DECISIONS))
+        elif move == "floor":
+            key = draw(st.sampled_from(["classes", "default", "code"]))
+            section = dict(doc.get("in_floor") or {})
+            if key == "classes":
+                section["classes"] = {**(section.get("classes") or {}),
+                                      draw(st.sampled_from(CLASSES)): draw(st.sampled_from(DECISIONS))}
+            else:
+                section[key] = draw(st.sampled_from(DECISIONS if key == "default" else ["allow", "ask"]))
+            doc["in_floor"] = section
+        elif move == "network":
+            section = {k: list(v) if isinstance(v, list) else v for k, v in (doc.get("network") or {}).items()}
+            key = draw(st.sampled_from(["allow", "deny", "default"]))
+            if key == "default":
+                section["default"] = draw(st.sampled_from(DECISIONS))
+            else:
+                section[key] = list(dict.fromkeys([*section.get(key, []), draw(st.sampled_from(HOSTS))]))
+            doc["network"] = section
         else:
             doc["tools"] = {**(doc.get("tools") or {}),
                             draw(st.sampled_from(["bash", "write", "read", "webFetch", "mcp__x__y", "TodoWrite"])): draw(st.sampled_from(DECISIONS))}
@@ -175,9 +244,10 @@ def pairs(draw):
 def test_a_policy_with_no_loosening_never_decides_a_request_more_loosely(pair):
     candidate, baseline = pair
     assume(loosenings(candidate, baseline) == [])
-    for tool, tool_input in REQUESTS:
-        mine, theirs = decide(candidate, tool, tool_input), decide(baseline, tool, tool_input)
-        assert SEVERITY[mine] >= SEVERITY[theirs], (tool, tool_input, mine, theirs)
+    for floor in (False, True):
+        for tool, tool_input in REQUESTS:
+            mine, theirs = decide(candidate, tool, tool_input, floor), decide(baseline, tool, tool_input, floor)
+            assert SEVERITY[mine] >= SEVERITY[theirs], (floor, tool, tool_input, mine, theirs)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -188,3 +258,17 @@ def test_tightening_a_policy_is_never_reported(baseline, extra):
     commands["ask"] = [p for p in commands.get("ask", []) if p not in extra]
     commands["allow"] = [p for p in commands.get("allow", []) if p not in extra]
     assert loosenings({**baseline, "commands": commands}, baseline) == []
+
+
+def test_a_tools_class_is_compared_by_what_the_class_decides():
+    mcp = "mcp__github__create_issue"
+    remote = {**STANDARD, "tools": {mcp: {"class": "remote-mutation"}}}  # asked, as by default
+    assert loosenings(remote, STANDARD) == []
+    assert loosenings({**STANDARD, "tools": {mcp: {"class": "destructive"}}}, remote) == []  # denied: tighter
+    assert loosenings({**STANDARD, "tools": {mcp: {"class": "read-only"}}}, remote) == [
+        f"tools.{mcp}: allow here (by its class), ask under the default policy"]
+    # an outright decision against a class, both ways
+    assert loosenings({**STANDARD, "tools": {mcp: "allow"}}, remote) == [
+        f"tools.{mcp}: allow skips what the default policy decides for it (at least ask)"]
+    assert loosenings({**STANDARD, "tools": {mcp: {"class": "read-only"}}}, {**STANDARD, "tools": {mcp: "ask"}}) == [
+        f"tools.{mcp}: its class decides allow here; the default policy decides it outright (ask)"]
