@@ -26,6 +26,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from approvals import policy as core
+from approvals.policy.request import NETWORK_TOOL
 from drivers import registry, runfloor
 from drivers.base import Decision, ToolRequest
 from drivers.runegress import INSIDE_PORT, RunEgress
@@ -360,6 +361,8 @@ class WorkerRunContext:
         """Record and decide one request; wait on the approval row when a person must decide."""
         from approvals.gate import gate_replay, gate_request
 
+        if self.egress is not None and request.tool != NETWORK_TOOL:
+            self.egress.task_started = True  # from now on an unlisted host is asked about
         outcome = None
         recorded = await self._match_record(request)
         if recorded is not None:
