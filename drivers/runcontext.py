@@ -28,6 +28,7 @@ from django.conf import settings
 from approvals import policy as core
 from approvals.gate import gate_replay, gate_request, gate_resolution, match_key, recorded_steps, step_finish, steps_supersede
 from approvals.models import Approval
+from approvals.policy.request import NETWORK_TOOL
 from approvals.services import approval_expire
 from drivers import registry, runfloor
 from drivers.base import Decision, ToolRequest
@@ -347,6 +348,8 @@ class WorkerRunContext:
 
     async def gate(self, request: ToolRequest) -> Decision:
         """Record and decide one request; wait on the approval row when a person must decide."""
+        if self.egress is not None and request.tool != NETWORK_TOOL:
+            self.egress.task_started = True  # from now on an unlisted host is asked about
         outcome = None
         recorded = await self._match_record(request)
         if recorded is not None:
