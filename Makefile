@@ -74,7 +74,8 @@ sandbox:
 
 lint: setup
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy approvals runs drivers project integrations
+	$(VENV)/bin/mypy approvals runs drivers project integrations infra
+	$(VENV)/bin/lint-imports --no-cache
 
 test: setup agents axe chromium sandbox lint
 	$(PY) -m pytest $(PYTEST_ARGS)

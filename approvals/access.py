@@ -29,7 +29,9 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from approvals import policy as core
 from approvals.models import Approval, Grant, Policy
+from approvals.policy.run_policy import describe_loosening, loosened_fields
 from approvals.policy.strictness import loosenings
+from approvals.selectors import policy_for_run
 from runs.models import Activity, AgentSession, Run
 
 # Who may view or change every run sees every run (as in Django's admin, change implies view).
@@ -136,8 +138,6 @@ def run_facets_visible(user: Any, facets: dict[str, Any]) -> bool:
 
 def default_ceiling() -> core.RunPolicy:
     """The run policy the administrator's default policy gives a run (the default ceiling)."""
-    from approvals.selectors import policy_for_run
-
     return _ceiling_of(policy_for_run("")[0])
 
 
@@ -153,9 +153,6 @@ def _ceiling_of(row: Policy | None) -> core.RunPolicy:
 def policy_loosenings(policy: Policy) -> list[str]:
     """How naming `policy` would loosen what the default policy decides: its rules
     (`strictness.loosenings`) and its run policy (the ceiling a run's own may not pass)."""
-    from approvals.policy.run_policy import describe_loosening, loosened_fields
-    from approvals.selectors import policy_for_run
-
     default_row, default_document = policy_for_run("")
     if default_row is not None and default_row.pk == policy.pk:
         return []

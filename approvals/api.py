@@ -14,10 +14,14 @@ from rest_framework.views import APIView
 
 from approvals import policy as core
 from approvals.access import approvals_visible, policies_visible, sessions_visible
-from approvals.errors import HASH_REQUIRED
+from approvals.errors import HASH_REQUIRED, ApprovalError
+from approvals.gate.paths import offline_path_context
 from approvals.models import Approval, Grant, Policy, PolicyVersion
+from approvals.policy_replay import policy_dry_run
+from approvals.policy_versions import PolicyInvalid, document_problems
+from approvals.policy_warnings import policy_warnings
 from approvals.selectors import approvals_pending, grants_active
-from approvals.services import ApprovalError, approval_answer, approval_decide, grant_revoke
+from approvals.services import approval_answer, approval_decide, grant_revoke
 from integrations.idempotency import IDEMPOTENCY_PARAMETER, IdempotentMixin, idempotent
 from integrations.models import Scope
 from integrations.tokens import TokenScope
@@ -207,8 +211,6 @@ class PolicyEvaluateApi(APIView):
 
     @extend_schema(request=PolicyEvaluateInput, responses=dict)
     def post(self, request: Request, policy_id: int) -> Response:
-        from approvals.gate.paths import offline_path_context
-
         policy = get_object_or_404(policies_visible(request.user), pk=policy_id)
         data = self.PolicyEvaluateInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -247,8 +249,6 @@ class PolicyOutput(serializers.ModelSerializer):
 
     @extend_schema_field(DriverWarningOutput(many=True))
     def get_warnings(self, policy: Policy) -> list[dict[str, str]]:
-        from approvals.policy_warnings import policy_warnings
-
         return [w.to_dict() for w in policy_warnings(document=policy.document, run_policy=policy.run_policy)]
 
 
@@ -338,9 +338,6 @@ class PolicyDryRunApi(APIView):
     def post(self, request: Request, policy_id: int) -> Response:
         """What the draft would have decided on the policy's last `limit` recorded requests
         (every policy's when it decided none yet), each it decides differently."""
-        from approvals.policy_replay import policy_dry_run
-        from approvals.policy_versions import PolicyInvalid, document_problems
-
         policy = get_object_or_404(Policy, pk=policy_id)
         data = self.PolicyDryRunInput(data=request.data)
         data.is_valid(raise_exception=True)

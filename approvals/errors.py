@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from infra.errors import DomainError
 
-class ApprovalError(Exception):
+
+class ApprovalError(DomainError):
     """A refused decision. `code` is stable; `status` is the HTTP status the API answers."""
 
     STATUS = {
@@ -18,11 +20,8 @@ class ApprovalError(Exception):
         "hash_required": 400,
     }
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.status = self.STATUS.get(code, 400)
+    def __init__(self, code: str, message: str) -> None:  # (a decision's refusal names no field)
+        super().__init__(code, message)
 
 
 # Every decision names the request it decides: the approval's hash, as shown (API and console).

@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.http import QueryDict
 
 from approvals.access import approval_scope
 from approvals.models import Approval
 from approvals.selectors import PENDING_SORTS, SIDE_EFFECT_CLASSES, PendingFilter, PendingSort
+from drivers import registry
 
 MAX_ID = 2**63 - 1
 DRIVER_LABELS = {"claude-code": "Claude Code", "codex": "Codex", "scripted": "Scripted", "acp": "ACP agent", "opencode": "OpenCode"}
@@ -28,8 +30,6 @@ def pending_visible_to(user: Any) -> int | None:
 
 
 def _driver_choices() -> list[tuple[str, str]]:
-    from drivers import registry
-
     return [("", "Any agent")] + [(name, DRIVER_LABELS.get(name, name)) for name in registry.names()]
 
 
@@ -102,8 +102,6 @@ class InboxFilterForm(forms.Form):
 
     def query(self, **overrides: Any) -> str:
         """The query string of this view (filters and sort, without the cursor) plus `overrides`."""
-        from django.http import QueryDict
-
         params = QueryDict(mutable=True)
         reverse = {v: k for k, v in self.PARAMETERS.items()}
         for name in ("driver", "kind", "side_effect_class", "session", "run", "started_by", "sort"):

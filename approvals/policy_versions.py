@@ -22,7 +22,7 @@ from django.db.models import Max
 
 from approvals import policy as core
 from approvals.models import Policy, PolicyVersion
-from project.prepared import Prepared
+from infra.prepared import Prepared
 
 EXPORT_FORMAT = "gatehouse-policy"
 _WRAPPER_KEYS = ("format", "name", "description", "document", "run_policy", "version")
@@ -139,7 +139,7 @@ def _normalised(value: Any) -> Any:
 # --- Saving --------------------------------------------------------------------------------------
 
 
-# Read by every run's creation (compiled once: `project.prepared`).
+# Read by every run's creation (compiled once: `infra.prepared`).
 _LATEST: Prepared[PolicyVersion] = Prepared(
     lambda policy_id: PolicyVersion.objects.filter(policy_id=policy_id).order_by("-number")[:1], int
 )

@@ -19,8 +19,11 @@ from django.conf import settings
 from django.db.models import F, Q, QuerySet
 from django.utils.dateparse import parse_datetime
 
+from approvals import policy as core
 from approvals.models import Approval, Grant, Policy
-from project.prepared import Prepared
+from infra.prepared import Prepared
+from runs.errors import RunError
+from runs.models import Activity
 
 PendingSort = Literal["deadline", "oldest", "newest"]
 PENDING_SORTS: tuple[PendingSort, ...] = ("deadline", "oldest", "newest")
@@ -29,16 +32,13 @@ SIDE_EFFECT_CLASSES = ("read-only", "local-mutation", "remote-mutation", "destru
 SUBAGENT_TOOLS = ("Task", "Agent")
 
 
-# Read by every run's creation (compiled once: `project.prepared`).
+# Read by every run's creation (compiled once: `infra.prepared`).
 _NAMED: Prepared[Policy] = Prepared(lambda name: Policy.objects.filter(name=name).order_by("name")[:1], str)
 _DEFAULT: Prepared[Policy] = Prepared(lambda: Policy.objects.filter(is_default=True).order_by("name")[:1])
 
 
 def policy_for_run(name: str = "") -> tuple[Policy | None, dict[str, Any]]:
     """The named policy, else the one marked default, else the built-in DefaultPolicy."""
-    from approvals import policy as core
-    from runs.services import RunError
-
     if name:
         row = _NAMED.first(name)
         if row is None:
@@ -232,8 +232,6 @@ def subagents_asking(approvals: Iterable[Approval]) -> dict[int, str]:
     exactly one sub-agent runs is that sub-agent's (the main agent waits on it). With
     several running at once it names them all. One query for the whole page.
     """
-    from runs.models import Activity
-
     claude = [a for a in approvals if a.run.driver == "claude-code"]
     if not claude:
         return {}

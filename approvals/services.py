@@ -20,13 +20,15 @@ from approvals import policy as core
 from approvals.errors import ApprovalError
 from approvals.gate.asking import activity_kind
 from approvals.gate.lifecycle import OPEN, step_move
+from approvals.gate.paths import path_context
 from approvals.gate.status import run_status_sync
 from approvals.models import Approval, Grant, SecretAnswer
 from approvals.policy_versions import policy_save  # the policies' writes live there; re-exported
-from project import broadcast, clock, pg_doorbell
-from project.prepared import Prepared
+from infra import broadcast, clock, pg_doorbell
+from infra.prepared import Prepared
+from runs.leases import fence
 from runs.models import Run, Step
-from runs.services import activity_record, run_wake_on_commit
+from runs.timeline import activity_record, run_wake_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +57,7 @@ def _refuse_unless_pending(approval: Approval) -> None:
     raise ApprovalError("already_resolved", f"This request was already decided ({approval.status}).")
 
 
-# A decision's reads, compiled once (`project.prepared`).
+# A decision's reads, compiled once (`infra.prepared`).
 # The run row found through its approval, locked (FOR UPDATE OF the run): one statement.
 _RUN_OF: Prepared[int] = Prepared(
     lambda approval_id: Run.objects.select_for_update(of=("self",)).filter(approvals__id=approval_id).values_list("id", flat=True),
@@ -135,7 +137,7 @@ def _after_resolution(approval: Approval, *, event_payload: Mapping[str, Any], a
     approval_id, run_id = approval.pk, approval.run_id
     # The run's doorbells first: after commit the messages go out in the order they were
     # registered, and the agent waiting on this decision should not wait behind the console's.
-    # On PostgreSQL the database has rung already, at commit (project/pg_doorbell.py): the
+    # On PostgreSQL the database has rung already, at commit (infra/pg_doorbell.py): the
     # layer's doorbell is the second way in there, not waited for.
     broadcast.send_on_commit(broadcast.run_group(run_id), {"type": "approval.resolved", "approval_id": approval_id},
                              urgent=not pg_doorbell.enabled())
@@ -226,8 +228,6 @@ def grant_settle_pending(*, grant: Grant, user: Any) -> list[int]:
     thing): each is recorded as decided by the grant, made by `user`. Under four eyes never
     one of a run `user` started. Each in its own transaction, its run locked first as every
     decision does; one decided meanwhile is left as it is. Returns the approvals decided."""
-    from approvals.gate.paths import path_context
-
     pending = Approval.objects.filter(run__session_id=grant.session_id, status=Approval.Status.PENDING, kind=Approval.Kind.PERMISSION)
     if grant.approval_id is not None:
         pending = pending.exclude(pk=grant.approval_id)  # decided by the person who made the grant
@@ -340,8 +340,6 @@ def approval_answer(
 def approval_expire(*, approval_id: int, owner: str | None = None) -> bool:
     """Mark a pending approval whose deadline passed as expired (once). The run's worker
     names its lease `owner` (fenced); a reviewer's late decision calls it unfenced."""
-    from runs.leases import fence
-
     row = _STATUS_AND_DEADLINE.first(approval_id)
     if row is None or row[0] != Approval.Status.PENDING or row[1] is None or row[1] > clock.now():
         return False  # not due (the common case: one read, no lock); the locked update re-checks
@@ -361,7 +359,7 @@ def approval_expire(*, approval_id: int, owner: str | None = None) -> bool:
     return bool(changed)
 
 
-# Read at every run's end (compiled once: `project.prepared`).
+# Read at every run's end (compiled once: `infra.prepared`).
 _OPEN_STEPS: Prepared[int] = Prepared(
     lambda run_id: Step.objects.filter(run_id=run_id, status__in=sorted(OPEN)).values_list("id", flat=True), int
 )

@@ -20,11 +20,11 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.middleware import HtmxDetails
 
 from approvals.access import approvals_visible, runs_visible
-from approvals.errors import HASH_REQUIRED
+from approvals.errors import HASH_REQUIRED, ApprovalError
 from approvals.forms import InboxFilterForm
 from approvals.models import Approval
 from approvals.selectors import BadCursor, pending_page, subagents_asking
-from approvals.services import ApprovalError, BatchOutcome, approval_answer, approval_decide, approval_decide_each
+from approvals.services import BatchOutcome, approval_answer, approval_decide, approval_decide_each
 from project.console_auth import console_login_required
 from runs.models import Run
 

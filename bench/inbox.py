@@ -31,7 +31,7 @@ import logging  # noqa: E402
 
 import django  # noqa: E402
 
-logging.getLogger("project.broadcast").setLevel(logging.CRITICAL)  # no worker here: the drivers channel fills up
+logging.getLogger("infra.broadcast").setLevel(logging.CRITICAL)  # no worker here: the drivers channel fills up
 
 django.setup()
 

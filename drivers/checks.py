@@ -6,11 +6,11 @@ from typing import Any
 
 from django.core.checks import CheckMessage, Warning, register
 
+from drivers import runfloor
+
 
 @register()
 def sandbox_floor_check(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    from drivers import runfloor
-
     state, line = runfloor.status()
     if state != "unavailable":
         return []

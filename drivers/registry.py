@@ -8,7 +8,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from drivers.base import Descriptor, Driver, OptionsError, WorkspaceConfigError
+from drivers.scripted import ScenarioError, validate_scenario
+from runs.errors import RunError
 
 # name -> "module:attribute" of the driver class; the module also exports DESCRIPTOR.
 DRIVERS: dict[str, str] = {
@@ -39,8 +43,6 @@ def names() -> list[str]:
 
 
 def descriptor(name: str) -> Descriptor:
-    from runs.services import RunError
-
     try:
         return _module(name).DESCRIPTOR
     except UnknownDriver:
@@ -65,11 +67,7 @@ def validate_options(
     """Driver-specific options: the scripted driver needs a scenario, the others refuse one;
     `options` are checked by the driver's module (`validate_options(options, settings)`),
     and refused whole by a driver that takes none."""
-    from runs.services import RunError
-
     if name == "scripted":
-        from drivers.scripted import ScenarioError, validate_scenario
-
         if scenario is None:
             raise RunError("invalid_scenario", "the scripted driver needs a scenario", field="scenario")
         try:
@@ -87,8 +85,6 @@ def validate_options(
         if options:
             raise RunError("invalid_options", f"the {name} driver takes no options", field="options")
         return
-    from drivers.worker import driver_settings
-
     try:
         validator(options, driver_settings(name))
     except OptionsError as exc:
@@ -98,14 +94,53 @@ def validate_options(
 def check_workspace(name: str, *, workspace: str, options: Mapping[str, Any] | None) -> None:
     """Refuse a workspace whose agent configuration the driver's agent would load and
     Gatehouse cannot switch off (`workspace_agent_config`, naming the file)."""
-    from runs.services import RunError
-
     checker = getattr(_module(name), "check_workspace", None)
     if checker is None:
         return
-    from drivers.worker import driver_settings
-
     try:
         checker(Path(workspace), options or {}, driver_settings(name))
     except WorkspaceConfigError as exc:
         raise RunError("workspace_agent_config", str(exc), field="workspace", files=exc.files) from None
+
+
+def driver_settings(driver: str) -> dict[str, Any]:
+    """The driver's typed options, from Django settings (drivers never read settings)."""
+    common: dict[str, Any] = {
+        "agents_dir": str(settings.GATEHOUSE_AGENTS_DIR),
+        "command_timeout_s": settings.GATEHOUSE_COMMAND_TIMEOUT_S,
+        "output_limit": settings.GATEHOUSE_OUTPUT_LIMIT,
+        # An agent that writes nothing this long while no decision is pending is hung.
+        "idle_timeout_s": settings.GATEHOUSE_AGENT_IDLE_TIMEOUT_S,
+        # The agent's environment is an allow-list (drivers/agent_env.py): these add to it.
+        "env_names": list(settings.GATEHOUSE_AGENT_ENV),
+        "env_values": dict(settings.GATEHOUSE_AGENT_ENV_VALUES),
+        # git does not look for a repository above these (agent_env.build): a workspace
+        # Gatehouse made lies inside its var directory, often inside Gatehouse's own checkout
+        "git_ceiling": [str(settings.GATEHOUSE_WORKSPACES_DIR), str(settings.GATEHOUSE_RUNTIME_DIR)],
+        # names the run's egress proxy resolves without DNS (drivers/runegress.py)
+        "egress_hosts": dict(settings.GATEHOUSE_EGRESS_HOSTS),
+    }
+    if driver == "claude-code":
+        common.update(
+            claude_bin=settings.GATEHOUSE_CLAUDE_BIN,
+            model=settings.GATEHOUSE_CLAUDE_MODEL,
+            allow_bypass_permissions=settings.GATEHOUSE_ALLOW_BYPASS_PERMISSIONS,
+            mcp_servers=dict(settings.GATEHOUSE_CLAUDE_MCP_SERVERS),
+        )
+    elif driver == "codex":
+        common.update(
+            codex_bin=settings.GATEHOUSE_CODEX_BIN,
+            base_url=settings.GATEHOUSE_CODEX_BASE_URL,
+            model=settings.GATEHOUSE_CODEX_MODEL,
+            env_key=settings.GATEHOUSE_CODEX_ENV_KEY,
+        )
+    if driver in ("acp", "opencode"):
+        common.update(
+            opencode_bin=settings.GATEHOUSE_OPENCODE_BIN,
+            opencode_base_url=settings.GATEHOUSE_OPENCODE_BASE_URL,
+            opencode_model=settings.GATEHOUSE_OPENCODE_MODEL,
+            opencode_env_key=settings.GATEHOUSE_OPENCODE_ENV_KEY,
+        )
+    if driver == "acp":
+        common.update(acp_agents=dict(settings.GATEHOUSE_ACP_AGENTS or {}))
+    return common

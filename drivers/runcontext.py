@@ -6,7 +6,7 @@ the driver's task is cancelled, nothing more is recorded, the new owner carries 
 What a driver emits for the timeline is queued and written with the next write (a gate)
 in its transaction, or within QUEUE_FLUSH_S (50 ms) when nothing else writes: the record
 keeps its order, and an agent's next tool call waits for one transaction, not one per line
-the agent printed before it (`runs.services.queued_then`). A step's result and an agent
+the agent printed before it (`runs.timeline.queued_then`). A step's result and an agent
 process's record are queued too, but written at once, in the background.
 A resuming run's requests are matched against the record first (the resume contract,
 `approvals.gate.resume`), whatever the driver.
@@ -26,10 +26,20 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from approvals import policy as core
+from approvals.gate import gate_replay, gate_request, gate_resolution, match_key, recorded_steps, step_finish, steps_supersede
+from approvals.models import Approval
+from approvals.policy.request import NETWORK_TOOL
+from approvals.services import approval_expire
 from drivers import registry, runfloor
 from drivers.base import Decision, ToolRequest
 from drivers.runegress import INSIDE_PORT, RunEgress
+from infra import clock
+from infra.broadcast import run_group
+from runs.leases import LeaseLost
+from runs.models import Activity, Run, Step
 from runs.selectors import runtime_mode_for
+from runs.services import run_record_process, run_save_agent_state
+from runs.timeline import DRIVER_ACTIVITY_KINDS, queued_then
 
 if TYPE_CHECKING:
     from approvals.gate import GateOutcome, RecordedStep
@@ -49,8 +59,6 @@ _UNREAD = object()
 
 
 def _policy_of(run_id: int) -> tuple[Any, str]:
-    from runs.models import Run
-
     return Run.objects.values_list("policy_document", "policy_version").get(pk=run_id)
 
 
@@ -71,7 +79,7 @@ class WorkerRunContext:
         hand_out: Callable[[], Any] | None = None,
     ) -> None:
         self.run_id: int = run.pk
-        # The worker's own hand-out connection, if it has one now (project/pg_doorbell.py).
+        # The worker's own hand-out connection, if it has one now (infra/pg_doorbell.py).
         self._hand_out = hand_out or (lambda: None)
         self.prompt: str = run.prompt
         self.workspace = Path(run.workspace)
@@ -129,9 +137,6 @@ class WorkerRunContext:
     # --- doorbell ---------------------------------------------------------------------------
 
     async def open(self) -> None:
-        from approvals.gate import recorded_steps
-        from project.broadcast import run_group
-
         layer = get_channel_layer()
         self._channel = await layer.new_channel()
         self._listener = asyncio.create_task(self._listen(layer, run_group(self.run_id)))
@@ -145,8 +150,6 @@ class WorkerRunContext:
             self._replay_activities = await _db(_recorded_driver_activities)(self.run_id)
 
     async def close(self) -> None:
-        from project.broadcast import run_group
-
         if self.egress is not None:
             await self.egress.stop()  # its connections end with the run
         async with self._writing:
@@ -188,7 +191,7 @@ class WorkerRunContext:
             self._wake.set()
 
     def ring(self) -> None:
-        """A decision for this run was committed (project/pg_doorbell.py): read the row now."""
+        """A decision for this run was committed (infra/pg_doorbell.py): read the row now."""
         self._wake.set()
 
     def request_cancel(self) -> None:
@@ -222,8 +225,6 @@ class WorkerRunContext:
     def _mark_done(self, marking: asyncio.Future[Any]) -> None:
         """A failed mark: nothing of the driver's is written (what it queued is dropped, and
         a lost lease is the new owner's), and the worker is told to stop the driver."""
-        from runs.leases import LeaseLost
-
         if marking.cancelled() or marking.exception() is None:
             return
         self._dropped = True
@@ -244,9 +245,6 @@ class WorkerRunContext:
     async def _fenced(self, fn: Callable[..., Any] | None, **kwargs: Any) -> Any:
         """Call a service as this run's owner, after (and in the transaction of) what is
         queued so far; stop the run at once when the lease is gone. `fn=None`: only the queue."""
-        from runs.leases import LeaseLost
-        from runs.services import queued_then
-
         await self._marked()
         async with self._writing:
             queued, self._pending = self._pending, []
@@ -293,8 +291,6 @@ class WorkerRunContext:
         await self._cancel.wait()
 
     async def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
-        from runs.services import DRIVER_ACTIVITY_KINDS
-
         if kind not in DRIVER_ACTIVITY_KINDS:
             kind = "notice"
         event = kind
@@ -322,8 +318,6 @@ class WorkerRunContext:
             self._flusher = asyncio.ensure_future(self._flush_soon())
 
     async def step_finished(self, step_id: int, *, output: str = "", exit_code: int | None = None, error: str = "") -> None:
-        from approvals.gate import step_finish
-
         # Written at once in the background, with what was emitted before it: the agent is
         # now busy with the result (its model reads it), so the write is off the path of
         # its next tool call, whose gate no longer carries it (1 ms less a gate, measured on
@@ -333,8 +327,6 @@ class WorkerRunContext:
                                            "exit_code": exit_code, "error": error}), at_once=True)
 
     async def save_agent_state(self, state: Mapping[str, Any]) -> None:
-        from runs.services import run_save_agent_state
-
         self.agent_state = dict(state)
         await self._fenced(run_save_agent_state, run_id=self.run_id, state=dict(state))
 
@@ -345,8 +337,6 @@ class WorkerRunContext:
         (Codex's `initialize` went out 2–5 ms sooner than after an awaited write). Until the
         record lands, a worker that dies takes the process with it (its parent-death
         signal); one that lost its lease finds out on this write and stops the run."""
-        from runs.services import run_record_process
-
         self._queue(("call", run_record_process, {"run_id": self.run_id, "record": dict(record)}), at_once=True)
 
     async def resumed_conversation(self) -> None:
@@ -358,8 +348,8 @@ class WorkerRunContext:
 
     async def gate(self, request: ToolRequest) -> Decision:
         """Record and decide one request; wait on the approval row when a person must decide."""
-        from approvals.gate import gate_replay, gate_request
-
+        if self.egress is not None and request.tool != NETWORK_TOOL:
+            self.egress.task_started = True  # from now on an unlisted host is asked about
         outcome = None
         recorded = await self._match_record(request)
         if recorded is not None:
@@ -416,8 +406,6 @@ class WorkerRunContext:
     async def _match_record(self, request: ToolRequest) -> RecordedStep | None:
         """The recorded step this request replays, or None (a new request). The first
         request that differs from the record closes the open steps left in it."""
-        from approvals.gate import match_key, steps_supersede
-
         if not self._replay:
             return None
         key = match_key(tool=request.tool, input=dict(request.input), kind=request.kind)
@@ -450,9 +438,6 @@ class WorkerRunContext:
             return outcome is not None or hand_out.connected, outcome
 
     async def _settle(self, outcome: GateOutcome) -> Decision:
-        from approvals.gate import gate_resolution
-        from approvals.services import approval_expire
-
         loop = asyncio.get_running_loop()
         while outcome.outcome == "wait":
             approval_id = outcome.approval_id
@@ -510,9 +495,6 @@ def runtime_dir_of(run: Any) -> Path:
 
 
 def _recorded_driver_activities(run_id: int) -> list[tuple[str, str, dict[str, Any]]]:
-    from runs.models import Activity
-    from runs.services import DRIVER_ACTIVITY_KINDS
-
     # Only what the driver itself emitted (`emit` names the event after the kind, or
     # `turn.*`), not what the gate recorded under the same kinds (`tool.requested`...).
     rows = Activity.objects.filter(run_id=run_id, kind__in=DRIVER_ACTIVITY_KINDS - {"notice"}).order_by("seq")
@@ -520,15 +502,10 @@ def _recorded_driver_activities(run_id: int) -> list[tuple[str, str, dict[str, A
 
 
 def _step_executing(run_id: int) -> bool:
-    from runs.models import Step
-
     return Step.objects.filter(run_id=run_id, status=Step.Status.EXECUTING).exists()
 
 
 def _deadline_in(approval_id: int) -> float | None:
-    from approvals.models import Approval
-    from project import clock
-
     deadline = Approval.objects.filter(pk=approval_id).values_list("deadline", flat=True).first()
     if deadline is None:
         return None

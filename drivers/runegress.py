@@ -9,7 +9,11 @@ egress.py) over a Unix socket bridged to 127.0.0.1:3128 inside. For each connect
 2. the run's rule policy decides at once, without a query, by its `network` section
    (`approvals.policy.network`): an allowed host is connected, a refused one refused with
    the reason (said once per host on the run's timeline);
-3. what it asks becomes a request of the run like any other: `ctx.gate` with tool
+3. before the agent's first tool request, what it would ask is refused without asking
+   anyone: it is the agent program's own traffic (Codex fetching from github.com at start,
+   an SDK calling its vendor's API beside the configured endpoint), not the task's; told
+   once per host on the timeline;
+4. after it, what it asks becomes a request of the run like any other: `ctx.gate` with tool
    `network` (subtype `network`): recorded as a step, decided by the session's grants
    ("Always allow this host in this session"), the runtime mode or a person in the inbox;
    the connection waits meanwhile (bounded by the approval's deadline), then proceeds or is
@@ -55,6 +59,9 @@ class RunEgress:
         self._refused: dict[tuple[str, int], tuple[float, str]] = {}
         self._told: set[tuple[str, int]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        # the agent has made its first tool request: before it, connections are the agent
+        # program's own (update checks, telemetry, plugin lists), not the task's
+        self.task_started = False
 
     async def start(self) -> str:
         """Listen; the socket's path (short: a Unix socket path has at most 107 bytes)."""
@@ -109,6 +116,14 @@ class RunEgress:
             return False, verdict.reason
         if key in self._approved:
             return True, "approved earlier in this run"
+        if not self.task_started:
+            # nobody is asked about what the agent program fetches on its own before it has
+            # asked for anything (Codex's github.com, an SDK's own API host): refused, told once
+            reason = (f"{host}:{port} was asked for before the agent made any request, so it is the agent program's "
+                      "own traffic, not the task's: refused without asking anyone (list the host in the policy's "
+                      "network allow to let it through)")
+            await self._tell_refused(key, reason)
+            return False, reason
         refused = self._refused.get(key)
         if refused is not None and time.monotonic() - refused[0] < REFUSED_FOR_S:
             return False, refused[1]

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from approvals.policy import mask_secrets
+from approvals.policy import PolicyError, mask_secrets, validate_questions
 from drivers import agent_env, processes, sandbox
 from drivers.base import FLOOR_SANDBOX, Decision, Descriptor, RunContext, RunResult, ToolRequest
 
@@ -99,7 +99,6 @@ def _validate_step(step: Any, where: str) -> None:
         questions = step["question"].get("questions") if isinstance(step["question"], Mapping) else None
         if not isinstance(questions, list) or not questions:
             raise ScenarioError(f"{where}.question.questions", "must be a non-empty list")
-        from approvals.policy import PolicyError, validate_questions
 
         try:
             validate_questions(questions)

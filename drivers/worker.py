@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import socket
 import uuid
 from typing import Any
@@ -19,11 +20,22 @@ from channels.consumer import AsyncConsumer
 from channels.db import database_sync_to_async
 from channels.worker import Worker
 from django.conf import settings
+from django.db import transaction
 
-from drivers import processes, registry, sandbox
+from approvals.gate import run_status_sync
+from approvals.gate.outcome import GateOutcome
+from approvals.gate.resolution import allowed_at_once_outcome, allowed_at_once_statement
+from drivers import processes, registry, runfloor, sandbox
 from drivers.base import DriverError, RunAborted, RunResult
+from drivers.registry import driver_settings
 from drivers.runcontext import WorkerRunContext
-from project import pg_doorbell
+from infra import broadcast, pg_doorbell
+from integrations.webhooks.sender import outbox_loop
+from runs.leases import LeaseLost, run_claim_and_read, run_release, runs_claimable, runs_heartbeat, runs_leased
+from runs.models import Run
+from runs.retention import cleanup
+from runs.services import run_finish, run_forget_processes, run_hibernate, run_mark_running, run_woke
+from runs.timeline import activity_record
 
 logger = logging.getLogger(__name__)
 
@@ -32,54 +44,9 @@ def _db(fn: Any) -> Any:
     return database_sync_to_async(fn)
 
 
-def driver_settings(driver: str) -> dict[str, Any]:
-    """The driver's typed options, from Django settings (drivers never read settings)."""
-    common: dict[str, Any] = {
-        "agents_dir": str(settings.GATEHOUSE_AGENTS_DIR),
-        "command_timeout_s": settings.GATEHOUSE_COMMAND_TIMEOUT_S,
-        "output_limit": settings.GATEHOUSE_OUTPUT_LIMIT,
-        # An agent that writes nothing this long while no decision is pending is hung.
-        "idle_timeout_s": settings.GATEHOUSE_AGENT_IDLE_TIMEOUT_S,
-        # The agent's environment is an allow-list (drivers/agent_env.py): these add to it.
-        "env_names": list(settings.GATEHOUSE_AGENT_ENV),
-        "env_values": dict(settings.GATEHOUSE_AGENT_ENV_VALUES),
-        # git does not look for a repository above these (agent_env.build): a workspace
-        # Gatehouse made lies inside its var directory, often inside Gatehouse's own checkout
-        "git_ceiling": [str(settings.GATEHOUSE_WORKSPACES_DIR), str(settings.GATEHOUSE_RUNTIME_DIR)],
-        # names the run's egress proxy resolves without DNS (drivers/runegress.py)
-        "egress_hosts": dict(settings.GATEHOUSE_EGRESS_HOSTS),
-    }
-    if driver == "claude-code":
-        common.update(
-            claude_bin=settings.GATEHOUSE_CLAUDE_BIN,
-            model=settings.GATEHOUSE_CLAUDE_MODEL,
-            allow_bypass_permissions=settings.GATEHOUSE_ALLOW_BYPASS_PERMISSIONS,
-            mcp_servers=dict(settings.GATEHOUSE_CLAUDE_MCP_SERVERS),
-        )
-    elif driver == "codex":
-        common.update(
-            codex_bin=settings.GATEHOUSE_CODEX_BIN,
-            base_url=settings.GATEHOUSE_CODEX_BASE_URL,
-            model=settings.GATEHOUSE_CODEX_MODEL,
-            env_key=settings.GATEHOUSE_CODEX_ENV_KEY,
-        )
-    if driver in ("acp", "opencode"):
-        common.update(
-            opencode_bin=settings.GATEHOUSE_OPENCODE_BIN,
-            opencode_base_url=settings.GATEHOUSE_OPENCODE_BASE_URL,
-            opencode_model=settings.GATEHOUSE_OPENCODE_MODEL,
-            opencode_env_key=settings.GATEHOUSE_OPENCODE_ENV_KEY,
-        )
-    if driver == "acp":
-        common.update(acp_agents=dict(settings.GATEHOUSE_ACP_AGENTS or {}))
-    return common
-
-
 def _claim_and_load(run_id: int, owner: str) -> Any:
     """Take the run's lease and read it with its session: the run as claimed, or None when
     another worker holds it (or it is not to be started)."""
-    from runs.leases import run_claim_and_read
-
     return run_claim_and_read(run_id=run_id, owner=owner)
 
 
@@ -95,7 +62,7 @@ class Supervisor:
         self._cleaned_at: float | None = None
         self._background: asyncio.Task[None] | None = None
         # On PostgreSQL, while the maintenance loop runs: woken runs hand out on it.
-        self.hand_out: pg_doorbell.HandOut | None = None
+        self.hand_out: pg_doorbell.HandOut[GateOutcome] | None = None
 
     def ensure_background(self) -> None:
         if self._background is None or self._background.done():
@@ -121,8 +88,6 @@ class Supervisor:
 
     async def _daily_cleanup(self) -> None:
         """Once a day (and at start): delete what long-finished runs left (runs/retention.py)."""
-        from runs.retention import cleanup
-
         now = asyncio.get_running_loop().time()
         if self._cleaned_at is not None and now - self._cleaned_at < 24 * 3600:
             return
@@ -139,8 +104,6 @@ class Supervisor:
         return len(self._starting) + sum(1 for task in self.tasks.values() if not task.done())
 
     async def reconcile(self) -> None:
-        from runs.leases import run_release, runs_claimable, runs_leased
-
         # A worker of this machine that is gone (the embedded server restarted) frees its
         # runs at once instead of after the lease TTL.
         for run_id, owner in await _db(runs_leased)():
@@ -156,12 +119,12 @@ class Supervisor:
 
     async def _maintain(self) -> None:
         """Reconcile free runs and renew this worker's leases, forever; on PostgreSQL, listen
-        for decisions too (project/pg_doorbell.py), as long as this loop runs."""
+        for decisions too (infra/pg_doorbell.py), as long as this loop runs."""
         interval = min(settings.GATEHOUSE_RECONCILE_S, settings.GATEHOUSE_LEASE_HEARTBEAT_S)
         doorbell = None
         if pg_doorbell.enabled():  # decisions ring here straight from PostgreSQL
             doorbell = asyncio.create_task(pg_doorbell.listen(self.ring, ring_all=self.ring_all), name="pg-doorbell")
-            self.hand_out = pg_doorbell.HandOut()
+            self.hand_out = pg_doorbell.HandOut(statement=allowed_at_once_statement, outcome=allowed_at_once_outcome)
         try:
             await self._maintain_forever(interval)
         finally:
@@ -183,8 +146,6 @@ class Supervisor:
             context.ring()
 
     async def _maintain_forever(self, interval: float) -> None:
-        from runs.leases import runs_heartbeat
-
         while True:
             try:
                 await self._daily_cleanup()
@@ -235,10 +196,6 @@ class Supervisor:
     async def _execute(self, run: Any) -> None:
         """Run one driver to its end; whatever happens, the run ends with a status — unless
         another worker took the run over, which then owns its status. `run`: as claimed."""
-        from runs.leases import LeaseLost, run_release
-        from runs.models import Run
-        from runs.services import run_finish
-
         run_id: int = run.pk
         context: WorkerRunContext | None = None
         result: RunResult
@@ -363,9 +320,6 @@ class Supervisor:
             })
 
     async def _put_to_sleep(self, run_id: int) -> None:
-        from runs.leases import LeaseLost
-        from runs.services import run_hibernate
-
         try:
             await _db(run_hibernate)(run_id=run_id, owner=self.owner)
         except LeaseLost:
@@ -373,8 +327,6 @@ class Supervisor:
 
     async def _stop_leftovers(self, run_id: int, records: list[dict[str, Any]]) -> None:
         """Before resuming, stop agent processes an earlier owner of the run left running."""
-        from runs.services import run_forget_processes
-
         stopped = await asyncio.to_thread(processes.stop_leftovers, records)
         await _db(run_forget_processes)(run_id=run_id, owner=self.owner)
         if stopped:
@@ -382,8 +334,6 @@ class Supervisor:
                                         "by the previous worker of this run.", "pids": stopped})
 
     async def _notice(self, run_id: int, payload: dict[str, Any]) -> None:
-        from runs.services import activity_record
-
         try:
             await _db(activity_record)(run_id=run_id, kind="notice", event="notice", payload=payload, owner=self.owner)
         except Exception:
@@ -392,11 +342,6 @@ class Supervisor:
 
 def _mark_started(*, run_id: int, resumed: bool, owner: str) -> None:
     """running (or resumed, or woken), then waiting if a person is still asked."""
-    from django.db import transaction
-
-    from approvals.gate import run_status_sync
-    from runs.services import run_mark_running, run_woke
-
     with transaction.atomic():
         run_woke(run_id=run_id, owner=owner)
         run_mark_running(run_id=run_id, resumed=resumed, owner=owner)
@@ -404,8 +349,6 @@ def _mark_started(*, run_id: int, resumed: bool, owner: str) -> None:
 
 
 def _cancel_requested(run_id: int) -> bool:
-    from runs.models import Run
-
     return Run.objects.filter(pk=run_id, cancel_requested=True).exists()
 
 
@@ -459,8 +402,6 @@ class DriverWorker(Worker):
         """channels' listener, but a channel layer that goes away (Redis down) does not end
         the worker: it waits and listens again. Meanwhile the reconcile loop still starts
         queued runs and waiting runs still read their rows (the database is the mailbox)."""
-        from project import broadcast
-
         backoff = 0.5
         while True:
             try:
@@ -483,14 +424,11 @@ class DriverWorker(Worker):
             await instance_queue.put(message)
 
     async def handle(self) -> None:
-        from drivers import runfloor
-
         state, floor_line = await asyncio.to_thread(runfloor.status)  # the probe, once per process
         (logger.warning if state == "unavailable" else logger.info)(floor_line)
         supervisor().ensure_background()
         # The webhook outbox is sent from here too (issue 12): outside any request, in the
         # process that runs in both deployment shapes; it stops with the worker.
-        from integrations.webhooks.sender import outbox_loop
 
         outbox = asyncio.create_task(outbox_loop(), name="webhook-outbox")
         try:
@@ -502,7 +440,6 @@ class DriverWorker(Worker):
         if not self.stop_on_signals:
             await super().handle()
             return
-        import signal
 
         loop = asyncio.get_running_loop()
         stopping = asyncio.Event()

@@ -8,6 +8,6 @@ class IntegrationsConfig(AppConfig):
     def ready(self) -> None:
         # The webhook outbox listens to the activity log (approval and run events).
         from integrations import schema  # noqa: F401  (registers the token scheme for the OpenAPI schema)
-        from integrations.webhooks import outbox
+        from integrations.webhooks import outbox  # (models: importable only once the apps are ready)
 
         outbox.connect()

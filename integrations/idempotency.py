@@ -19,12 +19,16 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.http import Http404
 from django.http.request import RawPostDataException
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter
+from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from approvals.policy import PolicyError, canonical_json
+from infra.errors import DomainError
 from integrations.models import IdempotencyKey
 from project.api import error_response
 
@@ -48,7 +52,6 @@ def _fingerprint(request: Request) -> str:
     try:
         digest.update(request._request.body)
     except RawPostDataException:  # already parsed: the canonical form of what was read
-        from approvals.policy import canonical_json
 
         digest.update(canonical_json(request.data).encode())
     return digest.hexdigest()
@@ -122,9 +125,6 @@ class IdempotentMixin:
         try:
             return method(self, request, *args, **kwargs)
         except Exception as exc:
-            from django.http import Http404
-            from rest_framework import exceptions
-
             if not isinstance(exc, (exceptions.APIException, Http404)) and not _is_domain_error(exc):
                 raise
             response: Response = self.handle_exception(exc)  # type: ignore[attr-defined]
@@ -132,8 +132,4 @@ class IdempotentMixin:
 
 
 def _is_domain_error(exc: Exception) -> bool:
-    from approvals.errors import ApprovalError
-    from approvals.policy import PolicyError
-    from runs.services import RunError
-
-    return isinstance(exc, (ApprovalError, RunError, PolicyError))
+    return isinstance(exc, DomainError | PolicyError)

@@ -31,8 +31,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from approvals.access import approvals_visible, runs_visible
-from project import broadcast
+from approvals.api import ApprovalOutput
+from approvals.models import Approval
+from approvals.selectors import approvals_pending
+from infra import broadcast
 from project.api import ApiError
+from runs.api import ActivityOutput
+from runs.models import Activity, Run
 
 BATCH = 200
 APPROVAL_EVENTS = ("approval.requested", "approval.resolved", "user-input.requested", "user-input.resolved")
@@ -171,16 +176,11 @@ async def follow(
 
 
 def _activities_after(run_id: int, after: int) -> list[str]:
-    from runs.api import ActivityOutput
-    from runs.models import Activity
-
     rows = Activity.objects.filter(run_id=run_id, seq__gt=after).order_by("seq")[:BATCH]
     return [frame(data=ActivityOutput(a).data, event=a.event, id=a.seq) for a in rows]
 
 
 def _run_end(run_id: int, after: int) -> str | None:
-    from runs.models import Activity, Run
-
     run = Run.objects.filter(pk=run_id).values("status", "failure_reason").first()
     if run is None or run["status"] not in Run.FINISHED:
         return None
@@ -195,8 +195,6 @@ class RunActivityStreamApi(StreamView):
         """The run's activities as Server-Sent Events: from the start (or after
         `Last-Event-ID`, an activity `seq`), then as they happen; `stream.end` once the run
         has finished and everything was sent."""
-        from runs.models import Run
-
         run = get_object_or_404(runs_visible(request.user, Run.objects.all()), pk=run_id)
         cursor = [last_event_id(request) or 0]
 
@@ -216,16 +214,11 @@ class RunActivityStreamApi(StreamView):
 
 
 def _approval_frame(approval: Any, event: str, event_id: int) -> str:
-    from approvals.api import ApprovalOutput
-
     return frame(data=ApprovalOutput(approval).data, event=event, id=event_id)
 
 
 def _snapshot(user: Any) -> tuple[list[str], int]:
     """Every pending approval `user` may see as `approval.pending`, and the cursor to follow from."""
-    from approvals.selectors import approvals_pending
-    from runs.models import Activity
-
     cursor = Activity.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
     pending = approvals_visible(user, approvals_pending().select_related("decided_by"))
     return [_approval_frame(a, "approval.pending", cursor) for a in pending], cursor
@@ -235,9 +228,6 @@ def _approval_events_after(cursor: int, sent: set[int], floor: int, user: Any) -
     """Approval activities after `cursor` — and the not yet sent ones a little before it
     (committed late), never before `floor`, where the stream started — of the approvals
     `user` may see."""
-    from approvals.models import Approval
-    from runs.models import Activity
-
     since = max(cursor - LOOKBACK, floor)
     rows = Activity.objects.filter(pk__gt=since, event__in=APPROVAL_EVENTS).exclude(pk__in=sent).order_by("pk")[:BATCH]
     approvals = approvals_visible(user, Approval.objects.select_related("step", "decided_by")).in_bulk(

@@ -17,9 +17,10 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
+from rest_framework.authtoken.models import Token
 
+from infra.prepared import Prepared
 from integrations.models import ALL_SCOPES, ApiToken, Scope
-from project.prepared import Prepared
 
 # last_used_at is written at most this often per token (not one write per request).
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -108,8 +109,6 @@ def token_revoke(*, token: ApiToken) -> ApiToken:
 
 def _converted_legacy(key: str) -> ApiToken | None:
     """A plain-text DRF token created after the migration: hashed now, full scope, same key."""
-    from rest_framework.authtoken.models import Token
-
     legacy = Token.objects.filter(key=key).select_related("user").first()
     if legacy is None:
         return None
@@ -125,7 +124,7 @@ def _converted_legacy(key: str) -> ApiToken | None:
     return token
 
 
-# Every token-authenticated request reads this (compiled once: `project.prepared`).
+# Every token-authenticated request reads this (compiled once: `infra.prepared`).
 _BY_HASH: Prepared[ApiToken] = Prepared(lambda digest: ApiToken.objects.select_related("user").filter(key_hash=digest)[:1], str)
 
 

@@ -13,10 +13,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.csrf import csrf_failure as page
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, serializers
 from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
+
+from approvals.policy import PolicyError, parse_json_strict
+from infra.errors import DomainError
 
 
 class StrictJSONParser(BaseParser):
@@ -26,8 +30,6 @@ class StrictJSONParser(BaseParser):
     media_type = "application/json"
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
-        from approvals.policy import PolicyError, parse_json_strict
-
         data = stream.read() if stream is not None else b""
         if not data:
             return {}
@@ -82,8 +84,6 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """CSRF_FAILURE_VIEW: the JSON shape under /api/ (a cookie-carrying client), the page elsewhere."""
     if request.path.startswith("/api/"):
         return json_error("csrf_failed", f"CSRF check failed ({reason}); API clients authenticate with a token.", 403)
-    from django.views.csrf import csrf_failure as page
-
     return page(request, reason=reason)
 
 
@@ -174,15 +174,7 @@ def exception_handler(exc: Exception, context: Any) -> Response | None:
     # imported here, any import order works.
     from rest_framework.views import exception_handler as drf_exception_handler
 
-    from approvals.policy import PolicyError
-    from approvals.services import ApprovalError
-    from runs.services import RunError
-
-    if isinstance(exc, ApiError):
-        return error_response(exc.code, exc.message, exc.status, **exc.fields)
-    if isinstance(exc, ApprovalError):
-        return error_response(exc.code, exc.message, exc.status)
-    if isinstance(exc, RunError):
+    if isinstance(exc, ApiError | DomainError):
         return error_response(exc.code, exc.message, exc.status, **exc.fields)
     if isinstance(exc, PolicyError):
         return Response(exc.to_dict(), status=400)

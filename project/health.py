@@ -10,13 +10,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import redis
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from project import broadcast
+from drivers import runfloor
+from infra import broadcast
 
 _PROBE_EVERY_S = 3.0
 _probed_at = 0.0
@@ -35,8 +37,6 @@ def channel_layer_ok() -> bool:
         return _layer_ok
     _probed_at = now
     try:
-        import redis
-
         client = redis.Redis.from_url(url, socket_timeout=0.3, socket_connect_timeout=0.3)
         try:
             _layer_ok = bool(client.ping())
@@ -71,7 +71,5 @@ def context(request: HttpRequest) -> dict[str, Any]:
     """Template context: `live_degraded` while the channel layer is unreachable;
     `sandbox_unavailable`, the reason, where runs need the sandbox floor and it cannot be
     built (the probe runs once per process)."""
-    from drivers import runfloor
-
     state, line = runfloor.status()
     return {"live_degraded": not channel_layer_ok(), "sandbox_unavailable": line if state == "unavailable" else ""}

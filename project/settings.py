@@ -17,7 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from drivers.agent_env import is_forbidden
 from drivers.mcp_servers import validate_mcp_servers
-from project.env import env_bool, env_float, env_int, env_json_object, env_list, env_names, env_str
+from infra.env import env_bool, env_float, env_int, env_json_object, env_list, env_names, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("GATEHOUSE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -275,7 +275,7 @@ GATEHOUSE_RUNTIME_DIR = Path(env_str("GATEHOUSE_RUNTIME_DIR", str(VAR_DIR / "run
 # How often a waiting run re-reads its approval row when no doorbell rings (seconds).
 GATEHOUSE_WAIT_POLL_S = env_float("GATEHOUSE_WAIT_POLL_S", 1.0)
 # On PostgreSQL a decision also rings its run's worker from the database itself (a trigger's
-# NOTIFY at commit; project/pg_doorbell.py), ahead of the channel layer's doorbell.
+# NOTIFY at commit; infra/pg_doorbell.py), ahead of the channel layer's doorbell.
 GATEHOUSE_PG_DOORBELL = env_bool("GATEHOUSE_PG_DOORBELL", True)
 # A worker renews its lease on each run this often; a lease older than the TTL is free.
 GATEHOUSE_LEASE_HEARTBEAT_S = env_float("GATEHOUSE_LEASE_HEARTBEAT_S", 5.0)

@@ -3,9 +3,10 @@ from csp.decorators import csp_update
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import include, path, re_path
+from django.views.defaults import server_error as html_server_error
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from project.api import api_not_found
+from project.api import api_not_found, api_server_error
 from project.health import healthz
 
 # The API docs page is Swagger UI from drf-spectacular's default CDN. Its start-up script is a
@@ -32,10 +33,6 @@ handler500 = "project.urls.server_error"
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    from django.views.defaults import server_error as html_server_error
-
-    from project.api import api_server_error
-
     if request.path.startswith("/api/"):
         return api_server_error(request)
     return html_server_error(request)

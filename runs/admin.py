@@ -5,7 +5,10 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 
+from approvals.policy import PolicyError
+from runs.errors import RunError
 from runs.models import Activity, AgentSession, Run, Step
+from runs.services import session_run_policy_check, session_set_run_policy
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -29,9 +32,6 @@ class SessionRunPolicyForm(forms.ModelForm):
         fields = ["run_policy"]
 
     def clean_run_policy(self) -> Any:
-        from approvals.policy import PolicyError
-        from runs.services import RunError, session_run_policy_check
-
         value = self.cleaned_data.get("run_policy")
         if value is not None and not isinstance(value, dict):
             raise forms.ValidationError("The run policy must be a JSON object (or empty: inherit).")
@@ -64,8 +64,6 @@ class AgentSessionAdmin(admin.ModelAdmin):
         return form
 
     def save_model(self, request: Any, obj: AgentSession, form: Any, change: bool) -> None:
-        from runs.services import session_set_run_policy
-
         session_set_run_policy(session=AgentSession.objects.get(pk=obj.pk), run_policy=form.cleaned_data.get("run_policy"),
                                user=request.user)
 

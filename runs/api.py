@@ -17,8 +17,9 @@ from integrations.idempotency import IDEMPOTENCY_PARAMETER, IdempotentMixin, ide
 from integrations.models import Scope
 from integrations.tokens import TokenScope
 from project.api import StrictCharField, StrictSerializer, query_int
+from runs.errors import RunError
 from runs.models import Activity, AgentSession, InteractionMode, Run, RuntimeMode
-from runs.services import RunError, run_cancel, run_create, session_set_modes
+from runs.services import run_cancel, run_create, session_set_modes
 
 
 class RunOutput(serializers.ModelSerializer):

@@ -1,6 +1,6 @@
 """WebSocket consumers of the console: thin pipes from channel-layer groups to the page.
 
-They authenticate, join the groups the domain names (project.broadcast), and push the
+They authenticate, join the groups the domain names (infra.broadcast), and push the
 fragment a change names, rendered once per process (runs.fragments.render_once) rather
 than in the writer's transaction hook. They never write rows: after a reconnect the page
 re-fetches what it shows from the database over HTTP.
@@ -12,10 +12,12 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.http import QueryDict
 
 from approvals.access import run_facets_visible, run_visible
+from approvals.forms import InboxFilterForm
 from approvals.selectors import PendingFilter, pending_ids
-from project import broadcast
+from infra import broadcast
 from runs import fragments
 
 
@@ -84,10 +86,6 @@ class InboxConsumer(ConsoleFragmentConsumer):
         return [broadcast.INBOX_GROUP]
 
     async def connect(self) -> None:
-        from django.http import QueryDict
-
-        from approvals.forms import InboxFilterForm
-
         query = QueryDict(self.scope.get("query_string", b"").decode("latin-1"))
         self.view = query.get("view", "inbox")
         form = InboxFilterForm(query, user=self.scope.get("user"))

@@ -18,7 +18,7 @@ from typing import Any
 
 from approvals.policy import RunPolicy
 from drivers import runfloor
-from runs.services import RunError
+from runs.errors import RunError
 
 UNSANDBOXED_PERMISSION = "runs.run_unsandboxed"
 

@@ -7,6 +7,11 @@ from typing import Any
 
 from django import forms
 
+from approvals.access import policies_usable, policies_visible
+from approvals.policy import PolicyError, parse_json_strict
+from runs.models import AgentSession
+from runs.services import may_override_policy
+
 EXAMPLE_SCENARIO = {
     "steps": [
         {"tool": "bash", "input": {"command": "echo hello > hello.txt && cat hello.txt"}},
@@ -23,9 +28,6 @@ SESSION_CHOICES = 50
 def session_choices(user: Any, *, chosen: Any = None) -> list[tuple[str, str]]:
     """"New session" and the latest sessions `user` may join (their own; all with the
     permission to override policies), plus the one asked for in the URL."""
-    from runs.models import AgentSession
-    from runs.services import may_override_policy
-
     sessions = AgentSession.objects.order_by("-id")
     if user is not None and not may_override_policy(user):
         sessions = sessions.filter(created_by_id=getattr(user, "pk", None))
@@ -44,8 +46,6 @@ def parse_json_object(text: str, what: str) -> dict[str, Any]:
 
 def _json_object(text: str, what: str) -> dict[str, Any]:
     """The console's JSON fields pass the same strict boundary as the API's bodies."""
-    from approvals.policy import PolicyError, parse_json_strict
-
     try:
         value = parse_json_strict(text)
     except PolicyError as exc:
@@ -102,8 +102,6 @@ class RunCreateForm(forms.Form):
     )
 
     def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
-        from approvals.access import policies_usable, policies_visible
-
         super().__init__(*args, **kwargs)
         policy_field = self.fields["policy"]
         assert isinstance(policy_field, forms.ChoiceField)  # declared as one above
@@ -125,8 +123,6 @@ class RunCreateForm(forms.Form):
         return _json_object(text, 'scenario (such as {"steps": [...]})')
 
     def clean_session(self) -> Any:
-        from runs.models import AgentSession
-
         session_id = self.cleaned_data.get("session")
         if session_id is None:
             return None

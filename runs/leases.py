@@ -20,8 +20,10 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from project import clock
-from project.prepared import Prepared, PreparedUpdate
+from approvals.models import Approval
+from drivers.registry import external_names
+from infra import clock
+from infra.prepared import Prepared, PreparedUpdate
 from runs.models import Run
 
 
@@ -55,7 +57,7 @@ def held(run: Run, owner: str | None) -> None:
         raise LeaseLost(run.pk, owner)
 
 
-# Every fenced write reads this (compiled once: `project.prepared`); the row stays locked
+# Every fenced write reads this (compiled once: `infra.prepared`); the row stays locked
 # until commit on PostgreSQL.
 _HELD: Prepared[int] = Prepared(
     lambda run_id, owner: (
@@ -79,12 +81,10 @@ def _workable() -> Any:
     """Runs a worker may execute: not finished, and not external. An external run (the hook
     gateway's `claude-code-hook`) has its agent elsewhere; its steps are written unfenced
     by the gateway, so no worker may ever claim it (issue 12)."""
-    from drivers.registry import external_names
-
     return Run.objects.exclude(status__in=Run.FINISHED).exclude(driver__in=external_names())
 
 
-# The claim's compare-and-set, compiled once (`project.prepared`): the ORM took about
+# The claim's compare-and-set, compiled once (`infra.prepared`): the ORM took about
 # 3.5 ms to compile it before every run's start, for a statement SQLite runs in 0.2 ms.
 _CLAIM = PreparedUpdate(
     lambda run_id, owner, now, lease_cutoff, clock_now: (
@@ -117,8 +117,6 @@ def run_claim_and_read(*, run_id: int, owner: str) -> Run | None:
 def _awake_or_due(now: Any) -> Q:
     """Not asleep, or asleep with a reason to wake: nothing is pending any more (decided),
     a pending approval's deadline passed, or someone asked to cancel."""
-    from approvals.models import Approval
-
     pending = Approval.objects.filter(run=OuterRef("pk"), status=Approval.Status.PENDING)
     return (
         Q(hibernated_at__isnull=True)

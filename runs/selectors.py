@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db.models import F, Func, IntegerField, OuterRef, QuerySet, Subquery, Value, Window
 from django.db.models.functions import Coalesce, RowNumber
 
+from approvals.models import Approval, Grant
 from runs.models import Activity, AgentSession, Run, RuntimeMode, Step
 
 RUNS_PER_SESSION_ROW = 3
@@ -26,8 +27,6 @@ def sessions_with_facts() -> QuerySet[AgentSession]:
 
     The last activity of a run is the one numbered `last_seq` (unique per run), so the
     subquery reads one row per run of the session, never its whole log."""
-    from approvals.models import Approval, Grant
-
     last_activity = (
         Activity.objects.filter(run__session_id=OuterRef("pk"), seq=F("run__last_seq")).order_by("-created_at").values("created_at")[:1]
     )

@@ -10,39 +10,31 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models.signals import post_save
+from django.db import transaction
 from django.utils import timezone
 
 from approvals import policy as core
+from approvals.access import default_ceiling, policy_choice_problems
 from approvals.policy.run_policy import LOOSE_RUNTIME_MODES, describe_loosening, given_fields, loosened_fields
-from project import broadcast
-from runs.leases import LeaseLost, fence
-from runs.models import Activity, AgentSession, Run
+from approvals.policy_versions import policy_latest_version
+from approvals.selectors import policy_for_run
+from approvals.services import approvals_detach_for_run
+from drivers import registry
+from drivers.processes import still_running
+from infra import broadcast
+from runs.errors import RunError
+from runs.floor import run_floor_check
+from runs.leases import fence
+from runs.models import AgentSession, InteractionMode, Run, RuntimeMode
+from runs.timeline import activity_record, run_status_changed, run_wake_on_commit
 
 logger = logging.getLogger(__name__)
 
-# Activity kinds the drivers may append through their RunContext.
-DRIVER_ACTIVITY_KINDS = {"turn", "message", "tool", "usage", "notice"}
 
 
 # Loosening the administrator's policy (a run policy above the ceiling, a runtime mode that
 # approves on its own, another person's session) needs this permission (issue 9).
 OVERRIDE_PERMISSION = "runs.override_policy"
-
-
-class RunError(Exception):
-    """A refused write on a run; `code` is stable for API clients, `status` its HTTP status."""
-
-    STATUS = {"not_found": 404, "already_finished": 409, "policy_override_forbidden": 403, "foreign_session": 403,
-              "forbidden": 403}
-
-    def __init__(self, code: str, message: str, **fields: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.fields = fields
-        self.status = self.STATUS.get(code, 400)
 
 
 def may_override_policy(user: Any) -> bool:
@@ -53,111 +45,6 @@ def may_override_policy(user: Any) -> bool:
 
 def _needs_override(what: str) -> str:
     return f"{what} needs the permission {OVERRIDE_PERMISSION} (ask an administrator)."
-
-
-def activity_record(
-    *, run_id: int, kind: str, event: str, payload: Mapping[str, Any] | None = None, owner: str | None = None
-) -> Activity:
-    """Append one activity to the run's log with the next sequence number.
-
-    The UPDATE on the run row allocates the number and, on PostgreSQL, holds the row lock
-    until commit, so concurrent appends to one run queue instead of colliding. A worker's
-    append names its `owner` and is refused (`LeaseLost`) when it no longer owns the run.
-    """
-    return activities_record(run_id=run_id, items=[(kind, event, payload or {})], owner=owner)[0]
-
-
-def activities_record(
-    *, run_id: int, items: list[tuple[str, str, Mapping[str, Any]]], owner: str | None = None
-) -> list[Activity]:
-    """Append several activities `(kind, event, payload)` in order, in one transaction: one
-    UPDATE allocates their numbers, one INSERT stores them (a driver's timeline written
-    in batches: `drivers.runcontext` collects what it emits between two writes)."""
-    if not items:
-        return []
-    with transaction.atomic(savepoint=False):
-        last = _next_activity_seq(run_id, owner, count=len(items))
-        first = last - len(items) + 1
-        fresh = [Activity(run_id=run_id, seq=first + i, kind=kind, event=event, payload=dict(payload or {}))
-                 for i, (kind, event, payload) in enumerate(items)]
-        if len(fresh) == 1:
-            fresh[0].save(force_insert=True)
-            rows = fresh
-        else:
-            rows = Activity.objects.bulk_create(fresh)
-            for row in rows:  # bulk_create sends no post_save: listeners (the webhook outbox) still hear each one
-                post_save.send(sender=Activity, instance=row, created=True, raw=False, using=row._state.db, update_fields=None)
-        for row in rows:
-            broadcast.console_on_commit(
-                [broadcast.run_console_group(run_id)], broadcast.change_message("activity_appended", activity_id=row.pk)
-            )
-    return rows
-
-
-def _next_activity_seq(run_id: int, owner: str | None, *, count: int = 1) -> int:
-    """Allocate the run's next `count` activity numbers in one statement (UPDATE … RETURNING,
-    on SQLite and PostgreSQL alike; the last one is returned); a worker's allocation is
-    fenced by its lease."""
-    quote = connection.ops.quote_name
-    sql = f"UPDATE {quote(Run._meta.db_table)} SET {quote('last_seq')} = {quote('last_seq')} + %s WHERE {quote('id')} = %s"
-    params: list[Any] = [count, run_id]
-    if owner is not None:
-        finished = ", ".join(["%s"] * len(Run.FINISHED))
-        sql += f" AND {quote('owner')} = %s AND {quote('status')} NOT IN ({finished})"
-        params += [owner, *Run.FINISHED]
-    with connection.cursor() as cursor:
-        cursor.execute(sql + f" RETURNING {quote('last_seq')}", params)
-        row = cursor.fetchone()
-    if row is None:
-        if owner is not None:
-            raise LeaseLost(run_id, owner)
-        raise Run.DoesNotExist(f"no run {run_id}")
-    return int(row[0])
-
-
-def queued_then(
-    *, run_id: int, queued: list[tuple[Any, ...]], owner: str | None, call: Any, kwargs: Mapping[str, Any]
-) -> Any:
-    """What a driver queued since its last write, then that write (`call`), in one
-    transaction and in order: `("activity", kind, event, payload)` entries (consecutive ones
-    in one batch) and `("call", fn, kwargs)` entries (a step's result). The timeline costs
-    no transaction of its own and a tool call waits for one transaction, not one per line
-    the agent printed before it. A failing entry or `call` (other than a lost lease) is
-    undone to its savepoint, the rest is kept; `call`'s error is raised after commit, and a
-    failed entry — which nobody awaits — is logged and said on the run's timeline."""
-    failure: Exception | None = None
-    result = None
-    with transaction.atomic():
-        batch: list[tuple[str, str, Mapping[str, Any]]] = []
-        for entry in queued:
-            if entry[0] == "activity":
-                batch.append((entry[1], entry[2], entry[3]))
-                continue
-            activities_record(run_id=run_id, items=batch, owner=owner)
-            batch = []
-            try:
-                with transaction.atomic():
-                    entry[1](owner=owner, **entry[2])
-            except LeaseLost:
-                raise
-            except Exception as exc:  # noqa: BLE001 - nobody awaits a queued write: say so in the log and the timeline
-                what = getattr(entry[1], "__name__", str(entry[1]))
-                logger.exception("run %s: a queued write (%s) failed", run_id, what)
-                batch.append(("notice", "notice", {
-                    "warning": "queued_write_failed", "write": what,
-                    "text": f"Gatehouse could not record a write of this run ({what}): {type(exc).__name__}: {str(exc)[:300]}",
-                }))
-        activities_record(run_id=run_id, items=batch, owner=owner)
-        try:
-            with transaction.atomic():
-                result = call(owner=owner, **kwargs)
-        except LeaseLost:
-            raise
-        except Exception as exc:  # noqa: BLE001 - re-raised below, after the queued writes commit
-            failure = exc
-    if failure is not None:
-        raise failure
-    return result
 
 
 def _prepare_workspace(run_id: int, workspace: str, *, external: bool = False) -> str:
@@ -235,8 +122,6 @@ def _refuse_loosening(requested: core.RunPolicy, ceiling: core.RunPolicy, *, sou
 
 def _refuse_policy_choice(policy_row: Any, user: Any) -> None:
     """Naming a rule policy looser than the default one is a loosening (issue 34)."""
-    from approvals.access import policy_choice_problems
-
     problems = policy_choice_problems(policy_row, user)
     if problems:
         shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
@@ -276,9 +161,6 @@ def run_create(
        compared materialised. Refusals are 403 `foreign_session` / `policy_override_forbidden`.
     3. The rule policy is snapshotted on the run, so later edits don't change it.
     """
-    from approvals.selectors import policy_for_run
-    from drivers import registry
-
     descriptor = registry.descriptor(driver)  # raises RunError for an unknown driver
     registry.validate_options(driver, scenario=scenario, options=options)
     policy_row, document = policy_for_run(policy_name)
@@ -309,7 +191,6 @@ def run_create(
             )
         if requested is not None:
             _refuse_loosening(requested, ceiling, source="The run policy" if run_policy is not None else "The session's run policy")
-    from runs.floor import run_floor_check  # (runs.floor raises this module's RunError)
 
     run_floor_check(effective=effective, requested=requested, descriptor=descriptor, user=user)
     compiled = core.compile_policy(document)
@@ -352,8 +233,6 @@ def run_create(
 def _policy_versions_of(policy_row: Any, digest: str) -> tuple[Any, Any]:
     """The PolicyVersion the run's snapshot is (None for the built-in fallback, or a row
     changed outside `policy_save`), and the version of the policy's shadow, if it has one."""
-    from approvals.policy_versions import policy_latest_version
-
     if policy_row is None:
         return None, None
     latest = policy_latest_version(policy_row)
@@ -395,12 +274,6 @@ def _transition(run_id: int, to: str, *, only_from: tuple[str, ...] | None = Non
     return changed == 1
 
 
-def run_status_changed(run_id: int) -> None:
-    """After commit, the console's run status (its page and the inbox) is pushed again (every
-    writer of a run's status calls it: `_transition`, `approvals.gate.run_status_sync`)."""
-    broadcast.fragment_on_commit([broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], "run_status", run_id=run_id)
-
-
 def run_mark_running(*, run_id: int, resumed: bool = False, owner: str | None = None) -> None:
     """The worker took the run: queued → running (or a resumed run says so). Whether it is
     `waiting` instead follows from its pending approvals (`approvals.gate.run_status_sync`)."""
@@ -418,8 +291,6 @@ def run_mark_running(*, run_id: int, resumed: bool = False, owner: str | None = 
 
 def run_record_process(*, run_id: int, record: Mapping[str, Any], owner: str | None = None) -> None:
     """Remember an agent process of the run (kept while it may still be running)."""
-    from drivers.processes import still_running
-
     with transaction.atomic():
         fence(run_id, owner)
         current = Run.objects.values_list("agent_processes", flat=True).get(pk=run_id) or []
@@ -446,18 +317,6 @@ def run_woke(*, run_id: int, owner: str | None = None) -> None:
         fence(run_id, owner)
         if Run.objects.filter(pk=run_id, hibernated_at__isnull=False).update(hibernated_at=None):
             activity_record(run_id=run_id, kind="run", event="run.woke", payload={})
-
-
-def run_wake_on_commit(*, run_id: int, asleep: bool | None = None) -> None:
-    """Ring the workers' doorbell for a sleeping run (a decision, a cancel): the reconcile
-    loop would find it anyway, this only makes it prompt. `asleep`: when the caller read
-    the run's `hibernated_at` in this transaction already (None: read it here)."""
-    if asleep is None:
-        asleep = Run.objects.filter(pk=run_id, hibernated_at__isnull=False).exists()
-    if asleep:
-        transaction.on_commit(
-            lambda: broadcast.send_to_channel_now("drivers", {"type": "run.start", "run_id": run_id}, urgent=True)
-        )
 
 
 def run_forget_processes(*, run_id: int, owner: str | None = None) -> None:
@@ -489,8 +348,6 @@ def run_finish(
     owner: str | None = None,
 ) -> bool:
     """End the run (once). Pending approvals of the run can no longer be decided."""
-    from approvals.services import approvals_detach_for_run
-
     with transaction.atomic():
         fence(run_id, owner)
         fields: dict[str, Any] = {"finished_at": timezone.now(), "owner": "", "heartbeat_at": None}
@@ -562,8 +419,6 @@ def session_set_run_policy(*, session: AgentSession, run_policy: Mapping[str, An
 
 def session_run_policy_check(*, session: AgentSession, run_policy: Mapping[str, Any] | None, user: Any = None) -> None:
     """Refuse a session run policy `user` may not set (RunError) or that is invalid (PolicyError)."""
-    from approvals.access import default_ceiling
-
     _refuse_foreign_change(session, user)
     parsed = core.parse_run_policy(run_policy) if run_policy is not None else None  # PolicyError: 400 invalid_policy
     if parsed is not None and not may_override_policy(user):
@@ -600,8 +455,6 @@ def session_set_modes(
     person's session needs `runs.change_agentsession` (403 `foreign_session`). Who set the
     modes is kept: under four eyes, a mode approves nothing for that person's own runs.
     `run_policy` (None clears it) is set with `session_set_run_policy`'s rules."""
-    from runs.models import InteractionMode, RuntimeMode
-
     _refuse_foreign_change(session, user)
     if runtime_mode is not None and runtime_mode not in RuntimeMode.values:
         raise RunError("invalid_mode", f"unknown runtime mode {runtime_mode!r}", field="runtime_mode")

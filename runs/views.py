@@ -22,17 +22,19 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.middleware import HtmxDetails
 
 from approvals.access import grants_visible, runs_visible, sessions_visible
+from approvals.errors import ApprovalError
 from approvals.forms import pending_visible_to
 from approvals.models import Grant
 from approvals.policy import PolicyError
 from approvals.policy.run_policy import LOOSE_RUNTIME_MODES
 from approvals.selectors import PendingFilter, approvals_pending, grants_active, subagents_asking
-from approvals.services import ApprovalError, grant_revoke
+from approvals.services import grant_revoke
 from project.console_auth import console_login_required
+from runs.errors import RunError
 from runs.forms import FollowUpForm, RunCreateForm, parse_json_object
 from runs.models import AgentSession, InteractionMode, Run, RuntimeMode
 from runs.selectors import latest_runs_of, session_latest_run, sessions_with_facts, steps_by_seq, timeline_page
-from runs.services import RunError, run_cancel, run_create, run_follow_up, session_joinable, session_set_modes
+from runs.services import run_cancel, run_create, run_follow_up, session_joinable, session_set_modes
 
 RUNS_PER_PAGE = 25
 

@@ -173,7 +173,7 @@ def floor_available() -> None:
 @pytest.fixture
 def clock() -> Any:
     """The deadline clock, to move forward instead of sleeping (reset after the test)."""
-    from project import clock as deadline_clock
+    from infra import clock as deadline_clock
 
     deadline_clock.reset()
     yield deadline_clock

@@ -12,7 +12,7 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.db import transaction
 
-from project import broadcast
+from infra import broadcast
 from tests.layer import fragments, listen, received
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from project import broadcast, health
+from infra import broadcast
+from project import health
 from tests.processes import free_port
 
 pytestmark = pytest.mark.django_db

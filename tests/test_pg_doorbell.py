@@ -1,4 +1,4 @@
-"""PostgreSQL's own doorbell (project/pg_doorbell.py): a decision rings its run's worker
+"""PostgreSQL's own doorbell (infra/pg_doorbell.py): a decision rings its run's worker
 from the database at commit, never on rollback, and a waiting run hears it even when the
 channel layer's doorbell is lost; the listener survives its connection being cut."""
 
@@ -12,7 +12,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings as django_settings
 from django.db import transaction
 
-from project import pg_doorbell
+from infra import pg_doorbell
 from tests.approvals.gate.test_resolution import waiting  # noqa: F401  (a run of `w1` waiting on one approval)
 from tests.console.conftest import make_approval  # noqa: F401  (the console's fixture)
 from tests.flow import decide, finished, pending_approval, start_run
@@ -83,7 +83,7 @@ async def test_a_waiting_run_hears_its_decision_from_the_database_alone(
 ) -> None:
     """The channel layer's doorbell to the run is lost and the run would not re-read its row
     for ten minutes: the decision still reaches it, through PostgreSQL."""
-    from project import broadcast
+    from infra import broadcast
 
     settings.GATEHOUSE_WAIT_POLL_S = 600
     real_send_now = broadcast.send_now
@@ -158,6 +158,13 @@ async def _until(check: Any) -> None:
 # -- the woken run's hand-out on the worker's own connection (pg_doorbell.HandOut) ------------
 
 
+def _hand_out() -> pg_doorbell.HandOut[Any]:
+    """The worker's hand-out, as drivers/worker.py builds it."""
+    from approvals.gate.resolution import allowed_at_once_outcome, allowed_at_once_statement
+
+    return pg_doorbell.HandOut(statement=allowed_at_once_statement, outcome=allowed_at_once_outcome)
+
+
 def _decide(approval_id: int, user: Any, *, approve: bool = True, via: str = "api") -> None:
     from approvals.models import Approval
     from approvals.services import approval_decide
@@ -178,7 +185,7 @@ async def test_the_hand_out_on_the_workers_connection_tells_what_the_one_stateme
 
     _, approval_id = waiting
     await sync_to_async(_decide)(approval_id, admin_user, via="console")
-    hand_out = pg_doorbell.HandOut()
+    hand_out = _hand_out()
     try:
         outcome = await hand_out.allowed_at_once(approval_id, "w1")
     finally:
@@ -194,7 +201,7 @@ async def test_the_workers_hand_out_is_fenced_and_leaves_every_other_case_to_the
     waiting: tuple[int, int], admin_user: Any  # noqa: F811
 ) -> None:
     run_id, approval_id = waiting
-    hand_out = pg_doorbell.HandOut()
+    hand_out = _hand_out()
     try:
         assert await hand_out.allowed_at_once(approval_id, "w1") is None  # still pending
         await sync_to_async(_decide)(approval_id, admin_user)
@@ -210,7 +217,7 @@ async def test_a_cut_hand_out_connection_falls_back_and_the_next_one_reconnects(
     waiting: tuple[int, int], admin_user: Any  # noqa: F811
 ) -> None:
     _, approval_id = waiting
-    hand_out = pg_doorbell.HandOut()
+    hand_out = _hand_out()
     try:
         assert await hand_out.allowed_at_once(approval_id, "w1") is None  # pending; connected now
         pid = hand_out._conn.info.backend_pid

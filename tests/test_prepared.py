@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from approvals.gate import RUN_UNREAD
-from project.prepared import Prepared, PreparedUpdate
+from infra.prepared import Prepared, PreparedUpdate
 from runs.models import AgentSession, Run, Step
 from runs.services import run_create, session_create
 

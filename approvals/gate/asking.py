@@ -8,9 +8,9 @@ from typing import Any
 
 from approvals import policy as core
 from approvals.models import Approval
-from project import broadcast, clock
+from infra import broadcast, clock
 from runs.models import Run, Step
-from runs.services import activity_record
+from runs.timeline import activity_record
 
 from .status import run_status_sync
 

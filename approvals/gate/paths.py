@@ -7,6 +7,7 @@ import os
 from django.conf import settings
 
 from approvals import policy as core
+from drivers import registry, runfloor
 from runs.models import Run
 
 
@@ -15,8 +16,6 @@ def floor_holds(run: Run) -> bool:
     setting then decides what a program model does not recognise): every run a worker
     starts, but an `unrestricted` one or with the floor off (GATEHOUSE_SANDBOX=off); never
     an external one (the hook gateway's agent runs on its own machine)."""
-    from drivers import registry, runfloor  # (the drivers' settings of the floor, read at call time)
-
     return run.driver not in registry.external_names() and runfloor.mode_for(run.run_policy) is not None
 
 

@@ -7,18 +7,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Q
 
 from approvals import policy as core
 from approvals.models import Grant
 from approvals.selectors import grants_for_run
-from project.prepared import Prepared
+from drivers.registry import external_names
+from infra.prepared import Prepared
 from runs.leases import LeaseLost
 from runs.models import Run, Step
 from runs.selectors import runtime_mode_for
-from runs.services import activity_record
+from runs.timeline import activity_record
 
 from .asking import approval_open, routing_for
+from .counts import run_view
 from .external import Consulted, ExternalQuestion, consult_about, external_apply, point_of, question_about
 from .handout import handed_out
 from .lifecycle import step_record
@@ -27,13 +28,6 @@ from .paths import floor_holds, path_context
 from .shadow import shadow_verdict
 
 S = Step.Status
-
-
-def run_view(run_id: int) -> core.RunView:
-    counts = Step.objects.filter(run_id=run_id).aggregate(
-        calls=Count("id"), denials=Count("id", filter=Q(status=S.DENIED))
-    )
-    return core.RunView(tool_calls=counts["calls"] or 0, denials=counts["denials"] or 0)
 
 
 def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict, list[Grant] | None, core.RunView | None]:
@@ -71,7 +65,7 @@ def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict
 RUN_UNREAD = (*Run.LARGE_FIELDS, "session__agent_state", "session__run_policy")
 
 
-# The gate's reads, compiled once (`project.prepared`): every tool request makes them.
+# The gate's reads, compiled once (`infra.prepared`): every tool request makes them.
 _RUN: Prepared[Run] = Prepared(lambda run_id: Run.objects.select_related("session").defer(*RUN_UNREAD).filter(pk=run_id), int)
 _FENCED_RUN: Prepared[Run] = Prepared(
     lambda run_id, owner: (
@@ -169,8 +163,6 @@ def gate_request_in(
     """`gate_request` inside the caller's transaction, for a run the caller read in it
     (with its session, deferring `RUN_UNREAD`). Not fenced: for external runs, which no
     worker owns (the hook gateway reads its session, run and all in one transaction)."""
-    from drivers.registry import external_names
-
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("gate_request_in needs the caller's transaction")
     if run.driver not in external_names():

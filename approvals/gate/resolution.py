@@ -18,20 +18,21 @@ from django.utils import timezone
 from approvals import policy as core
 from approvals.models import Approval, SecretAnswer
 from approvals.selectors import grants_for_run
-from project.prepared import Prepared
+from infra.prepared import Prepared
 from runs.leases import held
 from runs.models import Run, Step
-from runs.services import activity_record
+from runs.timeline import activity_record
 
 from .asking import approval_open, capability_of
 from .handout import hand_out
 from .outcome import GateOutcome
 from .paths import floor_holds, path_context
+from .resume import answer_from_record
 
 S = Step.Status
 
 
-# Read on every poll of a waiting run, in one statement (compiled once: `project.prepared`):
+# Read on every poll of a waiting run, in one statement (compiled once: `infra.prepared`):
 # the approval with its step, whether a newer attempt at that step exists (a retry opened
 # after it), and its run, locked as the fence locks it (never the run's large JSON).
 _APPROVAL: Prepared[Approval] = Prepared(
@@ -54,8 +55,6 @@ def gate_resolution(
     is then handed out by one statement (`_allowed_at_once`); anything else — still
     pending, denied, a question, superseded, the lease gone — takes the path below.
     """
-    from .resume import answer_from_record
-
     if woken and owner is not None:
         allowed = _allowed_at_once(approval_id, owner)
         if allowed is not None:
@@ -105,7 +104,7 @@ def _allowed_at_once_sql(vendor: str) -> str:
 
 def allowed_at_once_statement(approval_id: int, owner: str) -> tuple[str, list[Any]]:
     """`_allowed_at_once`'s SQL and parameters, for the connection's vendor (the worker's
-    asynchronous connection runs the same statement: project/pg_doorbell.py)."""
+    asynchronous connection runs the same statement: infra/pg_doorbell.py)."""
     params = [S.EXECUTING, connection.ops.adapt_datetimefield_value(timezone.now()), approval_id,
               Approval.Status.APPROVED, Approval.Kind.PERMISSION, Approval.Kind.PERMISSION, S.WAITING, owner,
               *Run.FINISHED]

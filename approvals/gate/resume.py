@@ -33,10 +33,10 @@ from django.db import transaction
 
 from approvals import policy as core
 from approvals.models import Approval
-from project import broadcast, clock
+from infra import broadcast, clock
 from runs.leases import fence
 from runs.models import Step
-from runs.services import activity_record
+from runs.timeline import activity_record
 
 from .asking import approval_open
 from .lifecycle import OPEN, step_move

@@ -20,6 +20,7 @@ from approvals.models import Grant, PolicyVersion
 from approvals.selectors import grants_for_run
 from runs.models import Run
 
+from .counts import run_view
 from .paths import floor_holds, path_context
 
 logger = logging.getLogger(__name__)
@@ -63,8 +64,6 @@ def shadow_verdict(
     try:
         compiled = compiled_version(run.shadow_version_id)
         if view is None and (compiled.max_tool_calls is not None or compiled.max_denials is not None):
-            from .request import run_view
-
             view = run_view(run.pk)
         paths = path_context(run)
         view = dataclasses.replace(view or core.RunView(), floor=floor_holds(run))

@@ -6,7 +6,7 @@ from django.db import connection
 
 from approvals.models import Approval
 from runs.models import Run
-from runs.services import run_status_changed
+from runs.timeline import run_status_changed
 
 W, R = Run.Status.WAITING, Run.Status.RUNNING
 assert W in Run.ALLOWED_TRANSITIONS[R] and R in Run.ALLOWED_TRANSITIONS[W]  # the moves this makes

@@ -7,7 +7,7 @@ from django.db import transaction
 
 from runs.leases import fence
 from runs.models import Step
-from runs.services import activity_record
+from runs.timeline import activity_record
 
 from .lifecycle import StepMoveRefused, step_move
 

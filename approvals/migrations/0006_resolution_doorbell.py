@@ -5,7 +5,7 @@ from pending to anything else (decided, expired, cancelled, superseded — whate
 it). PostgreSQL delivers a notification only when its transaction commits, and drops it on
 rollback: the doorbell rings exactly when the decision is there to read, with no round trip
 of its own and no channel-layer hop between the web process and the worker
-(`project/pg_doorbell.py` listens). On SQLite this migration does nothing.
+(`infra/pg_doorbell.py` listens). On SQLite this migration does nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db import migrations
 
-CHANNEL = "gatehouse_doorbell"  # project/pg_doorbell.py listens on it
+CHANNEL = "gatehouse_doorbell"  # infra/pg_doorbell.py listens on it
 
 
 def _table(apps: Any, schema_editor: Any) -> str:

@@ -86,6 +86,11 @@ def _decide(policy: CompiledPolicy, req: Mapping, paths: PathContext | None, flo
         decision, reason = policy.tools[tool]
         return Verdict(decision, reason or f"The policy decides `{tool}` outright: {decision}.",
                        f"tools.{tool}", (), classify_tool(tool)), None
+    named = policy.tool_classes.get(tool)
+    if named is not None:
+        # the administrator's class for a tool the rule sets do not read (an MCP tool)
+        decision, rule, reason = fallback(policy, None, named, f"`{tool}`")
+        return Verdict(decision, reason, rule, (), named), None
     if is_bookkeeping(tool):
         return Verdict("allow", f"`{tool}` is bookkeeping, allowed unless the policy's tools say otherwise.",
                        "bookkeeping", (), "read-only"), None

@@ -226,6 +226,8 @@ def _claude(document: Mapping, compiled) -> PolicyExport:
             unexpressed.append(f"tools.{name} (abort): {agent} cannot end the run; exported as deny")
         else:
             add(decision, [native])
+    for name, cls in compiled.tool_classes.items():
+        unexpressed.append(f"tools.{name} (class {cls}): {agent} has no side-effect classes; the tool is asked")
     if compiled.default != "ask":
         unexpressed.append(f"default ({compiled.default}): {agent} asks about a tool no rule names")
     if compiled.commands is not None and any(compiled.commands.rules.values()):
@@ -320,6 +322,8 @@ def _codex(document: Mapping, compiled) -> PolicyExport:
                                "approval policy decides what no rule names)")
     for name, (decision, _reason) in compiled.tools.items():
         unexpressed.append(f"tools.{name} ({decision}): Codex execpolicy decides shell commands only")
+    for name, cls in compiled.tool_classes.items():
+        unexpressed.append(f"tools.{name} (class {cls}): Codex execpolicy decides shell commands only")
     if compiled.default != "ask":
         unexpressed.append(f"default ({compiled.default}): Codex execpolicy has no default")
     if compiled.commands is not None and any(compiled.commands.rules.values()):

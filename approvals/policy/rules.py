@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .canonical import canonical_json, policy_version
-from .classes import CLASSES
+from .classes import CLASSES, EDIT_TOOLS, READ_TOOLS
 from .errors import PolicyError, json_type
 from .example_requests import check_policy_examples, check_rule_examples
 from .external import ExternalPoint, read_external
@@ -89,6 +89,9 @@ class CompiledPolicy:
     edits: RuleSet | None = field(default=None, repr=False)
     reads: RuleSet | None = field(default=None, repr=False)
     tools: Mapping[str, tuple[str, str | None]] = field(default_factory=dict, repr=False)
+    # tools the administrator gave a side-effect class (`{"tools": {"mcp__x__y": {"class": …}}}`):
+    # decided by the class rules like a command of that class
+    tool_classes: Mapping[str, str] = field(default_factory=dict, repr=False)
     classes: Mapping[str, str] | None = field(default=None, repr=False)
     max_tool_calls: int | None = None
     max_denials: int | None = None
@@ -246,8 +249,13 @@ def _limit(value: Any, field: str, problems: _Problems) -> int | None:
     return int(value)
 
 
-def _tools(value: Any, problems: _Problems) -> dict[str, tuple[str, str | None]]:
+# Tools the rule sets decide (their class comes from what they do): no class of their own.
+_RULED_TOOLS = frozenset({"bash", "network"})
+
+
+def _tools(value: Any, problems: _Problems) -> dict[str, Any]:
     tools: dict[str, tuple[str, str | None]] = {}
+    tool_classes: dict[str, str] = {}
     section = _mapping(value, "tools", None, problems)
     for name, entry in (section or {}).items():
         where = f"tools.{name}"
@@ -255,17 +263,29 @@ def _tools(value: Any, problems: _Problems) -> dict[str, tuple[str, str | None]]
             problems(where, "a tool name must not be empty", name)
             continue
         if isinstance(entry, Mapping):
-            _mapping(entry, where, ("decision", "reason"), problems)
+            _mapping(entry, where, ("decision", "class", "reason"), problems)
             reason = _reason(entry, where, problems)
+            if "class" in entry:
+                if "decision" in entry:
+                    problems(where, "give a decision or a class, not both", entry)
+                elif entry["class"] not in CLASSES:
+                    _unknown(entry["class"], f"{where}.class", CLASSES, problems, entry["class"], what="class")
+                elif name in _RULED_TOOLS or name in EDIT_TOOLS or name in READ_TOOLS:
+                    problems(f"{where}.class", f"`{name}` is decided by the policy's rule sets, which know its class; "
+                                               "a class is for tools they do not read (MCP tools, an agent's own)",
+                             entry["class"])
+                else:
+                    tool_classes[name] = entry["class"]
+                continue
             if "decision" not in entry:
-                problems(f"{where}.decision", f"is missing: one of {', '.join(DECISIONS)}", None)
+                problems(f"{where}.decision", f"is missing: one of {', '.join(DECISIONS)} (or a \"class\")", None)
                 continue
             decision = _decision(entry.get("decision"), f"{where}.decision", problems)
         else:
             decision, reason = _decision(entry, where, problems), None
         if decision is not None:
             tools[name] = (decision, reason)
-    return tools
+    return {"tools": tools, "tool_classes": tool_classes}
 
 
 def _classes(value: Any, problems: _Problems, where: str = "classes") -> dict[str, str]:
@@ -334,7 +354,7 @@ def _read(document: Any, problems: _Problems) -> dict[str, Any]:
         if key in ("commands", "edits", "reads"):
             parts[key] = _ruleset(key, value, problems)
         elif key == "tools":
-            parts["tools"] = _tools(value, problems)
+            parts.update(_tools(value, problems))
         elif key == "classes":
             parts["classes"] = _classes(value, problems)
         elif key == "limits":

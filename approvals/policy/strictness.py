@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .classes import BOOKKEEPING_TOOLS, CLASSES, EDIT_TOOLS, OUTSIDE, PROTECTED, READ_TOOLS
+from .classes import BOOKKEEPING_TOOLS, CLASSES, EDIT_TOOLS, OUTSIDE, PROTECTED, READ_TOOLS, classify_tool
 from .decisions import class_floor, fallback
 from .network import DEFAULT_NETWORK, HostRule, NetworkPolicy
 from .rules import SEVERITY, CompiledPolicy, RuleSet, compile_policy, floor_document
@@ -137,11 +137,28 @@ def _ruleset(name: str, candidate: CompiledPolicy, baseline: CompiledPolicy) -> 
     return found
 
 
+def _effective(policy: CompiledPolicy, tool: str) -> str:
+    """What a policy decides for a tool outside the rule sets: its `tools` entry, the class
+    it gives the tool, bookkeeping, or the fallback of the tool's own class."""
+    if tool in policy.tools:
+        return policy.tools[tool][0]
+    if tool in policy.tool_classes:
+        return fallback(policy, None, policy.tool_classes[tool], "")[0]
+    if tool in BOOKKEEPING_TOOLS:
+        return "allow"
+    return fallback(policy, None, classify_tool(tool), "")[0]
+
+
 def _tools(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
     found = []
     for tool, (decision, _) in sorted(baseline.tools.items()):
         mine = candidate.tools.get(tool)
-        if mine is None:
+        if mine is None and tool in candidate.tool_classes:
+            got = _effective(candidate, tool)
+            if not _at_least(got, decision):
+                found.append(f"tools.{tool}: its class decides {got} here; the default policy decides it outright "
+                             f"({decision})")
+        elif mine is None:
             if decision != "allow":
                 found.append(f"tools.{tool}: the default policy decides it outright ({decision}); this one does not")
         elif not _at_least(mine[0], decision):
@@ -149,9 +166,14 @@ def _tools(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
     for tool, (decision, _) in sorted(candidate.tools.items()):
         if tool in baseline.tools or tool in BOOKKEEPING_TOOLS:
             continue
-        least = "deny" if tool in _RULED_TOOLS else fallback(baseline, None, None, "")[0]
+        least = "deny" if tool in _RULED_TOOLS else _effective(baseline, tool)
         if not _at_least(decision, least):
             found.append(f"tools.{tool}: {decision} skips what the default policy decides for it (at least {least})")
+    for tool in sorted((set(candidate.tool_classes) | set(baseline.tool_classes)) - set(candidate.tools)
+                       - set(baseline.tools)):
+        mine_d, theirs_d = _effective(candidate, tool), _effective(baseline, tool)
+        if not _at_least(mine_d, theirs_d):
+            found.append(f"tools.{tool}: {mine_d} here (by its class), {theirs_d} under the default policy")
     return found
 
 

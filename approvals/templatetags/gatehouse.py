@@ -6,9 +6,11 @@ only filter that returns markup, and only after nh3 keeps a short allow-list of 
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
+from pathlib import PurePosixPath
 from typing import Any
 
 import nh3
@@ -19,6 +21,9 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import timesince
 from markdown_it import MarkdownIt
+
+from approvals.services import approval_own_run
+from infra import clock
 
 register = template.Library()
 
@@ -121,8 +126,6 @@ def as_list(value: Any) -> list[Any]:
 def own_run_for(approval: Any, user: Any) -> bool:
     """True when the four-eyes rule keeps `user` from deciding this approval (the service
     refuses it too). Pushed cards have no user: `four_eyes_starter` lets the page decide."""
-    from approvals.services import approval_own_run
-
     return bool(user) and approval_own_run(run=approval.run, user=user)
 
 
@@ -169,15 +172,11 @@ def first_line(text: Any) -> str:
 @register.simple_tag
 def server_now() -> str:
     """The server's time (the deadline clock), so the browser's countdown corrects its own clock."""
-    from project import clock
-
     return clock.now().isoformat()
 
 
 @register.filter
 def seconds_left(deadline: Any) -> float:
-    from project import clock
-
     if not deadline:
         return float("inf")
     return (deadline - clock.now()).total_seconds()
@@ -223,8 +222,6 @@ def explain_segments(step: Any, workspace: Any = "") -> list[dict[str, Any]]:
 def segment_rows(segments: Any, verdict: str, workspace: Any = "") -> list[dict[str, Any]]:
     """Every per-command verdict (`Verdict.segments` as dicts) as the card shows it; the
     admin's "Try it" shows them all, even a single command's."""
-    from pathlib import PurePosixPath
-
     if not isinstance(segments, list):
         return []
     root = PurePosixPath(str(workspace)) if workspace else None
@@ -250,8 +247,6 @@ def segment_rows(segments: Any, verdict: str, workspace: Any = "") -> list[dict[
 def _segment_cwd(segment: dict[str, Any], root: Any) -> tuple[str, bool]:
     """The directory a command runs in when it is not the workspace root: relative inside
     the workspace, absolute (and flagged) outside it."""
-    from pathlib import PurePosixPath
-
     raw = next((segment[k] for k in _CWD_KEYS if segment.get(k)), "")
     if not raw:
         return "", False
@@ -311,8 +306,6 @@ def diff_lines(diff: Any) -> list[tuple[str, str]]:
 def edit_diff(tool_input: Any) -> str:
     """The unified diff of an edit request (`old_string` → `new_string`, or each of a
     MultiEdit's `edits`), as the reviewer should read it; "" when the input has neither."""
-    import difflib
-
     if not isinstance(tool_input, dict):
         return ""
     path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "file")

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from approvals.policy import READ_ONLY, classify_words, parse_script
 from drivers.base import Decision, ToolRequest
 
 # Native tool name -> (canonical name, subtype). Others keep their name, subtype "tool".
@@ -63,8 +64,6 @@ def is_read_only_shell(command: str) -> bool:
     """In plan mode a command passes only when the policy core's side-effect catalogue reads
     every simple command in it as read-only (one meaning of "read-only" in the house): the
     script parses, no command writes a file or has a computed name, none is unknown."""
-    from approvals.policy import READ_ONLY, classify_words, parse_script
-
     script = parse_script(command)
     if not script.parsed or not script.commands:
         return False

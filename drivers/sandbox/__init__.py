@@ -14,10 +14,10 @@ from __future__ import annotations
 from .bridge import open_unix
 from .bwrap import visible
 from .control import changed_since, present, snapshot, write_refusal
-from .endpoints import EndpointError, urls_in_env
+from .endpoints import Bridge, EndpointError, urls_in_env
 from .launch import Launch, prepare
 from .probe import Availability, availability
-from .spec import MODES, Bridge, Floor, Mode, SocketBridge
+from .spec import MODES, Floor, Mode, SocketBridge
 
 __all__ = [
     "MODES", "Availability", "Bridge", "EndpointError", "Floor", "Launch", "Mode", "SocketBridge",

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-from .spec import Bridge
+from .endpoints import Bridge
 
 logger = logging.getLogger(__name__)
 

@@ -14,11 +14,24 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from .spec import Bridge
-
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+
+
+@dataclass(frozen=True)
+class Bridge:
+    """A TCP address inside the floor that reaches one address outside.
+
+    Inside, a listener on `inside_host:inside_port` (loopback) forwards each connection over
+    a Unix socket to Gatehouse, which connects to `target_host:target_port`: a loopback
+    model endpoint, bridged on its own address and port so that its URL stays the same."""
+
+    inside_host: str
+    inside_port: int
+    target_host: str
+    target_port: int
 
 
 class EndpointError(ValueError):

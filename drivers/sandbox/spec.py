@@ -14,22 +14,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .endpoints import Bridge, reach
+
 Mode = Literal["workspace-write", "read-only"]
 MODES: tuple[Mode, ...] = ("workspace-write", "read-only")
-
-
-@dataclass(frozen=True)
-class Bridge:
-    """A TCP address inside the floor that reaches one address outside.
-
-    Inside, a listener on `inside_host:inside_port` (loopback) forwards each connection over
-    a Unix socket to Gatehouse, which connects to `target_host:target_port`: a loopback
-    model endpoint, bridged on its own address and port so that its URL stays the same."""
-
-    inside_host: str
-    inside_port: int
-    target_host: str
-    target_port: int
 
 
 @dataclass(frozen=True)
@@ -100,8 +88,6 @@ class Floor:
     def reaching(self, urls: Iterable[str]) -> Floor:
         """This floor with each model endpoint in `urls`: a bridge to a loopback one, a
         model host for the egress proxy (drivers/sandbox/endpoints.py)."""
-        from .endpoints import reach
-
         bridges, remote = reach(urls)
         added = tuple(dict.fromkeys(b for b in bridges if b not in self.bridges))
         hosts = tuple(h for h in dict.fromkeys(remote) if h not in self.model_hosts)

@@ -28,13 +28,17 @@ from django.db.models.functions import Coalesce
 
 from approvals.gate import RUN_UNREAD, GateOutcome, gate_request_in, gate_resolution, step_finish
 from approvals.models import Approval
+from approvals.policy import PolicyError
+from approvals.services import approval_expire
 from drivers.base import Decision, ToolRequest
 from drivers.claude_code import mapping
+from infra import clock
+from infra.prepared import Prepared
 from integrations.models import HookSession, HookStep
-from project import clock
-from project.prepared import Prepared
+from runs.errors import RunError
 from runs.models import Run, Step
-from runs.services import RunError, activity_record, run_create, run_finish, run_mark_running
+from runs.services import run_create, run_finish, run_mark_running, session_create
+from runs.timeline import activity_record
 
 # Agents whose hooks the gateway takes -> the external driver of their runs. Codex's hook
 # input names its calls as Claude Code's does (`Bash` with `command`; apply_patch arrives
@@ -121,8 +125,6 @@ def parse_pre_tool_use(body: Any) -> PreToolUse:
 
 def _new_hook_session(*, user: Any, agent: str, external_id: str, cwd: str, policy_name: str) -> HookSession:
     """First call of a hook session: a Gatehouse session and a running external run."""
-    from runs.services import session_create
-
     with transaction.atomic():
         session = session_create(user=user, title=f"{TITLES[agent]} {external_id[:40]}")
         run = run_create(
@@ -138,7 +140,7 @@ def _new_hook_session(*, user: Any, agent: str, external_id: str, cwd: str, poli
 
 
 # The hook session with its run as the gate reads it (its session; never its large JSON) and
-# its policy's name: compiled once (`project.prepared`), run on every call of every session.
+# its policy's name: compiled once (`infra.prepared`), run on every call of every session.
 _HOOK_SESSION: Prepared[HookSession] = Prepared(
     lambda user_id, agent, external_id: (
         HookSession.objects.select_related("run", "run__session", "run__policy")
@@ -163,7 +165,6 @@ def hook_session_for(*, user: Any, agent: str, external_id: str, cwd: str, polic
         except RunError as exc:
             raise HookRefused(exc.code, exc.message, exc.status, field=str(exc.fields.get("field", ""))) from None
         except Exception as exc:  # a policy the driver cannot honour, from run_create
-            from approvals.policy import PolicyError
 
             if isinstance(exc, PolicyError):
                 raise HookRefused(exc.code, exc.message, 400, field=exc.field or "") from None
@@ -279,8 +280,6 @@ def hook_resolution(*, approval_id: int) -> GateOutcome | None:
 def hook_give_up(*, approval_id: int) -> GateOutcome | None:
     """Nobody will read the answer any more (the hook went away): expire the approval now,
     so no reviewer decides a request no agent waits for, and settle its step."""
-    from approvals.services import approval_expire
-
     Approval.objects.filter(pk=approval_id, status=Approval.Status.PENDING).update(deadline=clock.now())
     approval_expire(approval_id=approval_id)
     return hook_resolution(approval_id=approval_id)

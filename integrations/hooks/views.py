@@ -21,11 +21,15 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from approvals.gate import GateOutcome
+from approvals.models import Approval
+from approvals.policy import PolicyError, parse_json_strict
+from approvals.services import approval_expire
+from infra import broadcast, clock
 from integrations.asyncauth import authenticate_token, check_token
 from integrations.hooks import gateway
 from integrations.models import Scope
-from project import broadcast
 from project.api import json_error
+from runs.models import Run
 
 # The gateway's database work runs on its own threads (GATEHOUSE_HOOK_DB_THREADS; one on
 # SQLite, where each keeps its connection; on PostgreSQL they borrow from the pool). Django's
@@ -43,8 +47,6 @@ def db(fn: Any) -> Any:
 
 
 def _body(request: HttpRequest) -> Any:
-    from approvals.policy import PolicyError, parse_json_strict
-
     try:
         return parse_json_strict(request.body or b"{}")
     except PolicyError as exc:
@@ -56,22 +58,15 @@ def _refused(exc: gateway.HookRefused) -> JsonResponse:
 
 
 def _deadline_in(approval_id: int) -> float | None:
-    from approvals.models import Approval
-    from project import clock
-
     deadline = Approval.objects.filter(pk=approval_id).values_list("deadline", flat=True).first()
     return None if deadline is None else (deadline - clock.now()).total_seconds()
 
 
 def _cancel_requested(run_id: int) -> bool:
-    from runs.models import Run
-
     return Run.objects.filter(pk=run_id, cancel_requested=True).exclude(status__in=Run.FINISHED).exists()
 
 
 def _cancel(run_id: int) -> None:
-    from runs.models import Run
-
     gateway._finish(run_id, status=Run.Status.CANCELLED)
 
 
@@ -95,8 +90,6 @@ async def wait_for_decision(run_id: int, approval_id: int) -> GateOutcome:
                 continue
             remaining = await db(_deadline_in)(approval_id)
             if remaining is not None and remaining <= 0:
-                from approvals.services import approval_expire
-
                 await db(approval_expire)(approval_id=approval_id)
                 continue
             timeout = settings.GATEHOUSE_WAIT_POLL_S if remaining is None else min(settings.GATEHOUSE_WAIT_POLL_S, remaining)

@@ -1,7 +1,7 @@
 """The outbox: a delivery row per subscribed endpoint, written with the event itself.
 
 Every event Gatehouse sends is an activity the services already append inside the
-transaction that changes the rows (`runs.services.activity_record`), so the outbox listens
+transaction that changes the rows (`runs.timeline.activity_record`), so the outbox listens
 there: the delivery commits with the approval or run it describes, or not at all, and the
 sender (outside any request) finds it in the database. Nothing here touches the network.
 """
@@ -16,7 +16,12 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models.signals import post_save
 from django.utils import timezone
 
-from project.prepared import Prepared
+from approvals.api import ApprovalOutput
+from approvals.models import Approval
+from infra.prepared import Prepared
+from integrations.models import WebhookDelivery, WebhookEndpoint
+from runs.api import RunOutput
+from runs.models import Activity, Run
 
 # Activity event -> webhook event.
 EVENTS: dict[str, str] = {
@@ -31,11 +36,6 @@ EVENTS: dict[str, str] = {
 
 
 def _data(activity: Any) -> dict[str, Any] | None:
-    from approvals.api import ApprovalOutput
-    from approvals.models import Approval
-    from runs.api import RunOutput
-    from runs.models import Run
-
     run = Run.objects.select_related("policy").get(pk=activity.run_id)
     if EVENTS[activity.event] == "run.finished":
         return {"run": RunOutput(run).data}
@@ -60,8 +60,6 @@ def body_of(event: str, activity: Any, data: dict[str, Any]) -> str:
 @functools.cache
 def _active_endpoints() -> Prepared[Any]:
     """The active endpoints (read with every approval and run-end activity: compiled once)."""
-    from integrations.models import WebhookEndpoint
-
     return Prepared(lambda: WebhookEndpoint.objects.filter(active=True))
 
 
@@ -69,7 +67,6 @@ def activity_saved(sender: Any, instance: Any, created: bool, **kwargs: Any) -> 
     event = EVENTS.get(instance.event)
     if not created or event is None:
         return
-    from integrations.models import WebhookDelivery
 
     endpoints = [e for e in _active_endpoints().all() if event in (e.events or [])]
     if not endpoints:
@@ -85,6 +82,4 @@ def activity_saved(sender: Any, instance: Any, created: bool, **kwargs: Any) -> 
 
 
 def connect() -> None:
-    from runs.models import Activity
-
     post_save.connect(activity_saved, sender=Activity, dispatch_uid="integrations.webhooks.outbox")

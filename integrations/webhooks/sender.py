@@ -25,6 +25,8 @@ from django.db import close_old_connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from integrations.hooks.gateway import hook_close_idle
+from integrations.idempotency import idempotency_purge
 from integrations.models import WebhookAttempt, WebhookDelivery
 from integrations.webhooks.signing import signature
 from integrations.webhooks.targets import TargetRefused, check_url, resolve
@@ -174,9 +176,6 @@ def _in_own_thread(fn: Any) -> Any:
 
 
 def _housekeeping() -> None:
-    from integrations.hooks.gateway import hook_close_idle
-    from integrations.idempotency import idempotency_purge
-
     idempotency_purge()
     closed = hook_close_idle()
     if closed:

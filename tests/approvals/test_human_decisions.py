@@ -208,8 +208,9 @@ def test_twenty_concurrent_decisions_have_exactly_one_winner(reviewer: Any) -> N
 
     from django.db import connections
 
+    from approvals.errors import ApprovalError
     from approvals.gate import gate_request
-    from approvals.services import ApprovalError, approval_decide
+    from approvals.services import approval_decide
     from runs.services import run_create
 
     run = run_create(driver="scripted", scenario=WRITE_OUT, user=reviewer)

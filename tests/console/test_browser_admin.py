@@ -58,7 +58,8 @@ def test_an_administrator_edits_tries_replays_and_saves_a_policy(tmp_path: Path)
                 _history(console)
                 status, policies = console.api("GET", "/api/v1/policies/")
                 standard = next(p for p in policies["results"] if p["name"] == "Standard review")
-                assert standard["is_default"] and standard["version_number"] == 1
+                # (a fresh install's default is "Sandboxed"; the runs above named Standard review)
+                assert not standard["is_default"] and standard["version_number"] == 1
 
                 # 1. The policy list, then the policy: indented JSON, the run policy as fields.
                 page.goto(server.origin + "/admin/approvals/policy/")

@@ -104,7 +104,7 @@ async def test_a_decision_reaches_each_console_group_as_one_message_with_all_its
 ) -> None:
     from approvals.gate.status import run_status_sync
     from approvals.services import approval_decide
-    from project import broadcast
+    from infra import broadcast
     from runs.services import run_mark_running
 
     alice = await sync_to_async(make_user)("alice")

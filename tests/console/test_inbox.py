@@ -181,7 +181,7 @@ def test_a_claude_code_sub_agents_request_names_the_sub_agent(client: Client, al
     """The driver logs each tool call and result (with its tool_use_id); a request made
     while a Task (sub-agent) call is open is that sub-agent's."""
     from approvals.gate import gate_request
-    from runs.services import activity_record
+    from runs.timeline import activity_record
 
     before = make_approval("git push origin main", driver="claude-code")
     run = before.run

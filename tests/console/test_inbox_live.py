@@ -85,7 +85,7 @@ async def test_an_addition_heard_late_or_twice_is_counted_once(make_user: Callab
     arrive after the count at connect already has it; a change may also be heard twice."""
     from channels.layers import get_channel_layer
 
-    from project import broadcast
+    from infra import broadcast
 
     alice = await sync_to_async(make_user)("alice")
     before = await sync_to_async(make_approval)("git push origin before")
@@ -106,7 +106,7 @@ async def test_a_removal_heard_before_its_addition_stays_removed(make_user: Call
     message may come first, and the addition (rendered by then in this process) after it."""
     from channels.layers import get_channel_layer
 
-    from project import broadcast
+    from infra import broadcast
 
     alice = await sync_to_async(make_user)("alice")
     overtaken = await sync_to_async(make_approval)("git push origin overtaken")

@@ -181,7 +181,7 @@ def test_new_run_form_offers_the_users_own_sessions(csrf_client: Callable[[Any],
 
 
 def test_long_timelines_show_the_latest_activities_and_load_earlier_ones(client: Client, alice: Any) -> None:
-    from runs.services import activity_record
+    from runs.timeline import activity_record
 
     run = scripted_run(alice)
     for i in range(130):

@@ -165,7 +165,7 @@ def test_agent_text_is_escaped(client: Client, alice: Any, make_approval: Callab
 
 
 def test_a_notice_shows_what_it_says_escaped(client: Client, alice: Any, make_approval: Callable[..., Any]) -> None:
-    from runs.services import activity_record
+    from runs.timeline import activity_record
 
     approval = make_approval("git push origin notices")
     activity_record(run_id=approval.run_id, kind="notice", event="notice",

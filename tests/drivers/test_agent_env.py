@@ -114,7 +114,7 @@ def test_refused_notice_names_what_was_not_passed() -> None:
 def test_settings_read_agent_env_names_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     from django.core.exceptions import ImproperlyConfigured
 
-    from project.env import env_names
+    from infra.env import env_names
 
     monkeypatch.setenv("GH_TEST_NAMES", " AWS_REGION, HTTPS_PROXY ,")
     assert env_names("GH_TEST_NAMES", []) == ["AWS_REGION", "HTTPS_PROXY"]
@@ -124,7 +124,7 @@ def test_settings_read_agent_env_names_from_the_environment(monkeypatch: pytest.
 
 
 def test_worker_passes_the_settings_to_every_driver(settings: Any) -> None:
-    from drivers.worker import driver_settings
+    from drivers.registry import driver_settings
 
     settings.GATEHOUSE_AGENT_ENV = ["AWS_REGION"]
     settings.GATEHOUSE_AGENT_ENV_VALUES = {"ANTHROPIC_BASE_URL": "http://proxy"}
@@ -138,7 +138,7 @@ def test_git_in_a_workspace_without_a_repository_never_finds_the_one_above(tmp_p
     # `git stash` or `git checkout main` in a fresh workspace would change the server's code.
     import subprocess
 
-    from drivers.worker import driver_settings
+    from drivers.registry import driver_settings
 
     outer = tmp_path / "checkout"
     settings.GATEHOUSE_WORKSPACES_DIR = outer / "var" / "workspaces"

@@ -15,7 +15,8 @@ from drivers.base import ToolRequest
 from drivers.runcontext import WorkerRunContext
 from runs.leases import run_claim
 from runs.models import Activity, Run, Step
-from runs.services import queued_then, run_mark_running
+from runs.services import run_mark_running
+from runs.timeline import queued_then
 from tests.flow import eventually, start_run, taken_over
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

@@ -165,7 +165,7 @@ def test_mcp_servers_setting_is_validated() -> None:
 def test_mcp_servers_setting_must_be_a_json_object(monkeypatch: pytest.MonkeyPatch) -> None:
     from django.core.exceptions import ImproperlyConfigured
 
-    from project.env import env_json_object
+    from infra.env import env_json_object
 
     monkeypatch.setenv("GH_TEST_MCP", '{"docs": {"command": "docs-mcp"}}')
     assert env_json_object("GH_TEST_MCP", {}) == {"docs": {"command": "docs-mcp"}}

@@ -427,8 +427,8 @@ async def test_a_session_that_went_quiet_without_session_end_is_closed_after_its
 ) -> None:
     from datetime import timedelta
 
+    from infra import clock
     from integrations.hooks.gateway import UNREPORTED, hook_close_idle
-    from project import clock
     from runs.models import Activity
 
     assert decision(await call(hook_token, hook_input(session="quiet")))[0] == "allow"

@@ -86,7 +86,7 @@ def make_run(**kwargs: Any) -> Run:
 
 
 def note(run_id: int, text: str) -> None:
-    from runs.services import activity_record
+    from runs.timeline import activity_record
 
     activity_record(run_id=run_id, kind="notice", event="notice", payload={"text": text})
 

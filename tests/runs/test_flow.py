@@ -99,7 +99,7 @@ async def test_denial_with_continue_is_reported_to_the_agent(api: Any, worker: A
 async def test_decision_is_found_in_the_database_when_the_doorbell_is_lost(
     api: Any, worker: Any, monkeypatch: Any
 ) -> None:
-    from project import broadcast
+    from infra import broadcast
 
     original = broadcast.send_now
     dropped: list[str] = []

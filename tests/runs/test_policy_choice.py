@@ -96,7 +96,8 @@ def test_who_may_override_names_any_policy(make_user: Callable[..., Any]) -> Non
 def test_a_follow_up_turn_is_checked_for_whoever_continues(make_user: Callable[..., Any]) -> None:
     """A run started under a looser policy by someone allowed to; its starter continues the
     session after losing that right: refused, the next turn would run under it."""
-    from runs.services import RunError, run_follow_up
+    from runs.errors import RunError
+    from runs.services import run_follow_up
 
     bob = make_user("bob", superuser=False, perms=("runs.add_run",))
     Policy.objects.get(name=FULL).available_to_users.add(bob)

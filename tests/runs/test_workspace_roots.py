@@ -85,7 +85,8 @@ def test_without_roots_a_missing_directory_is_named_as_such(api: Any, tmp_path: 
 
 def test_a_nul_byte_is_refused_as_bad_input(tree: dict[str, Path]) -> None:
     """(The API's JSON boundary refuses it first; the service says so on its own too.)"""
-    from runs.services import RunError, run_create
+    from runs.errors import RunError
+    from runs.services import run_create
 
     with pytest.raises(RunError, match="NUL byte") as refused:
         run_create(driver="scripted", scenario=BODY["scenario"], workspace=str(tree["outside"]) + "/a\x00b")

@@ -10,8 +10,21 @@ from __future__ import annotations
 import asyncio
 from typing import Any, TypedDict
 
+from channels.layers import get_channel_layer
+from daphne.server import Server
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from twisted.internet import defer, reactor
+
+from approvals.models import Policy
+from approvals.services import policy_save
+from drivers import runfloor
+from drivers.worker import DriverWorker, supervisor
+from project.asgi import application
+from project.login_links import make_login_link
+from runs.management.commands.ensure_admin import ensure_admin
+from runs.models import Run
+from runs.services import run_create
 
 
 class _DemoRun(TypedDict):
@@ -64,13 +77,6 @@ class Command(BaseCommand):
         parser.add_argument("--no-demo", action="store_true", help="Do not create the demo runs on first start.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from daphne.server import Server
-
-        from drivers import runfloor
-        from drivers.worker import DriverWorker
-        from project.asgi import application
-        from project.login_links import make_login_link
-
         state, floor_line = runfloor.status()
         self.stdout.write(floor_line)
         user, created = self._admin()
@@ -81,11 +87,6 @@ class Command(BaseCommand):
         self.stdout.write(f"Login link: {base}{make_login_link(user)}")
         self.stdout.write("(the link works once and expires; run `manage.py login_link` for a new one)")
         self.stdout.flush()
-
-        from channels.layers import get_channel_layer
-        from twisted.internet import defer, reactor
-
-        from drivers.worker import supervisor
 
         worker = DriverWorker(application=application, channels=["drivers"], channel_layer=get_channel_layer())
 
@@ -108,16 +109,9 @@ class Command(BaseCommand):
         ).run()
 
     def _admin(self) -> tuple[Any, bool]:
-        from runs.management.commands.ensure_admin import ensure_admin
-
         return ensure_admin()
 
     def _demo_runs(self, user: Any) -> None:
-        from approvals.models import Policy
-        from approvals.services import policy_save
-        from runs.models import Run
-        from runs.services import run_create
-
         if Run.objects.exists():
             return
         with transaction.atomic():

@@ -2,6 +2,10 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+
+from integrations.models import ALL_SCOPES, ApiToken
+from integrations.tokens import TokenError, parse_scopes, token_create
 
 
 class Command(BaseCommand):
@@ -11,8 +15,6 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: Any) -> None:
-        from integrations.models import ALL_SCOPES
-
         parser.add_argument("username")
         parser.add_argument(
             "--scopes", default=None,
@@ -24,11 +26,6 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, username: str, scopes: str | None, expires_days: float | None, name: str, rotate: bool,
                **options: Any) -> None:
-        from django.utils import timezone
-
-        from integrations.models import ApiToken
-        from integrations.tokens import TokenError, parse_scopes, token_create
-
         user = get_user_model().objects.filter(username=username).first()
         if user is None:
             raise CommandError(f"no user named {username!r}")

@@ -210,7 +210,8 @@ async def test_a_worker_whose_lease_was_taken_over_records_nothing_more(api: Any
 def test_a_write_from_a_worker_that_lost_the_lease_is_refused_whole(reviewer: Any) -> None:
     from approvals.gate import gate_request, step_finish
     from runs.leases import LeaseLost, run_claim
-    from runs.services import activity_record, run_create
+    from runs.services import run_create
+    from runs.timeline import activity_record
 
     run = run_create(driver="scripted", scenario={"steps": [{"message": "x"}]}, user=reviewer)
     assert run_claim(run_id=run.pk, owner="worker-a")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from approvals.policy import DEFAULT_POLICY, RunView, compile_policy, evaluate
+from approvals.policy import DEFAULT_POLICY, PolicyError, RunView, compile_policy, evaluate
 
 from .policytest import ISSUE_POLICY, assert_cases, disagreements, format_table
 
@@ -381,3 +381,37 @@ def test_entering_plan_mode_is_bookkeeping_under_every_preset():
         assert (verdict.decision, verdict.rule) == ("allow", "bookkeeping"), preset["name"]
     # the policy's tools section still decides it when it names it
     assert evaluate(compile_policy({"tools": {"EnterPlanMode": "ask"}}), {"tool": "EnterPlanMode", "input": {}}).decision == "ask"
+
+
+def test_a_tool_given_a_class_is_decided_by_the_class_rules():
+    # an MCP tool the administrator classes (issue 30.10): the class rules decide it
+    policy = compile_policy({"classes": {"remote-mutation": "ask", "read-only": "allow", "destructive": "deny"},
+                             "tools": {"mcp__github__create_issue": {"class": "remote-mutation"},
+                                       "mcp__github__get_issue": {"class": "read-only"},
+                                       "mcp__github__delete_repo": {"class": "destructive", "reason": "Never."}},
+                             "default": "ask"})
+    decide = lambda tool: evaluate(policy, {"tool": tool, "input": {}})  # noqa: E731
+    assert (decide("mcp__github__get_issue").decision, decide("mcp__github__get_issue").rule) == (
+        "allow", "classes.read-only")
+    created = decide("mcp__github__create_issue")
+    assert (created.decision, created.rule, created.side_effect_class) == ("ask", "classes.remote-mutation",
+                                                                          "remote-mutation")
+    assert decide("mcp__github__delete_repo").decision == "deny"
+    assert decide("mcp__other__tool").rule == "default"
+
+
+@pytest.mark.parametrize(("entry", "field"), [
+    ({"class": "harmless"}, "tools.mcp__x__y.class.harmless"),
+    ({"class": "read-only", "decision": "allow"}, "tools.mcp__x__y"),
+    ({"reason": "no decision"}, "tools.mcp__x__y.decision"),
+])
+def test_a_malformed_tool_class_is_refused_naming_the_field(entry, field):
+    with pytest.raises(PolicyError) as info:
+        compile_policy({"tools": {"mcp__x__y": entry}})
+    assert info.value.field == field
+
+
+def test_the_shell_and_file_tools_take_no_class():
+    with pytest.raises(PolicyError) as info:
+        compile_policy({"tools": {"bash": {"class": "read-only"}}})
+    assert info.value.field == "tools.bash.class"

@@ -260,3 +260,17 @@ def test_tightening_a_policy_is_never_reported(baseline, extra):
     commands["ask"] = [p for p in commands.get("ask", []) if p not in extra]
     commands["allow"] = [p for p in commands.get("allow", []) if p not in extra]
     assert loosenings({**baseline, "commands": commands}, baseline) == []
+
+
+def test_a_tools_class_is_compared_by_what_the_class_decides():
+    mcp = "mcp__github__create_issue"
+    remote = {**STANDARD, "tools": {mcp: {"class": "remote-mutation"}}}  # asked, as by default
+    assert loosenings(remote, STANDARD) == []
+    assert loosenings({**STANDARD, "tools": {mcp: {"class": "destructive"}}}, remote) == []  # denied: tighter
+    assert loosenings({**STANDARD, "tools": {mcp: {"class": "read-only"}}}, remote) == [
+        f"tools.{mcp}: allow here (by its class), ask under the default policy"]
+    # an outright decision against a class, both ways
+    assert loosenings({**STANDARD, "tools": {mcp: "allow"}}, remote) == [
+        f"tools.{mcp}: allow skips what the default policy decides for it (at least ask)"]
+    assert loosenings({**STANDARD, "tools": {mcp: {"class": "read-only"}}}, {**STANDARD, "tools": {mcp: "ask"}}) == [
+        f"tools.{mcp}: its class decides allow here; the default policy decides it outright (ask)"]

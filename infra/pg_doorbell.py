@@ -19,7 +19,7 @@ ringing every waiting run once when the connection comes back.
 `HandOut` is the rest of that hop: the run the doorbell woke hands its approved permission
 out on a second connection of the worker's own, asynchronous, in the worker's event loop —
 the same fenced statement as `approvals.gate.resolution._allowed_at_once`, prepared on the
-server — instead of a thread hop to Django's database thread and a connection borrowed from
+server, which the worker hands in (this module knows no app) — instead of a thread hop to Django's database thread and a connection borrowed from
 the pool. Anything else (no such row, the connection down) falls back to that path.
 """
 
@@ -28,13 +28,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
 
+import psycopg
 from django.conf import settings
 from django.db import connections
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 CHANNEL = "gatehouse_doorbell"  # the trigger's (approvals/migrations/0006_resolution_doorbell.py)
 
@@ -57,8 +60,6 @@ async def listen(ring: Callable[[int], None], *, ring_all: Callable[[], None], b
     """LISTEN forever: `ring(run_id)` for each notification; after a lost connection comes
     back, `ring_all()` once (what was decided meanwhile was not heard). Never raises but
     CancelledError; a payload that is not a run id is ignored."""
-    import psycopg
-
     backoff, lost = 0.5, False
     while True:
         try:
@@ -85,23 +86,28 @@ async def listen(ring: Callable[[int], None], *, ring_all: Callable[[], None], b
             backoff = min(backoff * 2, backoff_max_s)
 
 
-class HandOut:
+class HandOut(Generic[T]):
     """The woken run's one-statement hand-out on a connection of this worker's own (see the
-    module docstring). One statement at a time; `close()` when the worker stops."""
+    module docstring): `statement(approval_id, owner)` gives the SQL and its parameters,
+    `outcome(approval_id, row)` reads the row it returned (None: not that case). One
+    statement at a time; `close()` when the worker stops."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        statement: Callable[[int, str], tuple[str, list[Any]]],
+        outcome: Callable[[int, Sequence[Any] | None], T | None],
+    ) -> None:
+        self._statement = statement
+        self._outcome = outcome
         self._conn: Any = None
         self._lock = asyncio.Lock()
 
-    async def allowed_at_once(self, approval_id: int, owner: str) -> Any:
-        """The GateOutcome of handing the approved permission out, or None: not that case,
-        or this connection could not run it (the caller takes the general path, which
-        decides every case and raises LeaseLost for a lost lease)."""
-        import psycopg
-
-        from approvals.gate.resolution import allowed_at_once_outcome, allowed_at_once_statement
-
-        sql, params = allowed_at_once_statement(approval_id, owner)
+    async def allowed_at_once(self, approval_id: int, owner: str) -> T | None:
+        """The outcome of handing the approved permission out, or None: not that case, or
+        this connection could not run it (the caller takes the general path, which decides
+        every case and raises LeaseLost for a lost lease)."""
+        sql, params = self._statement(approval_id, owner)
         async with self._lock:
             try:
                 if self._conn is None or self._conn.closed:
@@ -118,7 +124,7 @@ class HandOut:
                 logger.debug("hand-out on the doorbell's connection failed; taking the general path", exc_info=True)
                 await self._drop()
                 return None
-        return allowed_at_once_outcome(approval_id, row)
+        return self._outcome(approval_id, row)
 
     @property
     def connected(self) -> bool:

@@ -15,7 +15,7 @@ import time
 import uuid
 from typing import Any
 
-from asgiref.sync import async_to_sync
+from asgiref.sync import SyncToAsync, async_to_sync
 from channels.exceptions import ChannelFull
 from channels.layers import get_channel_layer
 from django.db import transaction
@@ -66,8 +66,6 @@ def _recovered() -> None:
 
 def _event_loop_of_this_thread() -> asyncio.AbstractEventLoop | None:
     """The event loop that called into this sync thread (database_sync_to_async), if any."""
-    from asgiref.sync import SyncToAsync
-
     loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
     if loop is None or getattr(SyncToAsync.threadlocal, "main_event_loop_pid", None) != os.getpid():
         return None
