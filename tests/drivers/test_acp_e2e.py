@@ -182,6 +182,34 @@ async def test_denied_command_does_not_run_and_the_agent_reads_the_reason(
     assert [s.status for s in steps if s.tool == "bash"] == ["denied"]
 
 
+async def test_the_policy_allows_one_command_and_denies_another_with_nobody_asked(
+    api: Any, worker: Any, agent: Agent, workspace: Path
+) -> None:
+    """Each ACP agent and OpenCode meet the rule policy itself (issue 31): an allowed
+    command runs, a denied one never does and the model reads the rule's reason; no person
+    is asked."""
+    from approvals.models import Approval, Policy
+    from approvals.services import policy_save
+
+    reason = "No deleting trees in this repository."
+    await sync_to_async(policy_save)(policy=Policy(name="allow-echo-deny-rm", document={
+        "commands": {"allow": ["echo"], "deny": [{"match": "rm -rf", "reason": reason}]}, "default": "ask"}))
+    (workspace / "build").mkdir()
+    (workspace / "build" / "keep.txt").write_text("kept")
+    agent.script(agent.command("echo policy-allowed"), agent.command("rm -rf build"), agent.say("Done."),
+                 agent.say("Done."))
+    run = await start(api, agent, workspace, policy="allow-echo-deny-rm")
+
+    done = await finished(run["id"])
+    assert done.status == "completed", (done.failure_reason, await timeline(api, run["id"]))
+    assert (workspace / "build" / "keep.txt").read_text() == "kept"
+    assert agent.was_told(reason), f"the model was not told the rule's reason: {agent.server.requests[-1]}"
+    steps = await sync_to_async(steps_of)(run["id"])
+    assert [(s.status, s.verdict, s.rule) for s in steps if s.tool == "bash"] == [
+        ("finished", "allow", "commands.allow[0]"), ("denied", "deny", "commands.deny[0]")]
+    assert not await sync_to_async(Approval.objects.filter(run_id=run["id"]).exists)()
+
+
 async def test_denied_command_under_on_reject_abort_aborts_the_run(
     api: Any, worker: Any, agent: Agent, workspace: Path, review_all: str
 ) -> None:

@@ -240,6 +240,35 @@ async def test_denied_command_does_not_run_and_the_agent_gets_the_reason(
     assert not [a for a in events if a["event"] == "tool.finished"]
 
 
+async def test_the_policy_allows_one_command_and_denies_another_with_nobody_asked(
+    api: Any, worker: Any, agent: Agent, workspace: Path
+) -> None:
+    """The real CLI meets the rule policy itself (issue 31): an allowed command runs, a
+    denied one never does and the model reads the rule's reason; no person is asked."""
+    from approvals.models import Policy
+    from approvals.services import policy_save
+
+    reason = "No deleting trees in this repository."
+    await sync_to_async(policy_save)(policy=Policy(name="allow-echo-deny-rm", document={
+        "commands": {"allow": ["echo"], "deny": [{"match": "rm -rf", "reason": reason}]}, "default": "ask"}))
+    (workspace / "build").mkdir()
+    (workspace / "build" / "keep.txt").write_text("kept")
+    marker = f"policy-allowed-{agent.driver}"
+    agent.script(agent.command(f"echo {marker}"), agent.command("rm -rf build"), agent.say("Done."))
+    run = await start(api, agent, workspace, policy="allow-echo-deny-rm")
+
+    done = await finished(run["id"])
+    assert done.status == "completed", (done.failure_reason, await timeline(api, run["id"]))
+    assert (workspace / "build" / "keep.txt").read_text() == "kept"
+    assert agent.was_told(reason), f"the model was not told the rule's reason; it got {agent.tool_results()!r}"
+    steps = await sync_to_async(steps_of)(run["id"])
+    assert [(s.status, s.verdict, s.rule, s.decided_by) for s in steps] == [
+        ("finished", "allow", "commands.allow[0]", "policy"), ("denied", "deny", "commands.deny[0]", "policy")]
+    events = await timeline(api, run["id"])
+    assert any(marker in a["payload"].get("output", "") for a in events if a["event"] == "tool.finished")
+    assert not await sync_to_async(Approval.objects.filter(run_id=run["id"]).exists)()
+
+
 async def test_denied_command_under_on_reject_abort_aborts_the_run(
     api: Any, worker: Any, agent: Agent, workspace: Path, review_all: str
 ) -> None:
