@@ -182,6 +182,7 @@ async def test_denied_command_does_not_run_and_the_agent_reads_the_reason(
     assert [s.status for s in steps if s.tool == "bash"] == ["denied"]
 
 
+@pytest.mark.smoke
 async def test_the_policy_allows_one_command_and_denies_another_with_nobody_asked(
     api: Any, worker: Any, agent: Agent, workspace: Path
 ) -> None:

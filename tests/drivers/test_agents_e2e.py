@@ -240,6 +240,7 @@ async def test_denied_command_does_not_run_and_the_agent_gets_the_reason(
     assert not [a for a in events if a["event"] == "tool.finished"]
 
 
+@pytest.mark.smoke
 async def test_the_policy_allows_one_command_and_denies_another_with_nobody_asked(
     api: Any, worker: Any, agent: Agent, workspace: Path
 ) -> None:
