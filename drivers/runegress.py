@@ -12,7 +12,8 @@ egress.py) over a Unix socket bridged to 127.0.0.1:3128 inside. For each connect
 3. before the agent's first tool request, what it would ask is refused without asking
    anyone: it is the agent program's own traffic (Codex fetching from github.com at start,
    an SDK calling its vendor's API beside the configured endpoint), not the task's; told
-   once per host on the timeline;
+   once per host on the timeline. So, at any time, are the hosts a driver names as its
+   agent's own (`Floor.own_hosts`: Codex's chatgpt.com);
 4. after it, what it asks becomes a request of the run like any other: `ctx.gate` with tool
    `network` (subtype `network`): recorded as a step, decided by the session's grants
    ("Always allow this host in this session"), the runtime mode or a person in the inbox;
@@ -62,6 +63,7 @@ class RunEgress:
         # the agent has made its first tool request: before it, connections are the agent
         # program's own (update checks, telemetry, plugin lists), not the task's
         self.task_started = False
+        self._own_hosts: set[str] = set()  # what the agent program calls on its own (Floor.own_hosts)
 
     async def start(self) -> str:
         """Listen; the socket's path (short: a Unix socket path has at most 107 bytes)."""
@@ -95,6 +97,7 @@ class RunEgress:
         """A process starts in `floor`: its model hosts go through unasked."""
         if self.proxy is not None and floor.model_hosts:
             self.proxy.allow_model_hosts(_host_port(h) for h in floor.model_hosts)
+        self._own_hosts.update(host.lower() for host in floor.own_hosts)
 
     async def decide(self, host: str, port: int, addresses: tuple[str, ...]) -> tuple[bool, str]:
         """Whether `host:port` may be reached. Called first with no addresses, before the name
@@ -116,6 +119,11 @@ class RunEgress:
             return False, verdict.reason
         if key in self._approved:
             return True, "approved earlier in this run"
+        if host in self._own_hosts:
+            reason = (f"{host} is called by the agent program on its own, never for the task: refused without "
+                      "asking anyone (list the host in the policy's network allow to let it through)")
+            await self._tell_refused(key, reason)
+            return False, reason
         if not self.task_started:
             # nobody is asked about what the agent program fetches on its own before it has
             # asked for anything (Codex's github.com, an SDK's own API host): refused, told once

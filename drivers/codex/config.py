@@ -39,6 +39,11 @@ WEB_SEARCH_MODES = {"allow": "live", "deny": "disabled"}
 PROVIDER_ID = "gatehouse"
 # The model API Codex reaches when no base URL is configured.
 DEFAULT_MODEL_URL = "https://api.openai.com"
+# What Codex calls on its own (seen through the floor's proxy, 0.171.0: ChatGPT's backend
+# during a turn, GitHub as it starts — sometimes just after its first request): refused
+# without asking anyone (drivers/runegress.py). A task that needs GitHub lists the host in
+# the policy's network allow, which lets it through.
+OWN_HOSTS = ("chatgpt.com", "github.com", "api.github.com")
 
 
 def find_binary(settings: Mapping[str, Any]) -> str:

@@ -173,7 +173,8 @@ class _Session:
         """The run's floor, reaching the model API (the configured base URL, else OpenAI's)."""
         if self.ctx.floor is None:
             return None
-        return self.ctx.floor.reaching([self.settings.get("base_url") or config.DEFAULT_MODEL_URL, *urls_in_env(env)])
+        floor = self.ctx.floor.reaching([self.settings.get("base_url") or config.DEFAULT_MODEL_URL, *urls_in_env(env)])
+        return floor.replace(own_hosts=config.OWN_HOSTS)
 
     async def _handshake(self) -> None:
         await self._call(

@@ -57,6 +57,8 @@ class Floor:
       the egress proxy's socket); `ingress`: servers inside that Gatehouse reaches (a Unix
       socket each); `model_hosts`: the remote model endpoints (`host:port`) the agent must
       reach, which only the egress proxy can carry (it should let them through unasked);
+      `own_hosts`: hosts the agent program calls on its own, never for the task (Codex's
+      chatgpt.com), which the proxy refuses without asking anyone unless a rule allows them;
     - `env`: variables set inside over the process's own (the proxy variables);
     - `bridge_dir`: where the bridges' Unix sockets are made outside (the run's runtime
       directory; empty: the system's temporary directory).
@@ -72,6 +74,7 @@ class Floor:
     sockets: tuple[SocketBridge, ...] = ()
     ingress: tuple[Ingress, ...] = ()
     model_hosts: tuple[str, ...] = ()
+    own_hosts: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     bridge_dir: str = ""
 

@@ -58,3 +58,18 @@ async def test_after_the_first_request_the_same_host_is_asked_about(tmp_path: Pa
     allowed, reason = await egress.decide("github.com", 443, ())
     assert not allowed and reason == "not today"
     assert [(r.tool, r.subtype, r.input["host"]) for r in ctx.asked] == [("network", "network", "github.com")]
+
+
+async def test_a_host_the_driver_names_as_its_agents_own_is_refused_without_asking_at_any_time(tmp_path: Path) -> None:
+    from drivers.sandbox import Floor
+
+    ctx = Context(tmp_path)
+    egress = RunEgress(ctx, POLICY)
+    egress.floor_used(Floor(mode="workspace-write", workspace=str(tmp_path), own_hosts=("chatgpt.com",)))
+    egress.task_started = True
+    allowed, reason = await egress.decide("chatgpt.com", 443, ())
+    assert not allowed and "on its own" in reason and ctx.asked == []
+    # a rule that allows it still does
+    listed = RunEgress(ctx, compile_policy({"network": {"allow": ["chatgpt.com"], "default": "ask"}}))
+    listed.floor_used(Floor(mode="workspace-write", workspace=str(tmp_path), own_hosts=("chatgpt.com",)))
+    assert (await listed.decide("chatgpt.com", 443, ()))[0] is True
