@@ -70,7 +70,8 @@ def _decide(policy: CompiledPolicy, req: Mapping, paths: PathContext | None, flo
         return Verdict("ask", f"`{tool}` of `{url[:200]}` reaches the cloud's metadata service, which hands out "
                               "this machine's credentials, so a person decides.", "commands.network", (),
                        classify_tool(tool), floors=("commands.network",)), None
-    if tool == "bash" and req["input"].get(ESCAPE_FLAG) is True:
+    if tool == "bash" and req["input"].get(ESCAPE_FLAG) not in (None, False):
+        # (any value but absent or false: `"true"` or 1 must not slip through as "no escape")
         # an agent's own request to run a command outside its sandbox (Claude Code's
         # `dangerouslyDisableSandbox`): refused with the reason, never asked (issue 28)
         return Verdict("deny", f"`{str(req['input'].get('command'))[:200]}` asks to run outside the sandbox, which "

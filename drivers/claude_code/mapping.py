@@ -230,7 +230,7 @@ def build_request(
         presentation: dict[str, Any] = {"title": description or "Run a shell command", "command": _clip(command)}
         if tool_input.get("run_in_background"):
             presentation["background"] = True
-        if tool_input.get("dangerouslyDisableSandbox") is True:
+        if tool_input.get("dangerouslyDisableSandbox") not in (None, False):
             # the model asks to leave Claude Code's own sandbox (the hook gateway's agent on a
             # developer's machine has one): the policy refuses it, never asks
             presentation["outside_sandbox"] = True

@@ -74,9 +74,28 @@ def test_without_a_floor_sandboxed_decides_as_standard_review(box) -> None:
     ("echo x > ~/.bashrc", ("deny", "classes.protected")),
     ("cp src/app.py ../other/x", ("deny", "classes.protected")),
     ("cat .env", ("ask", "reads.sensitive")),
+    # the same through launchers, wrappers, nested shells and code beside it
+    ("timeout 5 git push origin main", ("ask", "classes.remote-mutation")),
+    ("bash -c 'git push origin main'", ("ask", "classes.remote-mutation")),
+    ("xargs git push < /dev/null", ("ask", "classes.remote-mutation")),
+    ("python -c 'print(1)' && git push", ("ask", "classes.remote-mutation")),
+    ("eval 'git push'", ("ask", "classes.remote-mutation")),
+    ("nice -n5 gh pr create --fill", ("ask", "classes.remote-mutation")),
+    ("echo x > ./up/../../escape.txt", ("deny", "classes.protected")),
+    ("bash -c 'cat .env'", ("ask", "reads.sensitive")),
 ])
 def test_what_leaves_the_floor_or_touches_protected_files_still_asks_or_is_denied(box, command, expected) -> None:
+    # (respelt, wrapped and launched forms of the same included below)
     assert decide(SANDBOXED, box, "bash", {"command": command}, floor=True) == expected
+
+
+def test_a_push_under_a_computed_name_runs_and_the_egress_proxy_is_what_asks(box) -> None:
+    # `$(echo git) push`: a name computed at run time is code the policy cannot read, which
+    # Sandboxed lets run inside the floor; the push then leaves only through the proxy,
+    # where an unlisted host (the remote) is asked — the trade docs/sandbox.md states
+    assert decide(SANDBOXED, box, "bash", {"command": "$(echo git) push"}, floor=True)[0] == "allow"
+    assert decide(SANDBOXED, box, "bash", {"command": "$(echo git) push"}, floor=False)[0] == "ask"
+    assert decide(SANDBOXED, box, "network", {"host": "github.com", "port": 443}, floor=True)[0] == "ask"
 
 
 def test_the_network_beyond_the_registries_is_asked_and_the_hosts_own_addresses_refused(box) -> None:
@@ -125,12 +144,13 @@ def test_a_malformed_in_floor_section_is_refused_naming_the_field(section, field
     assert [p.field for p in policy_problems({**STANDARD, "in_floor": section})] == [field]
 
 
+@pytest.mark.parametrize("flag", [True, "true", 1])
 @pytest.mark.parametrize("document", [SANDBOXED, {"default": "allow", "tools": {"bash": "allow"}},
                                       {"classes": {"read-only": "allow"}, "default": "allow"}])
-def test_a_request_to_run_outside_the_sandbox_is_refused_under_any_policy(box, document) -> None:
+def test_a_request_to_run_outside_the_sandbox_is_refused_under_any_policy(box, document, flag) -> None:
     # (Claude Code's `dangerouslyDisableSandbox`, mapped to `outside_sandbox`): never asked,
     # no rule, grant or mode lifts it
-    request = {"tool": "bash", "input": {"command": "ls", "outside_sandbox": True}, "cwd": box.workspace}
+    request = {"tool": "bash", "input": {"command": "ls", "outside_sandbox": flag}, "cwd": box.workspace}
     for floor in (False, True):
         verdict = evaluate(compile_policy(document), request, paths=box.context, run_view=RunView(floor=floor),
                            grants=[{"tool": "bash", "match": "ls"}])
