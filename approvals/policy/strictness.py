@@ -129,12 +129,7 @@ def _ruleset(name: str, candidate: CompiledPolicy, baseline: CompiledPolicy) -> 
                          f"(by its {name} default or classes)")
     if mine is None and theirs is None:
         return found  # both fall back as the tools outside any rule set do (compared once there)
-    base_fb, fb = _fallbacks(baseline, theirs), _fallbacks(candidate, mine)
-    for cls, decision in fb.items():
-        if not _at_least(decision, base_fb[cls]):
-            what = f"a {cls} request" if cls else "a request of no known class"
-            found.append(f"{name}: {what} no rule matches is {decision} here, {base_fb[cls]} under the default policy")
-    return found
+    return found + _looser_fallbacks(candidate, baseline, mine, theirs, name, "request", "no rule matches")
 
 
 def _effective(policy: CompiledPolicy, tool: str) -> str:
@@ -273,12 +268,18 @@ def _external(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
 
 def _fallbacks_without_ruleset(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
     """Tools outside the three rule sets (web, MCP, an agent's own) fall back like these."""
+    return _looser_fallbacks(candidate, baseline, None, None, "default", "tool", "no rule decides")
+
+
+def _looser_fallbacks(candidate: CompiledPolicy, baseline: CompiledPolicy, mine: RuleSet | None,
+                      theirs: RuleSet | None, label: str, noun: str, unmatched: str) -> list[str]:
+    """Each side-effect class whose fallback (with the path floors) is looser in `candidate`."""
     found = []
-    base_fb, fb = _fallbacks(baseline, None), _fallbacks(candidate, None)
+    base_fb, fb = _fallbacks(baseline, theirs), _fallbacks(candidate, mine)
     for cls, decision in fb.items():
         if not _at_least(decision, base_fb[cls]):
-            what = f"a {cls} tool" if cls else "a tool of no known class"
-            found.append(f"default: {what} no rule decides is {decision} here, {base_fb[cls]} under the default policy")
+            what = f"a {cls} {noun}" if cls else f"a {noun} of no known class"
+            found.append(f"{label}: {what} {unmatched} is {decision} here, {base_fb[cls]} under the default policy")
     return found
 
 

@@ -26,7 +26,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from approvals import policy as core
 from approvals.gate.paths import offline_path_context
-from approvals.models import Policy
+from approvals.selectors import policy_for_run
 
 
 def _read_json(path: str, what: str) -> Any:
@@ -40,12 +40,6 @@ def _read_json(path: str, what: str) -> Any:
 
 SANDBOXES = ("workspace-write", "read-only", "unrestricted")
 FLOORED = ("workspace-write", "read-only")
-
-
-def _default_document() -> Any:
-    """The rule policy a run that names none gets (the built-in default where none is set)."""
-    found = Policy.objects.filter(is_default=True).values_list("document", flat=True).first()
-    return found if found is not None else core.DEFAULT_POLICY
 
 
 def _count(n: int, noun: str) -> str:
@@ -81,7 +75,7 @@ class Command(BaseCommand):
             self._test(options["policy"])
             return
         try:
-            document = _read_json(options["policy"], "policy") if options["policy"] else _default_document()
+            document = _read_json(options["policy"], "policy") if options["policy"] else policy_for_run()[1]
             compiled = core.compile_policy(document)
             grants = [core.validate_grant(g) for g in (_read_json(options["grants"], "grants") if options["grants"] else [])]
         except core.PolicyError as exc:
