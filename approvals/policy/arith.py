@@ -41,15 +41,17 @@ _ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 # Builtins whose operands (or an option's value) are variable names they assign or test.
 _NAME_TAKERS = frozenset({"read", "mapfile", "readarray", "getopts", "printf", "unset", "declare", "typeset",
                           "local", "export", "readonly", "wait", "test", "["})
-# A script without any of these has nothing for this module to find.
-_HINT = re.compile(r"\(\(|\$\[|\blet\b|\[|\$\{|\b(?:declare|local|typeset|printf|read|mapfile|readarray|unset|"
-                   r"getopts|wait|test|export|readonly)\b")
+# A script without any of these has nothing for this module to find: `((`, `$[` or any
+# `[`, `${`, or one of these words (the characters are tested first: the words' search,
+# a `\b` tried at every position, costs more than the parse of a short command).
+_HINT_WORDS = re.compile(r"\b(?:let|declare|local|typeset|printf|read|mapfile|readarray|unset|getopts|wait|test|"
+                         r"export|readonly)\b")
 
 INT, NAME, ANY = 0, 1, 2  # what a variable may hold: an integer, a plain name or word, anything
 
 
 def may_find(script: str) -> bool:
-    return _HINT.search(script) is not None
+    return "((" in script or "[" in script or "${" in script or _HINT_WORDS.search(script) is not None
 
 
 def _text(node: Node) -> str:

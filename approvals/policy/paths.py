@@ -159,9 +159,15 @@ _CONTROL_DIRS_EXACT = ((".claude",), (".claude", "hooks"), (".codex",), (".openc
                        (".git", "hooks"))
 
 
+_CONTROL_TREE_LAST = frozenset(exact[-1] for exact in _CONTROL_DIRS_EXACT)
+
+
 def control_tree(path: str) -> str | None:
     """A control directory a path *is* (replacing, moving or linking it replaces what is in it)."""
-    parts = tuple(path.lower().rstrip("/").split("/"))
+    low = path.lower().rstrip("/")
+    if low[low.rfind("/") + 1:] not in _CONTROL_TREE_LAST:
+        return None  # (the common case: its last name ends none of them)
+    parts = tuple(low.split("/"))
     for exact in _CONTROL_DIRS_EXACT:
         if parts[-len(exact):] == exact:
             return "/".join(exact) + "/"
@@ -278,7 +284,9 @@ def _context_places(ctx: PathContext) -> tuple:
     for home in real_homes:  # lower-cased: on a case-insensitive file system `~/.SSH` is `~/.ssh`
         roots += [(f"{home}/{name}".lower(), f"~/{name}") for name in HOME_PROTECTED]
     roots += [(d.lower(), _VAR_LABEL) for d in protected_dirs]
-    places: tuple = (workspace, real(workspace), homes, real_homes, protected_dirs, tuple(roots), {})
+    # (the roots' index with them: hashing the roots to find it costs more than finding it)
+    places: tuple = (workspace, real(workspace), homes, real_homes, protected_dirs, tuple(roots), {},
+                     _root_index(tuple(roots)))
     if len(_CONTEXTS) > 256:
         _CONTEXTS.clear()
     _CONTEXTS[ctx] = (now, places)
@@ -292,8 +300,7 @@ class Resolver:
         self.ctx = ctx
         self._real: Callable[[str], str] = _real if ctx.filesystem else _lexical
         (self.workspace, self.real_workspace, self.homes, self.real_homes, self.protected_dirs, self.roots,
-         self._protected_of) = _context_places(ctx)
-        self._at_root, self._above_root = _root_index(self.roots)
+         self._protected_of, (self._at_root, self._above_root)) = _context_places(ctx)
         # the trees walked for this request, by (walk, path, limit): the same tree read by
         # several commands of a script (or the suffixes of an unknown program's words) is
         # walked once
@@ -564,14 +571,15 @@ class Resolver:
             real = self._real(raw)
         else:
             real = posixpath.join(self._real(head), name)
-        protected = self.protected(real) or self.protected(path)
+        same = real == path  # (no link on the way: each check below once, not twice)
+        protected = self.protected(real) or (None if same else self.protected(path))
         if tree and not protected:
-            protected = self.contains_protected(real) or self.contains_protected(path)
+            protected = self.contains_protected(real) or (None if same else self.contains_protected(path))
         inside = self.inside(real)
         relative = None
         if inside:
             relative = real[len(self.real_workspace.rstrip("/")) + 1:] if real != self.real_workspace else "."
-        secret = secret_path(real) or secret_path(path)
+        secret = secret_path(real) or (None if same else secret_path(path))
         return Location(word, path, real, relative, inside, protected, secret)
 
     def _glob(self, word: str, path: str, tree: bool, follow: bool) -> list[Location]:
