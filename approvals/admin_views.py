@@ -85,14 +85,17 @@ def policy_try_view(request: HttpRequest, *, model_admin: Any) -> HttpResponse:
     workspace = form.cleaned_data["try_workspace"]
     try:
         request_json = form.tool_request()
-        verdict = policy_try(document=document, request=request_json, workspace=workspace)
+        tried = policy_try(document=document, request=request_json, workspace=workspace)
     except core.PolicyError as exc:
         context["problems"] = [f"The request: {exc.message}"]
         return render(request, f"{TEMPLATES}/_try_result.html", context)
+    verdict = tried.verdict
     data = verdict.to_dict()
+    segments = segment_rows(data["segments"], verdict.decision, workspace)
+    for row, reading in zip(segments, tried.readings, strict=False):
+        row["reading"] = reading
     context.update(
-        verdict=verdict, request_json=request_json, workspace=workspace,
-        segments=segment_rows(data["segments"], verdict.decision, workspace),
+        verdict=verdict, request_json=request_json, workspace=workspace, segments=segments,
         paths=data.get("paths", []),
     )
     return render(request, f"{TEMPLATES}/_try_result.html", context)

@@ -22,13 +22,21 @@ DRY_RUN_MAX = 5000
 DECISIONS = ("allow", "deny", "ask", "abort")
 
 
-def policy_try(*, document: Mapping[str, Any], request: Mapping[str, Any], workspace: str) -> core.Verdict:
+@dataclass(frozen=True)
+class Tried:
+    verdict: core.Verdict
+    # how each of the verdict's commands was read (which model, what it recognised), in order
+    readings: list[core.Reading | None]
+
+
+def policy_try(*, document: Mapping[str, Any], request: Mapping[str, Any], workspace: str) -> Tried:
     """The verdict of an (unsaved) rule document on one request, with paths anchored to
-    `workspace` as `policy_check` anchors them. Refuses an invalid document or request
+    `workspace` as `policy_check` anchors them, and how each command was read (the
+    document's own program models applied). Refuses an invalid document or request
     (`PolicyError`, naming the field)."""
-    return core.evaluate(
-        core.compile_policy(document), core.validate_request(request), paths=offline_path_context(workspace)
-    )
+    compiled = core.compile_policy(document)
+    verdict = core.evaluate(compiled, core.validate_request(request), paths=offline_path_context(workspace))
+    return Tried(verdict, [core.reading_of(segment, compiled.programs) for segment in verdict.segments])
 
 
 # --- Dry run on history ------------------------------------------------------------------------

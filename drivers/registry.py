@@ -133,6 +133,7 @@ def driver_settings(driver: str) -> dict[str, Any]:
             base_url=settings.GATEHOUSE_CODEX_BASE_URL,
             model=settings.GATEHOUSE_CODEX_MODEL,
             env_key=settings.GATEHOUSE_CODEX_ENV_KEY,
+            mcp_servers=dict(settings.GATEHOUSE_CODEX_MCP_SERVERS),
         )
     if driver in ("acp", "opencode"):
         common.update(

@@ -11,6 +11,8 @@ It is the demo and the test double for everything above the drivers. Scenario fo
       {"question": {"questions": [{"id": "color", "header": "Color", "question": "Which?",
                                    "options": [{"label": "Red"}, {"label": "Blue"}],
                                    "multi_select": false, "allow_other": true}]}},
+      {"elicitation": {"server": "tickets", "message": "Which project?",   # an MCP server's form
+                       "schema": {"type": "object", "properties": {"name": {"type": "string"}}}}},
       {"plan": "# Plan\\n1. Do the thing"},
       {"message": "All done."}
     ]}
@@ -19,13 +21,14 @@ It is the demo and the test double for everything above the drivers. Scenario fo
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from approvals.policy import PolicyError, mask_secrets, validate_questions
-from drivers import agent_env, processes, sandbox
+from drivers import agent_env, elicitation, processes, sandbox
 from drivers.base import FLOOR_SANDBOX, Decision, Descriptor, RunContext, RunResult, ToolRequest
 
 DESCRIPTOR = Descriptor(
@@ -50,7 +53,7 @@ DESCRIPTOR = Descriptor(
 )
 
 EDIT_TOOLS = {"write": "file-change", "edit": "file-change", "MultiEdit": "file-change", "NotebookEdit": "file-change"}
-STEP_KEYS = {"tool", "message", "question", "plan"}
+STEP_KEYS = {"tool", "message", "question", "elicitation", "plan"}
 OUTPUT_LIMIT = 64 * 1024
 MAX_STEPS = 500
 
@@ -87,14 +90,23 @@ def _validate_step(step: Any, where: str) -> None:
         raise ScenarioError(where, "must be an object")
     keys = set(step) & STEP_KEYS
     if len(keys) != 1:
-        raise ScenarioError(where, "needs exactly one of 'tool', 'message', 'question', 'plan'")
+        raise ScenarioError(where, "needs exactly one of 'tool', 'message', 'question', 'elicitation', 'plan'")
     (key,) = keys
-    allowed = {"tool": {"tool", "input"}, "message": {"message"}, "question": {"question"}, "plan": {"plan"}}[key]
+    allowed = {"tool": {"tool", "input"}, "message": {"message"}, "question": {"question"}, "elicitation": {"elicitation"},
+               "plan": {"plan"}}[key]
     extra = set(step) - allowed
     if extra:
         raise ScenarioError(f"{where}.{sorted(extra)[0]}", "unknown field")
     if key == "message" or key == "plan":
         _require_str(step[key], f"{where}.{key}")
+    elif key == "elicitation":
+        form = step["elicitation"]
+        if not isinstance(form, Mapping) or set(form) - {"server", "message", "schema"}:
+            raise ScenarioError(f"{where}.elicitation", "must be {server, message, schema}")
+        try:
+            elicitation.questions_of(form.get("schema"))
+        except elicitation.Unsupported as exc:
+            raise ScenarioError(f"{where}.elicitation.schema", str(exc)) from None
     elif key == "question":
         questions = step["question"].get("questions") if isinstance(step["question"], Mapping) else None
         if not isinstance(questions, list) or not questions:
@@ -191,6 +203,10 @@ class ScriptedDriver:
                 tool="AskUserQuestion", input={"questions": questions}, cwd=cwd, kind="question",
                 subtype="question", presentation={"title": "The agent asks", "questions": questions},
             )
+        if "elicitation" in step:
+            form = step["elicitation"]
+            return elicitation.tool_request(str(form.get("server") or "scripted"), {
+                "mode": "form", "message": form.get("message") or "", "requestedSchema": form["schema"]}, cwd)
         if "plan" in step:
             return ToolRequest(
                 tool="ExitPlanMode", input={"plan": step["plan"]}, cwd=cwd, kind="plan_review",
@@ -205,6 +221,10 @@ class ScriptedDriver:
         """What the agent does with the decision: refusals are read and the run goes on."""
         if decision.already_done:
             return  # replayed after a restart: it ran before and is not run again
+        if "elicitation" in step:
+            reply = elicitation.reply_of(step["elicitation"]["schema"], decision.outcome, decision.answers)
+            await ctx.emit("message", {"text": f"The MCP server got: {json.dumps(reply, sort_keys=True)}"})
+            return
         if decision.outcome == "deny":
             note = f"The request was refused: {decision.reason}" if decision.reason else "The request was refused."
             said.append(note)

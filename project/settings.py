@@ -347,6 +347,13 @@ try:
     GATEHOUSE_CLAUDE_MCP_SERVERS = validate_mcp_servers(env_json_object("GATEHOUSE_CLAUDE_MCP_SERVERS", {}))
 except ValueError as exc:
     raise ImproperlyConfigured(f"GATEHOUSE_CLAUDE_MCP_SERVERS: {exc}") from None
+# MCP servers Codex may start, in the same shape (stdio and http; Codex has no SSE). Each tool
+# call is asked of the gate (Codex's own question before it, `mcp__<server>__<tool>`), and a
+# server's forms (MCP elicitation) reach a person as questions.
+try:
+    GATEHOUSE_CODEX_MCP_SERVERS = validate_mcp_servers(env_json_object("GATEHOUSE_CODEX_MCP_SERVERS", {}))
+except ValueError as exc:
+    raise ImproperlyConfigured(f"GATEHOUSE_CODEX_MCP_SERVERS: {exc}") from None
 # ACP agents by name: {"name": "command line" | ["argv", ...] | {"command": ..., "profile": ...}}.
 # Added to (or replacing) the built-in entries for the agents `make agents` installs.
 GATEHOUSE_ACP_AGENTS = env_json_object("GATEHOUSE_ACP_AGENTS", {})

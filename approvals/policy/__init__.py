@@ -42,6 +42,7 @@ from .questions import (
     secrets_of,
     validate_questions,
 )
+from .readings import Reading, reading_of
 from .request import validate_request
 from .rules import DEFAULT_POLICY, CompiledPolicy, compile_policy, policy_problems
 from .run_policy import RunPolicy, check_capabilities, materialise, parse_run_policy, resolve_run_policy
@@ -69,6 +70,7 @@ __all__ = [
     "PathUse",
     "PolicyError",
     "PolicyExport",
+    "Reading",
     "RunPolicy",
     "RunView",
     "Segment",
@@ -100,6 +102,7 @@ __all__ = [
     "parse_script",
     "policy_problems",
     "policy_version",
+    "reading_of",
     "resolve_run_policy",
     "suggest_grant",
     "validate_grant",

@@ -2,7 +2,10 @@
 
 A question: `{"id", "header", "question", "options": [{"label", "description"}],
 "multi_select": bool, "allow_other": bool, "secret": bool}`; one with no options is
-answered in free text. An answer record is keyed by question id: a list of chosen labels
+answered in free text. A form field (an MCP server's elicitation, drivers/elicitation.py)
+may add `"required": true` (the answer cannot leave it out), `"value_type"` (`text`,
+`number` or `integer`: the free text must be one) with `"minimum"` / `"maximum"`, and for
+text `"min_length"` / `"max_length"` and `"format"` (`email`, `uri`, `date`, `date-time`). An answer record is keyed by question id: a list of chosen labels
 (`{"color": ["Red"]}`), the free text of "Other" (`{"name": "free text"}`), or both — the
 labels with the free text after them (`{"color": ["Red", "a darker red"]}`). A question
 may stay unanswered (a partial answer); the agent is told so (`answers_for_agent`). A
@@ -11,12 +14,16 @@ secret question's answer is never recorded: the record holds `[secret]` (`mask_s
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .errors import PolicyError
 
-_QUESTION_KEYS = ("id", "header", "question", "options", "multi_select", "allow_other", "secret")
+_QUESTION_KEYS = ("id", "header", "question", "options", "multi_select", "allow_other", "secret",
+                  "required", "value_type", "minimum", "maximum", "min_length", "max_length", "format")
+VALUE_TYPES = ("text", "number", "integer")
+FORMATS = ("email", "uri", "date", "date-time")
 SECRET_MARK = "[secret]"
 NOT_ANSWERED = "(no answer: the reviewer left this question unanswered)"
 SECRET_NOT_KEPT = "(the secret answer is not kept by Gatehouse; ask again if you still need it)"
@@ -70,7 +77,7 @@ def validate_questions(questions: Any) -> list[dict]:
                 raise _bad_questions(f"{where}.{flag} must be true or false", f"{where}.{flag}", q.get(flag))
         # a question with no options is answered in free text (Codex's plain questions)
         allow_other = q.get("allow_other", False) or not clean_options
-        out.append({
+        out.append({**_constraints(q, where),
             "id": qid,
             "header": _text(q.get("header"), f"{where}.header", required=False) or qid,
             "question": _text(q.get("question"), f"{where}.question"),
@@ -80,6 +87,95 @@ def validate_questions(questions: Any) -> list[dict]:
             "secret": q.get("secret", False),
         })
     return out
+
+
+def _constraints(q: Mapping, where: str) -> dict[str, Any]:
+    """A form field's constraints, checked (only those given are kept)."""
+    out: dict[str, Any] = {}
+    if "required" in q:
+        if not isinstance(q["required"], bool):
+            raise _bad_questions(f"{where}.required must be true or false", f"{where}.required", q["required"])
+        if q["required"]:
+            out["required"] = True
+    value_type = q.get("value_type", "text")
+    if value_type not in VALUE_TYPES:
+        raise _bad_questions(f"{where}.value_type must be one of {', '.join(VALUE_TYPES)}", f"{where}.value_type", value_type)
+    if value_type != "text":
+        out["value_type"] = value_type
+    for key in ("minimum", "maximum"):
+        if key in q:
+            if value_type == "text" or isinstance(q[key], bool) or not isinstance(q[key], (int, float)):
+                raise _bad_questions(f"{where}.{key} must be a number, on a number question", f"{where}.{key}", q[key])
+            out[key] = q[key]
+    for key in ("min_length", "max_length"):
+        if key in q:
+            if value_type != "text" or isinstance(q[key], bool) or not isinstance(q[key], int) or q[key] < 0:
+                raise _bad_questions(f"{where}.{key} must be a whole number, on a text question", f"{where}.{key}", q[key])
+            out[key] = q[key]
+    if "format" in q:
+        if value_type != "text" or q["format"] not in FORMATS:
+            raise _bad_questions(f"{where}.format must be one of {', '.join(FORMATS)}, on a text question",
+                                 f"{where}.format", q["format"])
+        out["format"] = q["format"]
+    return out
+
+
+def _check_value(q: Mapping, text: str, field: str) -> None:
+    """Free text against the question's constraints (`invalid_answer` says what is wrong)."""
+    value_type = q.get("value_type", "text")
+    name = q.get("header") or q["id"]
+    if value_type != "text":
+        try:
+            number = int(text.strip()) if value_type == "integer" else float(text.strip())
+        except ValueError:
+            raise _bad_answer(f"{name}: {text!r} is not {'a whole number' if value_type == 'integer' else 'a number'}",
+                              field, text) from None
+        if number != number or number in (float("inf"), float("-inf")):
+            raise _bad_answer(f"{name}: {text!r} is not a number", field, text)
+        if "minimum" in q and number < q["minimum"]:
+            raise _bad_answer(f"{name}: {text.strip()} is below the minimum {q['minimum']}", field, text)
+        if "maximum" in q and number > q["maximum"]:
+            raise _bad_answer(f"{name}: {text.strip()} is above the maximum {q['maximum']}", field, text)
+        return
+    if "min_length" in q and len(text) < q["min_length"]:
+        raise _bad_answer(f"{name}: at least {q['min_length']} characters", field, text)
+    if "max_length" in q and len(text) > q["max_length"]:
+        raise _bad_answer(f"{name}: at most {q['max_length']} characters", field, text)
+    fmt = q.get("format")
+    if fmt and not _FORMAT_CHECKS[fmt](text.strip()):
+        raise _bad_answer(f"{name}: {text!r} is not {_FORMAT_NAMES[fmt]}", field, text)
+
+
+def _is_email(text: str) -> bool:
+    local, at, domain = text.partition("@")
+    return bool(at and local and "." in domain and not any(c.isspace() for c in text))
+
+
+def _is_uri(text: str) -> bool:
+    scheme, colon, rest = text.partition(":")
+    return bool(colon and rest and scheme[:1].isalpha() and all(c.isalnum() or c in "+-." for c in scheme)
+                and not any(c.isspace() for c in text))
+
+
+def _is_date(text: str) -> bool:
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_datetime(text: str) -> bool:
+    try:
+        datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return "T" in text or " " in text
+
+
+_FORMAT_CHECKS = {"email": _is_email, "uri": _is_uri, "date": _is_date, "date-time": _is_datetime}
+_FORMAT_NAMES = {"email": "an e-mail address", "uri": "a URI (scheme:…)", "date": "a date (YYYY-MM-DD)",
+                 "date-time": "a date and time (YYYY-MM-DDTHH:MM)"}
 
 
 def _bad_answer(message: str, field: str, value: Any) -> PolicyError:
@@ -110,6 +206,7 @@ def answers_of(questions: Any, raw: Mapping, other: Mapping | None = None) -> di
             elif not value.strip():
                 continue
             elif q["allow_other"]:
+                _check_value(q, value, field)
                 out[qid] = value
             else:
                 raise _bad_answer(f"{value!r} is not an option of {qid!r}", field, value)
@@ -137,9 +234,13 @@ def answers_of(questions: Any, raw: Mapping, other: Mapping | None = None) -> di
             continue
         if not q["allow_other"]:
             raise _bad_answer(f"{qid!r} takes no answer of your own", field, text)
+        _check_value(q, text, field)
         given = out.get(qid)
         # the options chosen, and the reviewer's own words after them
         out[qid] = [*given, text] if isinstance(given, list) else text
+    for q in qs.values():
+        if q.get("required") and q["id"] not in out:
+            raise _bad_answer(f"{q['header']} needs an answer", f"answers.{q['id']}", None)
     return out
 
 

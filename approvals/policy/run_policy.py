@@ -50,7 +50,42 @@ DEFAULTS: _Defaults = {
     "max_retries": 3,
 }
 
-_TOP = ("sandbox", "web_search", "browser", "approvals")
+_TOP = ("preset", "sandbox", "web_search", "browser", "approvals")
+
+# Named run policies (the adaptor design's presets). `{"preset": NAME}` stands for the whole
+# document; fields given beside it replace the preset's (`approvals` field by field).
+# * all-deny: nobody is asked and nothing the rule policy would ask runs (refused, told to
+#   the agent), inside a read-only floor. For unattended runs that may only look.
+# * sandbox-only: nobody is asked about tool requests: what the rule policy would ask is
+#   approved, and the OS floor (workspace-write) is the boundary; its deny rules still deny,
+#   and the egress proxy still refuses hosts the policy does not allow. Questions are refused.
+PRESETS: dict[str, dict[str, Any]] = {
+    "all-deny": {
+        "sandbox": "read-only",
+        "approvals": {"permission": "auto-deny", "plan_review": "auto-deny", "question": "auto-deny",
+                      "on_reject": "continue"},
+    },
+    "sandbox-only": {
+        "sandbox": "workspace-write",
+        "approvals": {"permission": "auto-approve", "plan_review": "auto-approve", "question": "auto-deny",
+                      "on_reject": "continue"},
+    },
+}
+
+
+def expand_preset(document: Mapping) -> Mapping:
+    """A document naming a preset, as the whole document it stands for."""
+    if "preset" not in document:
+        return document
+    name = document["preset"]
+    if name not in PRESETS:
+        raise _invalid(f"preset must be one of {', '.join(PRESETS)}", "preset", name)
+    base = PRESETS[name]
+    rest = {k: v for k, v in document.items() if k != "preset"}
+    approvals = rest.pop("approvals", None)
+    if approvals is not None and not isinstance(approvals, Mapping):
+        raise _invalid("approvals must be an object", "approvals", approvals)
+    return {**base, **rest, "approvals": {**base["approvals"], **(approvals or {})}}
 _APPROVALS = ("permission", "plan_review", "question", "timeout_s", "on_timeout", "on_reject", "max_retries")
 
 
@@ -116,6 +151,7 @@ def parse_run_policy(document: Mapping | None) -> RunPolicy:
     if not isinstance(document, Mapping):
         raise _invalid("a run policy must be an object", "", json_type(document))
     _unknown(document, _TOP, "")
+    document = expand_preset(document)
     approvals = document.get("approvals", {})
     if approvals is None:
         approvals = {}

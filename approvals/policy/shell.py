@@ -27,10 +27,12 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from .arith import findings as arithmetic_findings
 from .arith import may_find as may_find_arithmetic
+from .bash_reading import bash_reads, may_disagree
 
 BASH = Language(tree_sitter_bash.language())
 _local = threading.local()
 MAX_NESTED_SCRIPTS = 8
+MAX_BASH_READINGS = 16  # scripts of one command bash is asked to read (bash_reading.py); more are asked about
 
 
 def _parser() -> Parser:
@@ -382,6 +384,7 @@ def parse_script(script: str) -> Script:
     one that does not parse, never allowed."""
     if len(script) > MAX_SCRIPT_CHARS:
         return Script((), False)
+    _local.bash_budget = MAX_BASH_READINGS
     return _parse(script, 0)
 
 
@@ -394,18 +397,40 @@ def _unparsed_backquotes(root: Node) -> list[str]:
     """The commands in backquotes that tree-sitter-bash leaves inside a word, a pattern or
     a here-document's body instead of parsing them as command substitutions."""
     if not _TEXT_QUERY:
-        _TEXT_QUERY.append(Query(BASH, "[(word) (regex) (string_content) (extglob_pattern) (heredoc_body)] @t"))
+        _TEXT_QUERY.append(Query(BASH, "[(word) (regex) (string_content) (extglob_pattern) (heredoc_body)"
+                                       " (command_substitution)] @t"))
     out = []
     for node in QueryCursor(_TEXT_QUERY[0]).captures(root).get("t", []):
         text = _text(node)
+        if node.type == "command_substitution":
+            # bash removes the backslash of `\``, `\$` and `\\` inside backquotes before it reads
+            # them (`echo \`rm -rf ~\`` nested in backquotes runs `rm`); the grammar does not
+            if text.startswith("`") and "\\" in text:
+                out.append(_BACKQUOTE_ESCAPE.sub(r"\1", text[1:-1]))
+            continue
         if "`" not in text and "$(" not in text:
             continue
         if node.type == "heredoc_body" and node.parent is not None and any(
                 c.type == "heredoc_start" and any(q in _text(c) for q in "'\"\\") for c in node.parent.children):
             continue  # `<<'EOF'`: the body is literal
         out += [_BACKQUOTE_ESCAPE.sub(r"\1", found) for found in _BACKQUOTED.findall(text)]
-        if node.type != "heredoc_body":  # (a body's `$(…)` are parsed: they are its children)
+        if node.type == "heredoc_body":
+            # the grammar parses a body's `$(…)` as its children, except after blanks at the
+            # start of a line (`<<EOF` then a tab and `$(rm -rf ~)`): those it leaves as text
+            parsed = {_text(c)[2:-1] for c in _descendants(node) if c.type in ("command_substitution",
+                                                                                "arithmetic_expansion")}
+            out += [found for found in _dollar_parens(text) if found not in parsed]
+        else:
             out += _dollar_parens(text)
+    return out
+
+
+def _descendants(node: Node) -> list[Node]:
+    out, stack = [], list(node.named_children)
+    while stack:
+        child = stack.pop()
+        out.append(child)
+        stack.extend(child.named_children)
     return out
 
 
@@ -416,7 +441,8 @@ def _dollar_parens(text: str) -> list[str]:
     out = []
     i = text.find("$(")
     while i >= 0:
-        if i > 0 and text[i - 1] == "\\":
+        escapes = len(text[:i]) - len(text[:i].rstrip("\\"))
+        if escapes % 2:  # `\$(`: literal (`\\$(` is a backslash, then a substitution)
             i = text.find("$(", i + 2)
             continue
         depth, j = 1, i + 2
@@ -482,18 +508,30 @@ def _joined_lines(script: str) -> str:
     return "".join(out)
 
 
+def _both(first: Script, second: Script) -> Script:
+    """Two readings of one script, both decided: every command of either, parsed only if both are."""
+    return Script(tuple(dict.fromkeys(first.commands + second.commands)), first.parsed and second.parsed,
+                  tuple(dict.fromkeys(first.assignments + second.assignments)))
+
+
 def _parse(script: str, level: int) -> Script:
+    read = _parse_one(script, level)
     if "\\\n" in script:
         # bash reads a backslash-newline as nothing (a line continuation), even inside a
         # word; the grammar splits the word there. Both readings are decided (where they
         # differ, in a comment or a quoted here-document, the grammar's may be bash's).
         joined = _joined_lines(script)
         if joined != script:
-            first, second = _parse_one(script, level), _parse_one(joined, level)
-            commands = tuple(dict.fromkeys(first.commands + second.commands))
-            return Script(commands, first.parsed and second.parsed,
-                          tuple(dict.fromkeys(first.assignments + second.assignments)))
-    return _parse_one(script, level)
+            read = _both(read, _parse_one(joined, level))
+    if may_disagree(script):
+        # where the two can disagree (continuations, here-documents, carriage returns),
+        # bash's own reading is decided too (bash_reading.py); when bash cannot give it
+        # (missing, a syntax error, too many scripts), the script is never allowed
+        budget = getattr(_local, "bash_budget", 0)
+        _local.bash_budget = budget - 1
+        normal = bash_reads(script) if budget > 0 else None
+        read = _both(read, _parse_one(normal, level)) if normal is not None else read._replace(parsed=False)
+    return read
 
 
 def _parse_one(script: str, level: int) -> Script:

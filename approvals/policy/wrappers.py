@@ -94,8 +94,11 @@ def _append_inner(cmd: SimpleCommand, inner: Inner, wrapper: str, out: list[Simp
     words = (first,) + tuple(words[1:])
     assigns = cmd.assigns
     if wrapper in ("env", "sudo", "doas") and shift > 0:
+        # (env sets any name, not only a shell identifier: `BASH_FUNC_ls%%=() { …; }` is a
+        # function every bash it starts imports)
         extra = tuple(w.split("=", 1)[0] for w in cmd.words[1:shift]
-                      if "=" in w and not w.startswith("-") and w.split("=", 1)[0].isidentifier())
+                      if "=" in w and not w.startswith("-")
+                      and (wrapper == "env" or w.split("=", 1)[0].isidentifier()))
         assigns = assigns + extra
     sub = SimpleCommand(" ".join(words), words, False, dynamic_name, wrapper, (), dynamic, globs, assigns,
                         cmd.stdin, cmd.stdin_text, False, cmd.remote or inner.remote, level + 1,

@@ -142,11 +142,45 @@ def render_config(
         if settings.get("stream_idle_timeout_ms"):
             lines.append(f"stream_idle_timeout_ms = {int(settings['stream_idle_timeout_ms'])}")
     lines += ["", "[analytics]", "enabled = false"]
+    lines += _mcp_servers(settings.get("mcp_servers") or {})
     if workspace is not None:
         for root in _roots(Path(workspace)):
             lines += ["", f"[projects.{_toml_str(str(root))}]", 'trust_level = "untrusted"']
     lines.append("")
     return "\n".join(lines)
+
+
+def _toml_strings(values: Any) -> str:
+    return "[" + ", ".join(_toml_str(v) for v in values) + "]"
+
+
+def _toml_table(values: Mapping[str, str]) -> str:
+    return "{ " + ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in values.items()) + " }"
+
+
+# Codex asks before an MCP tool call, except (its default, `auto`) where the server marks the
+# tool read-only (`readOnlyHint`): such a call ran without any question, so the gate never
+# saw it (observed on 0.171.0). `prompt` makes Codex ask before every call of the server's tools.
+ASK_EVERY_TOOL = 'default_tools_approval_mode = "prompt"'
+
+
+def _mcp_servers(servers: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The administrator's MCP servers (GATEHOUSE_MCP_SERVERS, validated by
+    drivers/mcp_servers.py) as Codex's `[mcp_servers.<name>]` tables: stdio programs and
+    streamable-HTTP servers (Codex has no SSE transport; such a server is left out)."""
+    lines: list[str] = []
+    for name, server in servers.items():
+        kind = server.get("type", "stdio")
+        if kind == "stdio":
+            lines += ["", f"[mcp_servers.{_toml_str(name)}]", ASK_EVERY_TOOL, f"command = {_toml_str(server['command'])}",
+                      f"args = {_toml_strings(server.get('args') or [])}"]
+            if server.get("env"):
+                lines.append(f"env = {_toml_table(server['env'])}")
+        elif kind == "http":
+            lines += ["", f"[mcp_servers.{_toml_str(name)}]", ASK_EVERY_TOOL, f"url = {_toml_str(server['url'])}"]
+            if server.get("headers"):
+                lines.append(f"http_headers = {_toml_table(server['headers'])}")
+    return lines
 
 
 def _roots(workspace: Path) -> list[Path]:

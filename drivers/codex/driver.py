@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from drivers import agent_env, workspace_config
+from drivers import agent_env, elicitation, workspace_config
 from drivers.base import Decision, Descriptor, DriverError, RunAborted, RunResult, ToolRequest
 from drivers.sandbox import urls_in_env
 from drivers.subprocess_io import JsonLinesProcess, ProcessExitedError, ProcessStartError, ProtocolError
@@ -173,7 +173,9 @@ class _Session:
         """The run's floor, reaching the model API (the configured base URL, else OpenAI's)."""
         if self.ctx.floor is None:
             return None
-        floor = self.ctx.floor.reaching([self.settings.get("base_url") or config.DEFAULT_MODEL_URL, *urls_in_env(env)])
+        servers = (self.settings.get("mcp_servers") or {}).values()
+        mcp_urls = [str(s["url"]) for s in servers if isinstance(s, Mapping) and s.get("url")]
+        floor = self.ctx.floor.reaching([self.settings.get("base_url") or config.DEFAULT_MODEL_URL, *urls_in_env(env), *mcp_urls])
         return floor.replace(own_hosts=config.OWN_HOSTS)
 
     async def _handshake(self) -> None:
@@ -603,12 +605,48 @@ class _Session:
                 # answered, so the model never takes the silence for a choice.
                 await self._steer_refusal(decision.reason or "No human answer to the questions.")
             await self._send({"id": request_id, "result": translate.answers_reply(decision, request)})
+        elif method == "mcpServer/elicitation/request":
+            await self._on_elicitation(request_id, params)
         else:
             await self._emit(
                 "notice",
                 {"level": "warning", "text": f"Codex asked {method!r}, which Gatehouse does not handle; refused."},
             )
             await self._reply_error(request_id, -32601, f"Gatehouse does not handle {method}")
+
+    async def _on_elicitation(self, request_id: Any, params: Mapping[str, Any]) -> None:
+        """`mcpServer/elicitation/request`: Codex's own question before an MCP tool call
+        (`_meta.codex_approval_kind: mcp_tool_call`), gated like any tool request as
+        `mcp__<server>__<tool>`; or an MCP server's form, shown as questions
+        (drivers/elicitation.py). Anything else is declined, with the reason on the timeline."""
+        raw_meta = params.get("_meta")
+        meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
+        kind = meta.get("codex_approval_kind")
+        if kind == "mcp_tool_call":
+            request = translate.mcp_tool_request(params, self.workspace)
+            decision = await self._gate(request)
+            await self._record_step(request, decision)
+            reply = translate.approval_reply(decision)
+            if reply == "decline":
+                await self._steer_refusal(decision.reason)
+            await self._send({"id": request_id, "result": translate.elicitation_reply(reply)})
+            if reply == "cancel":
+                raise _Aborted(decision.reason or "aborted")
+            return
+        try:
+            if kind is not None:
+                raise elicitation.Unsupported(f"Codex's {kind!r} approval, which Gatehouse does not know")
+            request = translate.elicitation_request(params, self.workspace)
+        except elicitation.Unsupported as exc:
+            await self._emit("notice", {"level": "warning", "text": (
+                f"The MCP server {params.get('serverName')!r} asked for {exc}; Gatehouse cannot show it, so it was declined.")})
+            await self._send({"id": request_id, "result": {"action": "decline"}})
+            return
+        decision = await self._gate(request)
+        result = elicitation.reply_of(params.get("requestedSchema") or {}, decision.outcome, decision.answers)
+        await self._send({"id": request_id, "result": result})
+        if decision.outcome == "abort":
+            raise _Aborted(decision.reason or "aborted")
 
     async def _reply_error(self, request_id: Any, code: int, message: str) -> None:
         await self._send({"id": request_id, "error": {"code": code, "message": message}})

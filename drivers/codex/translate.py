@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from drivers import elicitation
 from drivers.base import Decision, ToolRequest
 
 _SHELLS = {"bash", "sh", "zsh", "dash"}
@@ -230,3 +232,38 @@ def bounded(text: str | None, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f"\n… [{len(text) - limit} more characters not kept]"
+
+
+def mcp_tool_request(params: Mapping[str, Any], workspace: Path) -> ToolRequest:
+    """Codex's question before an MCP tool call (`mcpServer/elicitation/request` with
+    `_meta.codex_approval_kind: "mcp_tool_call"`) -> a permission request for the tool
+    `mcp__<server>__<tool>` with the call's arguments, the name Claude Code gives it too,
+    so one policy rule (or tool class) covers a server's tool under every agent."""
+    raw_meta = params.get("_meta")
+    meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
+    server = str(params.get("serverName") or "")
+    tool = str(meta.get("tool_name") or "")
+    arguments = meta.get("tool_params")
+    tool_input = dict(arguments) if isinstance(arguments, Mapping) else {}
+    name = f"mcp__{server}__{tool}"
+    body = json.dumps(tool_input, indent=2, sort_keys=True, ensure_ascii=False)
+    return ToolRequest(
+        tool=name,
+        input=tool_input,
+        cwd=str(workspace),
+        kind="permission",
+        subtype="tool",
+        presentation={"title": f"Use the tool {name}", "body": bounded(body, 4000)},
+        native_id=str(params.get("itemId") or ""),
+    )
+
+
+def elicitation_reply(reply: str) -> dict[str, Any]:
+    """An approval reply (accept / decline / cancel) in the elicitation's shape."""
+    return {"action": reply, "content": {}} if reply == "accept" else {"action": reply}
+
+
+def elicitation_request(params: Mapping[str, Any], workspace: Path) -> ToolRequest:
+    """An MCP server's form -> a question approval of subtype `mcp-elicitation`
+    (`elicitation.Unsupported` when it cannot be shown)."""
+    return elicitation.tool_request(str(params.get("serverName") or ""), params, str(workspace))

@@ -80,3 +80,46 @@ async def test_a_secret_question_can_always_be_declined(api: Any, worker: Any) -
     approval = await pending_approval(api, run["id"])
     assert (await decide(api, approval, "answer", decline=True)).status_code == HTTPStatus.OK
     assert (await finished(run["id"])).status == "completed"
+
+
+FORM = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": "Project name"},
+        "replicas": {"type": "integer", "minimum": 1, "maximum": 9},
+        "public": {"type": "boolean"},
+    },
+    "required": ["name", "replicas"],
+}
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_mcp_form_is_answered_over_the_api_checked_and_typed_for_the_server(api: Any, worker: Any) -> None:
+    run = await start_run(api, {"steps": [{"elicitation": {"server": "tickets", "message": "Which project?", "schema": FORM}},
+                                          {"message": "done"}]}, run_policy=ASK)
+    approval = await pending_approval(api, run["id"])
+    assert approval["kind"] == "question" and approval["subtype"] == "mcp-elicitation"
+    assert approval["presentation"]["server"] == "tickets" and approval["presentation"]["message"] == "Which project?"
+    # what the form does not allow is refused with the reason, and nothing is decided
+    response = await decide(api, approval, "answer", answers={"name": "apollo", "replicas": "12"})
+    assert response.status_code == HTTPStatus.BAD_REQUEST and "above the maximum 9" in response.content.decode()
+    response = await decide(api, approval, "answer", answers={"public": "Yes"})
+    assert response.status_code == HTTPStatus.BAD_REQUEST and "Project name needs an answer" in response.content.decode()
+    response = await decide(api, approval, "answer", answers={"name": "apollo", "replicas": "3", "public": "No"})
+    assert response.status_code == HTTPStatus.OK, response.content
+    assert (await finished(run["id"])).status == "completed"
+    said = await sync_to_async(messages)(run["id"])
+    assert said[0] == 'The MCP server got: {"action": "accept", "content": {"name": "apollo", "public": false, "replicas": 3}}'
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_declined_mcp_form_tells_the_server_declined(api: Any, worker: Any) -> None:
+    run = await start_run(api, {"steps": [{"elicitation": {"server": "tickets", "message": "Which?", "schema": FORM}},
+                                          {"message": "done"}]},
+                          run_policy={"approvals": {"question": "ask", "on_reject": "continue"}})
+    approval = await pending_approval(api, run["id"])
+    response = await decide(api, approval, "answer", decline=True)
+    assert response.status_code == HTTPStatus.OK, response.content
+    assert (await finished(run["id"])).status == "completed"
+    said = await sync_to_async(messages)(run["id"])
+    assert said[0] == 'The MCP server got: {"action": "decline"}'

@@ -172,6 +172,35 @@ def test_try_it_explains_the_unsaved_document_command_by_command(staff_client: C
     assert "tools.dropDatabase" in raw
 
 
+def test_try_it_reads_a_command_with_the_unsaved_documents_own_program_model(
+        staff_client: Callable[..., Client]) -> None:
+    client = staff_client("approvals.change_policy", "approvals.view_policy")
+    draft = {"classes": {"read-only": "allow", "local-mutation": "allow"}, "default": "ask",
+             "programs": {"mytool": {"class": "read-only", "options": "v/verbose o/output:", "effects": {"-o": "writes"},
+                                     "operands": "read", "summary": "our deployment helper"}}}
+    known = try_it(client, draft, "mytool -v src/a.txt").content.decode()
+    assert 'verdict-allow">allow' in known and "classes.read-only" in known
+    assert "this policy's model" in known and "our deployment helper" in known
+    assert "<code>-v</code>" in known and "<code>src/a.txt</code>" in known and "not in the model" not in known
+
+    unlisted = try_it(client, draft, "mytool --frobnicate src/a.txt").content.decode()
+    assert 'verdict-ask">ask' in unlisted and "commands.unverified" in unlisted
+    assert "not in the model:</strong> <code>--frobnicate</code>" in unlisted
+
+    writes = try_it(client, draft, "mytool -o out.txt a").content.decode()
+    assert "classes.local-mutation" in writes and "<code>-o</code>" in writes
+
+    # without the entry the same command is an unknown program; a built-in one says so
+    del draft["programs"]
+    unknown = try_it(client, draft, "mytool -v src/a.txt").content.decode()
+    assert 'verdict-ask">ask' in unknown and "has no model: an unknown program" in unknown
+    assert "read by the built-in model of <code>ls</code>" in try_it(client, draft, "ls -la").content.decode()
+
+    # an entry is validated like the rest of the document, and named
+    broken = try_it(client, {**draft, "programs": {"mytool": {"class": "harmless"}}}, "mytool").content.decode()
+    assert "programs.mytool.class" in broken and "segment" not in broken
+
+
 def test_try_it_says_what_keeps_it_from_answering(staff_client: Callable[..., Client]) -> None:
     client = staff_client("approvals.change_policy")
     assert "not valid JSON" in try_it(client, "{", "ls").content.decode()

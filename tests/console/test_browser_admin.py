@@ -80,6 +80,9 @@ def test_an_administrator_edits_tries_replays_and_saves_a_policy(tmp_path: Path)
                 expect(result).to_contain_text("Build directories come from the build")
                 expect(result.locator("li.segment")).to_have_count(2)
                 expect(result.locator("li.segment.deciding")).to_contain_text("mkdir -p build")
+                # how each command was read: the model and the options it recognised
+                expect(result.locator("li.segment.deciding .segment-reading")).to_contain_text(
+                    "read by the built-in model of mkdir (creates the directories it names); options -p; operands build")
 
                 # 3. The dry run on history: the recorded mkdir would now be denied.
                 page.get_by_role("button", name="Dry run").click()

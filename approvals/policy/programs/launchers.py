@@ -125,9 +125,12 @@ def _opens_shell(inv: Invocation, cmd: SimpleCommand) -> str | None:
 
 def _env(words, cmd) -> list[Inner]:
     takes = frozenset("-u --unset -C --chdir".split())
+    functions: list[Inner] = []  # `BASH_FUNC_ls%%=() { rm -rf ~; }`: the body runs where a bash child calls `ls`
     i = 1
     while i < len(words):
         word = words[i]
+        if word.startswith("BASH_FUNC_") and "=" in word:
+            functions.append(Inner(script="f " + word.split("=", 1)[1]))
         if word in ("-S", "--split-string") and i + 1 < len(words):
             return [Inner(script=" ".join(words[i + 1:]))]
         if word.startswith("--split-string=") or (word.startswith("-S") and len(word) > 2):
@@ -143,7 +146,7 @@ def _env(words, cmd) -> list[Inner]:
             i += 2 if word in takes else 1
             continue
         break
-    return [Inner(tuple(words[i:]), start=i)] if i < len(words) else []
+    return functions + ([Inner(tuple(words[i:]), start=i)] if i < len(words) else [])
 
 
 def _env_environment(cmd: SimpleCommand) -> str | None:
