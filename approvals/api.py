@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from approvals import insights
 from approvals import policy as core
 from approvals.access import approvals_visible, policies_visible, sessions_visible
 from approvals.errors import HASH_REQUIRED, ApprovalError
@@ -350,3 +351,40 @@ class PolicyDryRunApi(APIView):
         if result.external_unrecorded is not None:
             body["external_unrecorded"] = result.external_unrecorded
         return Response(body)
+
+
+class SuggestionOutput(serializers.Serializer):
+    section = serializers.CharField(help_text="commands, edits, reads, network or tools")
+    rule = serializers.CharField(help_text="the allow rule to add")
+    approved = serializers.IntegerField()
+    denied = serializers.IntegerField()
+    reviewers = serializers.IntegerField(help_text="how many different people approved it")
+    median_seconds = serializers.FloatField(allow_null=True, help_text="median time a person took to approve")
+    would_allow = serializers.IntegerField(help_text="recorded requests it would have allowed that were not")
+    compared = serializers.IntegerField(help_text="recorded requests the dry run compared")
+
+
+class InsightSuggestionsApi(APIView):
+    """Rules learned from approvals (issue 32): what people keep approving, as allow rules."""
+
+    permission_classes = [permissions.IsAuthenticated, TokenScope, CanChangePolicies]
+    scopes = {"GET": Scope.READ}
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("policy", int, required=True, description="the rule policy"),
+            OpenApiParameter("days", int, description="the window, in days (default 30, at most 366)"),
+            OpenApiParameter("threshold", int, description="approvals needed before a rule is suggested (default 10)"),
+        ],
+        responses=SuggestionOutput(many=True),
+    )
+    def get(self, request: Request) -> Response:
+        """Shapes approved at least `threshold` times by a person and never denied, never of
+        a destructive, protected, remote-mutation or outside-workspace request, each with
+        what it would have allowed on the policy's recorded requests (the dry run)."""
+        policy_id = query_int(request, "policy")
+        if policy_id is None:
+            raise serializers.ValidationError({"policy": ["This query parameter is required."]})
+        policy = get_object_or_404(policies_visible(request.user), pk=policy_id)
+        days, threshold = insights.parse_window(request.query_params.get("days"), request.query_params.get("threshold"))
+        return Response([s.as_json() for s in insights.suggestions(policy, days=days, threshold=threshold)])

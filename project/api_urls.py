@@ -19,6 +19,7 @@ urlpatterns = [
     path("sessions/<int:session_id>/", runs_api.SessionDetailApi.as_view(), name="api-session"),
     path("sessions/<int:session_id>/grants/", approvals_api.SessionGrantsApi.as_view(), name="api-session-grants"),
     path("grants/<int:grant_id>/", approvals_api.GrantDetailApi.as_view(), name="api-grant"),
+    path("insights/suggestions/", approvals_api.InsightSuggestionsApi.as_view(), name="api-insight-suggestions"),
     path("policies/", approvals_api.PolicyListApi.as_view(), name="api-policies"),
     path("policies/<int:policy_id>/", approvals_api.PolicyDetailApi.as_view(), name="api-policy"),
     path("policies/<int:policy_id>/versions/", approvals_api.PolicyVersionsApi.as_view(), name="api-policy-versions"),
