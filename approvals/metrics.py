@@ -67,17 +67,15 @@ class Seconds(Func):
     generic datetime difference is a Python function per row on SQLite)."""
 
     output_field = FloatField()
+    template = "EXTRACT(EPOCH FROM (%(expressions)s))"  # PostgreSQL
+    arg_joiner = " - "
 
     def __init__(self, end: str, start: str) -> None:
         super().__init__(F(end), F(start))
 
-    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> Any:  # PostgreSQL
-        return super().as_sql(compiler, connection, template="EXTRACT(EPOCH FROM (%(expressions)s))",
-                              arg_joiner=" - ", **extra)
-
     def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
-        return super().as_sql(compiler, connection, template="((julianday(%(expressions)s)) * 86400.0)",
-                              arg_joiner=") - julianday(", **extra)
+        return self.as_sql(compiler, connection, template="((julianday(%(expressions)s)) * 86400.0)",
+                           arg_joiner=") - julianday(", **extra)
 
 
 def decision_times() -> list[DecisionTimes]:
