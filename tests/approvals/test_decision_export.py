@@ -225,3 +225,22 @@ def test_the_exports_queries_do_not_grow_with_its_rows(world: World) -> None:
     for _ in range(5):
         ask(world.run, "git push origin feature")
     assert queries() == before
+
+
+def test_under_asgi_the_export_streams_from_an_async_iterator(world: World) -> None:
+    """Under Daphne a sync iterator would be read whole before the first byte is sent."""
+    from django.test import AsyncRequestFactory
+
+    from approvals.api import DecisionExportApi
+
+    request = AsyncRequestFactory().get(URL, {"format": "jsonl"})
+    request.user = world.admin
+    response = DecisionExportApi.as_view()(request)
+    assert isinstance(response, StreamingHttpResponse) and response.is_async
+    from asgiref.sync import async_to_sync
+
+    async def read() -> bytes:
+        return b"".join([chunk async for chunk in response.streaming_content])
+
+    rows = [json.loads(line) for line in async_to_sync(read)().decode().splitlines()]
+    assert len(rows) == 4
