@@ -15,6 +15,7 @@ urlpatterns = [
     path("approvals/<int:approval_id>/approve/", approvals_api.ApprovalApproveApi.as_view(), name="api-approval-approve"),
     path("approvals/<int:approval_id>/deny/", approvals_api.ApprovalDenyApi.as_view(), name="api-approval-deny"),
     path("approvals/<int:approval_id>/answer/", approvals_api.ApprovalAnswerApi.as_view(), name="api-approval-answer"),
+    path("decisions/export", approvals_api.DecisionExportApi.as_view(), name="api-decisions-export"),
     path("sessions/", runs_api.SessionListApi.as_view(), name="api-sessions"),
     path("sessions/<int:session_id>/", runs_api.SessionDetailApi.as_view(), name="api-session"),
     path("sessions/<int:session_id>/grants/", approvals_api.SessionGrantsApi.as_view(), name="api-session-grants"),
