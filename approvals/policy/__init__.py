@@ -42,6 +42,7 @@ from .questions import (
     secrets_of,
     validate_questions,
 )
+from .confirm import confirmation_for, confirmation_word
 from .readings import Reading, reading_of
 from .request import validate_request
 from .rules import DEFAULT_POLICY, CompiledPolicy, compile_policy, policy_problems
@@ -49,6 +50,8 @@ from .run_policy import RunPolicy, check_capabilities, materialise, parse_run_po
 from .shell import parse_script
 
 __all__ = [
+    "confirmation_for",
+    "confirmation_word",
     "CLASSES",
     "DESTRUCTIVE",
     "LOCAL",
