@@ -46,10 +46,11 @@ from .confirm import confirmation_for, confirmation_word
 from .readings import Reading, reading_of
 from .request import validate_request
 from .rules import DEFAULT_POLICY, CompiledPolicy, compile_policy, policy_problems
-from .run_policy import RunPolicy, check_capabilities, materialise, parse_run_policy, resolve_run_policy
+from .run_policy import RunPolicy, check_capabilities, confirm_requirements, materialise, parse_run_policy, resolve_run_policy
 from .shell import parse_script
 
 __all__ = [
+    "confirm_requirements",
     "confirmation_for",
     "confirmation_word",
     "CLASSES",
