@@ -166,8 +166,8 @@ def _confirm(approvals: Mapping) -> tuple[tuple[str, str], ...]:
     for name, value in confirm.items():
         field = f"approvals.confirm.{name}"
         if name not in CLASSES:
-            raise _invalid(f"unknown side-effect class {name!r} in approvals.confirm (expected one of {', '.join(CLASSES)})",
-                           field, value)
+            raise _invalid(f"unknown field {field!r}: approvals.confirm names side-effect classes "
+                           f"({', '.join(CLASSES)})", field, value)
         if value not in CONFIRM:
             raise _invalid(f"{field} must be one of {', '.join(CONFIRM)}", field, value)
         pairs.append((str(name), str(value)))
