@@ -23,6 +23,7 @@ from .classes import (
     classify_tool,
     classify_words,
 )
+from .confirm import confirmation_for, confirmation_word
 from .errors import PolicyError
 from .evaluate import PathUse, RunView, Segment, Verdict, classify, evaluate
 from .example_requests import EXAMPLE_CONTEXT
@@ -42,7 +43,6 @@ from .questions import (
     secrets_of,
     validate_questions,
 )
-from .confirm import confirmation_for, confirmation_word
 from .readings import Reading, reading_of
 from .request import validate_request
 from .rules import DEFAULT_POLICY, CompiledPolicy, compile_policy, policy_problems
