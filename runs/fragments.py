@@ -106,7 +106,8 @@ def approval_changed(approval_id: int) -> str:
     if approval is None or not approval.is_pending:
         return ""
     context = {"approval": approval, "asking": subagents_asking([approval]), "replace_oob": True}
-    return Rendered(render_to_string("approvals/_approval_card.html#card", context), {"approval": approval_facets(approval)})
+    html = render_to_string("approvals/_approval_card.html#card", context)
+    return Rendered(html, {"approval": approval_facets(approval), "changed": approval.pk})
 
 
 def approval_removed(approval_id: int) -> str:
