@@ -195,3 +195,13 @@ def test_the_card_says_one_of_two(people: Any) -> None:
     browser.force_login(rita)
     card = browser.post(f"/approvals/{approval.pk}/approve/", {"hash": approval.hash}, headers={"HX-Request": "true"}).content.decode()
     assert "<strong>1 of 2</strong> approved (rita)" in card
+
+
+def test_the_timeline_says_who_gave_the_first_of_two(people: Any) -> None:
+    bob, rita, _ = people
+    approval = waiting(bob, {"remote-mutation": "second-reviewer"})
+    approve(rita, approval)
+    browser = Client()
+    browser.force_login(bob)
+    page = browser.get(f"/runs/{approval.run_id}/").content.decode()
+    assert "approved, 1 of 2</span> by <strong>rita</strong>" in page
