@@ -33,7 +33,7 @@ class PolicyAdmin(admin.ModelAdmin):
         ("Rule policy", {"fields": ["document"]}),
         ("Run policy", {
             "fields": ["sandbox", "web_search", "browser", "permission", "plan_review", "question", "timeout_s",
-                       "on_timeout", "on_reject", "max_retries"],
+                       "on_timeout", "on_reject", "max_retries", "confirm"],
             "description": "Guardrails and approval routing. Every field on inherit: the server's default run policy "
             "(GATEHOUSE_DEFAULT_RUN_POLICY), else the built-in defaults. A run policy replaces the farther one whole, "
             "so a field left on inherit next to a set one is the built-in default.",

@@ -45,6 +45,12 @@ class ApprovalOutput(serializers.ModelSerializer):
     tool_call_id = serializers.CharField(source="step.tool_call_id", default="",
                                          help_text="The agent's own id of the tool call (empty when it gave none).")
     decided_by = serializers.CharField(source="decided_by.username", default=None, allow_null=True)
+    confirmation = serializers.CharField(
+        read_only=True, help_text='What approving takes beyond Approve: "" nothing, "typed" (send `confirmation`: '
+        "`confirmation_word`), \"second-reviewer\" (two different people approve).")
+    confirmation_word = serializers.CharField(read_only=True, help_text="The word a typed confirmation asks for.")
+    approvals_given = serializers.IntegerField(read_only=True, help_text="People who approved so far.")
+    approvals_required = serializers.IntegerField(read_only=True, help_text="People who must approve (2 for a second reviewer).")
 
     class Meta:
         model = Approval
@@ -52,6 +58,7 @@ class ApprovalOutput(serializers.ModelSerializer):
             "id", "run", "step", "tool_call_id", "kind", "subtype", "status", "capability", "presentation", "request", "hash",
             "suggested_grant", "suggested_grant_label", "reason", "answers", "plan_mode", "scope",
             "decided_by", "decided_via", "decided_at", "deadline", "attempt", "created_at", "grant",
+            "confirmation", "confirmation_word", "approvals_given", "approvals_required",
         ]
 
 
@@ -138,15 +145,21 @@ class ApprovalApproveApi(IdempotentMixin, APIView):
         hash = hash_field()
         scope = serializers.ChoiceField(choices=["once", "session"], required=False, default="once")
         mode = serializers.ChoiceField(choices=["default", "accept-edits"], required=False, default="")
+        confirmation = StrictCharField(
+            max_length=200, required=False, default="", allow_blank=True,
+            help_text="For a request whose `confirmation` is typed: its `confirmation_word`, as the card asks.")
 
-    @extend_schema(request=ApprovalApproveInput, responses=ApprovalOutput, parameters=[IDEMPOTENCY_PARAMETER])
+    @extend_schema(request=ApprovalApproveInput, responses={200: ApprovalOutput, 202: ApprovalOutput},
+                   parameters=[IDEMPOTENCY_PARAMETER])
     @idempotent
     def post(self, request: Request, approval_id: int) -> Response:
+        """Approve. A request that needs a second reviewer answers 202 after the first
+        approval (`status` still pending, `approvals_given` 1 of `approvals_required` 2)."""
         require_hash(request, approval_id)
         data = self.ApprovalApproveInput(data=request.data)
         data.is_valid(raise_exception=True)
         approval = approval_decide(approval_id=approval_id, user=request.user, approve=True, via="api", **data.validated_data)
-        return Response(ApprovalOutput(approval).data)
+        return Response(ApprovalOutput(approval).data, status=202 if approval.is_pending else 200)
 
 
 class ApprovalDenyApi(IdempotentMixin, APIView):

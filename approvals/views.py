@@ -173,6 +173,7 @@ def approval_decide_view(request: HtmxHttpRequest, approval_id: int, approve: bo
             mode=request.POST.get("mode", "") if approve else "",
             reason="" if approve else request.POST.get("reason", "").strip(),
             via="console",
+            confirmation=request.POST.get("confirmation", "") if approve else "",
         ),
     )
 
