@@ -4,6 +4,7 @@ or a secret forbids."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -77,51 +78,36 @@ PATHS = [".env", ".env.local", "secrets/key.pem", "src/app.py", ".git/config", "
          ".bashrc", ".claude/settings.json"]
 
 
-def _request(tool: str, value: str) -> dict:
+def _request(tool: str, value: str, workspace: str) -> dict:
     if tool == "bash":
-        return {"tool": "bash", "input": {"command": value}, "cwd": "/work/ws"}
-    return {"tool": tool, "input": {"file_path": value}, "cwd": "/work/ws"}
+        return validate_request({"tool": "bash", "input": {"command": value}, "cwd": workspace})
+    return validate_request({"tool": tool, "input": {"file_path": value}, "cwd": workspace})
+
+
+def _all_requests(workspace: str) -> list[dict]:
+    out = [_request("bash", f"{program} {args}".strip(), workspace) for program in PROGRAMS for args in ARGS]
+    return out + [_request(tool, path, workspace) for tool in ("write", "read") for path in PATHS]
+
+
+WORKSPACE = str(Path(tempfile.gettempdir()) / "gatehouse-insights-property" / "ws")
+Path(WORKSPACE).mkdir(parents=True, exist_ok=True)
+BASE = compile_policy(POLICY)
+REQUESTS = _all_requests(WORKSPACE)
+# every rule a person's approvals could teach (from what the policy asks, as the record holds it)
+LEARNABLE = sorted({rule for req in REQUESTS for verdict in [evaluate(BASE, req)] if verdict.decision == "ask"
+                    for grant in [suggest_grant(req, verdict)] if grant is not None
+                    for rule in [learn.rule_of(grant[0])] if rule is not None})
+# every request the policy denies: no learned rule may allow one
+FORBIDDEN = [req for req in REQUESTS if evaluate(BASE, req).decision in ("deny", "abort")]
+
+
+def test_the_property_below_has_rules_to_learn_and_denials_to_keep():
+    assert len(LEARNABLE) >= 10 and len(FORBIDDEN) >= 20, (len(LEARNABLE), len(FORBIDDEN))
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    learned_from=st.tuples(st.sampled_from(["bash", "write", "read"]), st.sampled_from(PROGRAMS), st.sampled_from(ARGS),
-                           st.sampled_from(PATHS)),
-    tried=st.tuples(st.sampled_from(["bash", "write", "read"]), st.sampled_from(PROGRAMS), st.sampled_from(ARGS),
-                    st.sampled_from(PATHS)),
-)
-def test_a_rule_learned_from_any_approval_never_allows_what_was_denied(learned_from, tried, tmp_path_factory):
-    workspace = str(tmp_path_factory.getbasetemp() / "ws")
-    Path(workspace).mkdir(exist_ok=True)
-    base = compile_policy(POLICY)
-
-    def request(parts):
-        tool, program, args, path = parts
-        value = f"{program} {args}".strip() if tool == "bash" else path
-        req = _request(tool, value)
-        req["cwd"] = workspace
-        return validate_request(req)
-
-    learned = request(learned_from)
-    verdict = evaluate(base, learned)
-    if verdict.decision != "ask":
-        return  # only what was asked (and approved) is learned from
-    suggested = suggest_grant(learned, verdict)
-    if suggested is None:
-        return
-    rule = learn.rule_of(suggested[0])
-    if rule is None:
-        return
-    richer = compile_policy(learn.with_rule(POLICY, *rule))
-    target = request(tried)
-    before = evaluate(base, target).decision
-    after = evaluate(richer, target).decision
-    if before in ("deny", "abort"):
-        assert after == before, (rule, target, before, after)
-
-
-def test_an_interpreter_alone_is_never_suggested_only_the_script_approved_could_be():
-    # `node scripts/gen.js` approved forty times must not become `node`: it would allow any script.
-    for runner in ("node", "python", "bash", "npx"):
-        assert learn.suggest(approvals({"tool": "bash", "match": runner}, 40)) == [], runner
-    assert [s.rule for s in learn.suggest(approvals({"tool": "bash", "match": "npm test"}, 40))] == ["npm test"]
+@given(rule=st.sampled_from(LEARNABLE), target=st.sampled_from(FORBIDDEN))
+def test_a_rule_learned_from_any_approval_never_allows_what_was_denied(rule, target):
+    before = evaluate(BASE, target).decision
+    after = evaluate(compile_policy(learn.with_rule(POLICY, *rule)), target).decision
+    assert after == before, (rule, target, before, after)
