@@ -48,6 +48,21 @@ class Server:
         self.output: list[str] = []
         self.port = free_port()
         self.proc: subprocess.Popen[str] | None = None
+        self.database = ""
+        url = self.env.get("DATABASE_URL", "")
+        if url.startswith(("postgres://", "postgresql://")):
+            # The scale-out shape (CI's PostgreSQL pass): a database of its own, dropped at stop,
+            # never the one DATABASE_URL names (nor pytest's test database).
+            self.database = f"gatehouse_browser_{os.getpid()}_{self.port}"
+            self._admin_sql(url, f'CREATE DATABASE "{self.database}"')
+            self.env["DATABASE_URL"] = url.rsplit("/", 1)[0] + "/" + self.database
+
+    @staticmethod
+    def _admin_sql(url: str, statement: str) -> None:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(statement)  # type: ignore[arg-type]  # a fixed statement with our own name
 
     @property
     def origin(self) -> str:
@@ -106,14 +121,18 @@ class Server:
         return "".join(self.output[-200:])
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.terminate()
         try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait(timeout=10)
+        finally:
+            if self.database:
+                self._admin_sql(os.environ["DATABASE_URL"], f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+                self.database = ""
 
 
 @contextmanager

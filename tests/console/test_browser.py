@@ -38,6 +38,7 @@ def browser() -> Iterator[Any]:
         yield instance
 
 
+@pytest.mark.smoke  # also in CI's PostgreSQL + Redis pass: the console on the scale-out shape
 def test_newcomer_tour(server: Server, browser: Any) -> None:
     from playwright.sync_api import expect
 
