@@ -2,7 +2,8 @@
 
 Every scenario runs for `{"driver": "acp", "options": {"agent": "claude-code-acp"}}`,
 `{"driver": "acp", "options": {"agent": "opencode"}}` and `{"driver": "opencode"}` where
-it applies; the models are fake servers on 127.0.0.1 (tests/fakes/). Without the
+it applies, and Gemini CLI (`gemini --acp`) meets the real gate once; the models are fake
+servers on 127.0.0.1 (tests/fakes/). Without the
 programs these tests skip, unless GATEHOUSE_REQUIRE_AGENTS=1 (CI), which fails them.
 """
 
@@ -208,6 +209,50 @@ async def test_the_policy_allows_one_command_and_denies_another_with_nobody_aske
     steps = await sync_to_async(steps_of)(run["id"])
     assert [(s.status, s.verdict, s.rule) for s in steps if s.tool == "bash"] == [
         ("finished", "allow", "commands.allow[0]"), ("denied", "deny", "commands.deny[0]")]
+    assert not await sync_to_async(Approval.objects.filter(run_id=run["id"]).exists)()
+
+
+@pytest.fixture
+def gemini_agent(settings: Any) -> Iterator[Agent]:
+    """Gemini CLI (`gemini --acp`), configured as docs/drivers.md's GATEHOUSE_ACP_AGENTS
+    example, against the fake Gemini API."""
+    with agent_under_test("acp", "gemini") as found:
+        values = found.settings()
+        settings.GATEHOUSE_AGENT_ENV_VALUES = values["env_values"]
+        settings.GATEHOUSE_ACP_AGENTS = values["acp_agents"]
+        yield found
+
+
+async def test_gemini_cli_meets_the_real_gate_an_allowed_write_lands_a_denied_one_never_does(
+    api: Any, worker: Any, gemini_agent: Agent, workspace: Path
+) -> None:
+    """Gemini CLI end to end through the API, the worker and the real gate (issue 31): the
+    rule policy allows one write and denies another; nobody is asked. (Writes, not
+    commands: Gemini CLI 0.61.0's shell requests do not say their command, and such a
+    request is refused before anyone is asked; tests/drivers/test_acp_gemini.py.)"""
+    from approvals.models import Approval, Policy
+    from approvals.services import policy_save
+
+    reason = "That file is locked."
+    await sync_to_async(policy_save)(policy=Policy(name="gemini-notes-not-locked", document={
+        "reads": {"allow": ["*.txt"]},
+        "edits": {"allow": ["notes.txt"], "deny": [{"match": "locked.txt", "reason": reason}]}, "default": "ask"}))
+    # Gemini CLI reads a file before it writes it, and writes over existing files only.
+    (workspace / "notes.txt").write_text("old\n")
+    (workspace / "locked.txt").write_text("kept\n")
+    root = workspace.resolve()
+    gemini_agent.script(gemini_agent.write(str(root / "notes.txt"), "new\n"), gemini_agent.write(str(root / "locked.txt"), "x\n"),
+                        gemini_agent.say("Done."), gemini_agent.say("Done."))
+    run = await start(api, gemini_agent, workspace, policy="gemini-notes-not-locked")
+
+    done = await finished(run["id"])
+    assert done.status == "completed", (done.failure_reason, await timeline(api, run["id"]))
+    steps = await sync_to_async(steps_of)(run["id"])
+    assert (workspace / "notes.txt").read_text() == "new\n", [(s.tool, s.request, s.status, s.rule) for s in steps]
+    assert (workspace / "locked.txt").read_text() == "kept\n"
+    assert gemini_agent.was_told(reason), "the model was not told the rule's reason"
+    edits = [(s.status, s.verdict, s.rule) for s in steps if s.tool == "edit"]
+    assert edits == [("finished", "allow", "edits.allow[0]"), ("denied", "deny", "edits.deny[0]")], edits
     assert not await sync_to_async(Approval.objects.filter(run_id=run["id"]).exists)()
 
 
