@@ -133,7 +133,7 @@ def link_decider(link: Link, approval: Approval, session_user: Any) -> Any:
     signed_in = session_user if getattr(session_user, "is_authenticated", False) else None
     if signed_in is not None and link.user_id is not None and signed_in.pk != link.user_id:
         raise LinkRefused("wrong_person", f"This link was sent to someone else; you are signed in as {signed_in.get_username()}.")
-    if link_needs_session(link, approval):
+    if link_needs_session(link, approval) or link.user_id is None:
         user = signed_in
     else:
         user = signed_in or get_user_model()._default_manager.filter(pk=link.user_id).first()
