@@ -44,6 +44,11 @@ class PolicyAdmin(admin.ModelAdmin):
             "description": "Anyone who may start runs may name a policy at least as strict as the default policy. "
             "A looser one only people with the permission to override policies, and those listed here.",
         }),
+        ("Notifications", {
+            "fields": ["notify_group"],
+            "description": "Who hears of this policy's approvals by e-mail and chat, with one-tap links "
+            "(GATEHOUSE_EMAIL_URL, GATEHOUSE_CHAT_WEBHOOK_URL): the group's reviewers, each as their own page says.",
+        }),
         ("This save", {"fields": ["comment", "version", "created_at", "updated_at"]}),
     ]
 

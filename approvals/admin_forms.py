@@ -96,7 +96,8 @@ class PolicyForm(forms.ModelForm):
 
     class Meta:
         model = Policy
-        fields = ["name", "description", "is_default", "shadow_policy", "document", "available_to_users", "available_to_groups"]
+        fields = ["name", "description", "is_default", "shadow_policy", "document", "available_to_users", "available_to_groups",
+                  "notify_group"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

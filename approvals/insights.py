@@ -25,7 +25,7 @@ from runs.models import Run
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
 MAX_SUGGESTIONS = 20
-PERSON_VIAS = (Approval.Via.CONSOLE, Approval.Via.API)
+PERSON_VIAS = (Approval.Via.CONSOLE, Approval.Via.API, Approval.Via.LINK)  # a one-tap link is a person too
 
 
 def records(policy: Policy, *, days: int = DEFAULT_DAYS) -> list[learn.Record]:

@@ -38,6 +38,13 @@ class Policy(models.Model):
         "auth.Group", blank=True, related_name="usable_policies",
         help_text="Groups whose members may start runs under this policy although it is looser than the default.",
     )
+    # Who hears of this policy's approvals away from the console (e-mail, chat: issue 32.4),
+    # each as their own preferences allow. Empty: nobody is notified.
+    notify_group = models.ForeignKey(
+        "auth.Group", null=True, blank=True, on_delete=models.SET_NULL, related_name="notified_policies",
+        help_text="Members of this group are notified (e-mail, chat) of approvals under this policy, "
+        "each as their notification preferences allow. Empty: nobody is notified.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -112,6 +119,7 @@ class Approval(models.Model):
         MODE = "mode"
         TIMEOUT = "timeout"
         SYSTEM = "system"
+        LINK = "link"  # a signed one-tap link from a notification (integrations/notifications)
 
     run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="approvals")
     step = models.ForeignKey("runs.Step", null=True, blank=True, on_delete=models.CASCADE, related_name="approvals")

@@ -30,6 +30,7 @@ from drivers.base import DriverError, RunAborted, RunResult
 from drivers.registry import driver_settings
 from drivers.runcontext import WorkerRunContext
 from infra import broadcast, pg_doorbell
+from integrations.notifications.sender import notifications_loop
 from integrations.webhooks.sender import outbox_loop
 from runs.leases import LeaseLost, run_claim_and_read, run_release, runs_claimable, runs_heartbeat, runs_leased
 from runs.models import Run
@@ -431,10 +432,12 @@ class DriverWorker(Worker):
         # process that runs in both deployment shapes; it stops with the worker.
 
         outbox = asyncio.create_task(outbox_loop(), name="webhook-outbox")
+        notifications = asyncio.create_task(notifications_loop(), name="notifications")  # e-mail and chat (issue 32.4)
         try:
             await self._listen()
         finally:
             outbox.cancel()
+            notifications.cancel()
 
     async def _listen(self) -> None:
         if not self.stop_on_signals:

@@ -6,6 +6,7 @@ import json
 import os
 import re
 from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -80,3 +81,30 @@ def env_json_object(name: str, default: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ImproperlyConfigured(f"{name} must be a JSON object, not {type(value).__name__}")
     return value
+
+
+def email_url_settings(name: str, url: str) -> dict[str, Any]:
+    """Django's EMAIL_* settings from an SMTP URL: `smtp://[user:password@]host[:port]`
+    (plain, or STARTTLS with `?tls=1`), `smtp+tls://` (STARTTLS, port 587 by default) or
+    `smtps://` (implicit TLS, port 465 by default). User and password are percent-decoded."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} is not a URL: {exc}") from None
+    defaults = {"smtp": 25, "smtp+tls": 587, "smtps": 465}
+    if parts.scheme not in defaults:
+        raise ImproperlyConfigured(f"{name} must start with smtp://, smtp+tls:// or smtps://, not {parts.scheme!r}")
+    if not parts.hostname:
+        raise ImproperlyConfigured(f"{name} has no host")
+    query = {key: values[-1].strip().lower() for key, values in parse_qs(parts.query).items()}
+    tls = parts.scheme == "smtp+tls" or query.get("tls") in _TRUE
+    return {
+        "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "EMAIL_HOST": parts.hostname,
+        "EMAIL_PORT": port or defaults[parts.scheme],
+        "EMAIL_HOST_USER": unquote(parts.username or ""),
+        "EMAIL_HOST_PASSWORD": unquote(parts.password or ""),
+        "EMAIL_USE_TLS": tls,
+        "EMAIL_USE_SSL": parts.scheme == "smtps",
+    }

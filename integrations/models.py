@@ -175,3 +175,66 @@ class WebhookAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"attempt {self.number}: {self.status_code or self.error[:40]}"
+
+
+class NotificationPreference(models.Model):
+    """How a person wants to hear of approvals away from the console (their page, /me/).
+    No row: both on (being in a policy's `notify_group` is the opt-in)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_preference")
+    email = models.BooleanField(default=True, help_text="E-mail me approvals I may decide, with one-tap links.")
+    chat = models.BooleanField(default=True, help_text="Name me in the chat message of approvals I may decide.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"notifications of {self.user}"
+
+
+class Notification(models.Model):
+    """One message about one approval (the outbox row, written with the approval): an e-mail
+    to one person, or the chat message. Rendered and sent by the worker, retried like a
+    webhook delivery; skipped when the approval was decided before it went out."""
+
+    class Channel(models.TextChoices):
+        EMAIL = "email"
+        CHAT = "chat"
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        SENT = "sent"
+        SKIPPED = "skipped"  # decided (or gone) before it was sent: nothing to ask any more
+        FAILED = "failed"
+
+    approval = models.ForeignKey("approvals.Approval", on_delete=models.CASCADE, related_name="+")
+    channel = models.CharField(max_length=8, choices=Channel.choices)
+    # The person an e-mail goes to (its links are theirs); the chat message has none.
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    # The people a chat message names.
+    mentions = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField()
+    locked_until = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["status", "next_attempt_at"], name="notification_due_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.channel} for approval {self.approval_id} ({self.status})"
+
+
+class UsedLink(models.Model):
+    """A one-tap link that decided (or settled) its approval: never accepted again. Only a
+    digest of what the link says is kept, never the link."""
+
+    digest = models.CharField(max_length=64, unique=True)
+    approval = models.ForeignKey("approvals.Approval", on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    used_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"link for approval {self.approval_id} used {self.used_at:%Y-%m-%d %H:%M}"

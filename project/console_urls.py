@@ -6,6 +6,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from approvals import views as approval_views
+from integrations.notifications import views as notification_views
 from project import login_links
 from runs import views as run_views
 
@@ -28,4 +29,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),  # POST only (Django 5)
     path("login-link/<str:token>/", login_links.login_link_view, name="login-link"),
+    # One-tap links from notifications (issue 32.4) and a person's own page.
+    path("a/<str:token>/", notification_views.approval_link_view, name="approval-link"),
+    path("me/", notification_views.me_view, name="me"),
 ]

@@ -40,7 +40,7 @@ class GatehouseCollector(Collector):
         took = HistogramMetricFamily(
             "gatehouse_approval_decision_seconds",
             "Time from an approval's creation to its decision (approved, denied, answered, expired), by kind and "
-            "decided_via (console, api, grant, mode, policy, timeout, system).",
+            "decided_via (console, api, link, grant, mode, policy, timeout, system).",
             labels=["kind", "decided_via"],
         )
         for row in read.decision_times():

@@ -17,7 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from drivers.agent_env import is_forbidden
 from drivers.mcp_servers import validate_mcp_servers
-from infra.env import env_bool, env_float, env_int, env_json_object, env_list, env_names, env_str
+from infra.env import email_url_settings, env_bool, env_float, env_int, env_json_object, env_list, env_names, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("GATEHOUSE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -420,6 +420,26 @@ GATEHOUSE_SSE_MAX_S = env_float("GATEHOUSE_SSE_MAX_S", 3600.0)
 # /metrics (Prometheus text format) answers only `Authorization: Bearer <this token>`;
 # empty = the endpoint is off (404). docs/operations.md, "Metrics".
 GATEHOUSE_METRICS_TOKEN = env_str("GATEHOUSE_METRICS_TOKEN", "").strip()
+
+# --- Notifications (docs/notifications.md) ---------------------------------------------------
+# E-mail through Django's mail framework: GATEHOUSE_EMAIL_URL (smtp://, smtp+tls://, smtps://,
+# e.g. smtp://user:pass@mail.example:587?tls=1) sets EMAIL_HOST, _PORT, _USE_TLS/_SSL, _HOST_USER
+# and _HOST_PASSWORD; without it e-mail is off.
+GATEHOUSE_EMAIL_URL = env_str("GATEHOUSE_EMAIL_URL").strip()
+GATEHOUSE_EMAIL_ENABLED = bool(GATEHOUSE_EMAIL_URL)
+if GATEHOUSE_EMAIL_ENABLED:
+    globals().update(email_url_settings("GATEHOUSE_EMAIL_URL", GATEHOUSE_EMAIL_URL))
+DEFAULT_FROM_EMAIL = env_str("GATEHOUSE_DEFAULT_FROM_EMAIL", "Gatehouse <gatehouse@localhost>")
+EMAIL_TIMEOUT = env_float("GATEHOUSE_EMAIL_TIMEOUT_S", 10.0)
+# An incoming-webhook URL of Slack or Teams (its path is a secret: never logged or shown);
+# empty = no chat message. Sent from the worker, as webhooks are, under the same address rules.
+GATEHOUSE_CHAT_WEBHOOK_URL = env_str("GATEHOUSE_CHAT_WEBHOOK_URL").strip()
+# Add Slack's Block Kit buttons to the chat message (off: `text` only, which Teams and Slack both show).
+GATEHOUSE_CHAT_SLACK_BLOCKS = env_bool("GATEHOUSE_CHAT_SLACK_BLOCKS", False)
+# The console's address as people reach it: the one-tap links in notifications start with it.
+GATEHOUSE_BASE_URL = env_str("GATEHOUSE_BASE_URL", "http://127.0.0.1:8000").strip().rstrip("/")
+# A one-tap link expires with its approval's deadline; one without a deadline after this.
+GATEHOUSE_LINK_MAX_AGE_S = env_float("GATEHOUSE_LINK_MAX_AGE_S", 24 * 3600.0)
 
 # The server's default run policy (the farthest layer); None = the built-in defaults.
 GATEHOUSE_DEFAULT_RUN_POLICY = None
