@@ -1,0 +1,1 @@
+"""The console's Changes tab of a run (filled in below)."""
