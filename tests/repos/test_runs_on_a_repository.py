@@ -135,3 +135,20 @@ async def test_a_missing_ref_fails_the_run(api: Any, worker: Any, repository: Re
     done = await finished(run["id"])
     assert (done.status, done.failure_reason) == ("failed", "repository_unavailable")
     assert "no-such-branch" in done.failure_detail
+
+
+def test_the_console_new_run_form_starts_a_run_on_a_repository(reviewer: Any, repository: Repository) -> None:
+    from django.test import Client
+
+    client = Client()
+    client.force_login(reviewer)
+    page = client.get("/runs/new/").content.decode()
+    assert '<option value="app">app</option>' in page
+    response = client.post("/runs/new/", {"driver": "scripted", "scenario": '{"steps": [{"message": "x"}]}',
+                                          "repository": "app", "ref": "dev"})
+    assert response.status_code == HTTPStatus.FOUND, response.content.decode()[-1500:]
+    run = Run.objects.get()
+    assert (run.repository_id, run.ref, run.workspace) == (repository.pk, "dev", "")
+    both = client.post("/runs/new/", {"driver": "scripted", "scenario": '{"steps": [{"message": "x"}]}',
+                                      "repository": "app", "workspace": "/tmp"})
+    assert "name either a workspace or a repository, not both" in both.content.decode()
