@@ -261,6 +261,14 @@ def workspace_create(mirror: Path, path: Path, *, sha: str, branch: str, public_
     git(["checkout", "--quiet", "-b", branch, sha], cwd=str(path))
 
 
+def seed_index(workspace: Path, state: Path) -> None:
+    """Start Gatehouse's index of a new workspace from the one its checkout just wrote (made by
+    Gatehouse, before any agent ran): its stat data spares the first changes of a run from
+    hashing every file. Later the workspace's own index is never read."""
+    state.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(workspace / ".git" / "index", state / "index")
+
+
 # --- Changes -------------------------------------------------------------------------------
 
 

@@ -168,6 +168,7 @@ def workspace_make(*, repository: Repository, run_id: int, ref: str) -> dict[str
     try:
         git.keep_base(mirror, path.name, sha)
         git.workspace_create(mirror, path, sha=sha, branch=branch, public_url=repository.url)
+        git.seed_index(path, cache_dir() / "runs" / path.name)
     except git.GitError as exc:
         raise RepositoryError("repository_unavailable", f"Repository {repository.name}: {exc}") from exc
     return {"workspace": str(path), "branch": branch, "base": sha, "ref": ref}
