@@ -94,6 +94,7 @@ bench: setup
 	$(PY) bench/policy_eval.py
 	$(PY) bench/gate_throughput.py
 	$(PY) bench/inbox.py
+	$(PY) bench/metrics_scrape.py
 	$(PY) bench/hook_gateway.py
 	$(PY) bench/decision_latency.py
 	$(PY) bench/gate_load.py

@@ -29,7 +29,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from approvals import policy as core
 from approvals.models import Approval, Grant, Policy
-from approvals.policy.run_policy import describe_loosening, loosened_fields
+from approvals.policy.run_policy import confirm_layer, describe_loosening, loosened_fields
 from approvals.policy.strictness import loosenings
 from approvals.selectors import policy_for_run
 from runs.models import Activity, AgentSession, Run
@@ -141,13 +141,24 @@ def default_ceiling() -> core.RunPolicy:
     return _ceiling_of(policy_for_run("")[0])
 
 
-def _ceiling_of(row: Policy | None) -> core.RunPolicy:
-    """The run policy an administrator attached: the rule policy's, else the server default."""
+def ceiling_of(row: Policy | None) -> core.RunPolicy:
+    """The run policy an administrator attached: the rule policy's, else the server default.
+    Its `approvals.confirm` is inherited class by class from those and, last, from the
+    default policy's: friction the default policy asks for holds under every policy that
+    does not name the class (`resolve_run_policy`)."""
+    default_row = row if row is not None and row.is_default else policy_for_run("")[0]
+    floor = None
+    if default_row is not None and default_row.run_policy is not None and default_row is not row:
+        floor = confirm_layer(core.parse_run_policy(default_row.run_policy))
     return core.resolve_run_policy(
         core.parse_run_policy(row.run_policy) if row is not None and row.run_policy is not None else None,
         core.parse_run_policy(settings.GATEHOUSE_DEFAULT_RUN_POLICY)
         if settings.GATEHOUSE_DEFAULT_RUN_POLICY is not None else None,
+        floor,
     )
+
+
+_ceiling_of = ceiling_of
 
 
 def policy_loosenings(policy: Policy) -> list[str]:

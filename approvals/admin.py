@@ -9,8 +9,9 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path
 
 from approvals import admin_views
-from approvals.admin_forms import PolicyForm
+from approvals.admin_forms import PolicyForm, pretty
 from approvals.models import Approval, Grant, Policy, PolicyVersion
+from approvals.policy import insights as learn
 from approvals.policy_versions import policy_export_json, policy_save
 from runs.admin import ReadOnlyAdmin
 
@@ -32,7 +33,7 @@ class PolicyAdmin(admin.ModelAdmin):
         ("Rule policy", {"fields": ["document"]}),
         ("Run policy", {
             "fields": ["sandbox", "web_search", "browser", "permission", "plan_review", "question", "timeout_s",
-                       "on_timeout", "on_reject", "max_retries"],
+                       "on_timeout", "on_reject", "max_retries", "confirm"],
             "description": "Guardrails and approval routing. Every field on inherit: the server's default run policy "
             "(GATEHOUSE_DEFAULT_RUN_POLICY), else the built-in defaults. A run policy replaces the farther one whole, "
             "so a field left on inherit next to a set one is the built-in default.",
@@ -73,9 +74,32 @@ class PolicyAdmin(admin.ModelAdmin):
             *super().get_urls(),
         ]
 
+    def get_form(self, request: Any, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        suggested = _suggested_rule(request) if obj is not None and request.method == "GET" else None
+        if suggested is None:
+            return form
+        section, rule = suggested
+
+        class WithSuggestedRule(form):  # type: ignore[misc, valid-type]
+            """The policy's form with the learned rule added (insights' "Make this a rule")."""
+
+            def __init__(self, *args: Any, **kw: Any) -> None:
+                super().__init__(*args, **kw)
+                if not self.is_bound:
+                    self.initial["document"] = pretty(learn.with_rule(self.instance.document, section, rule))
+                    self.initial["comment"] = f"Rule learned from approvals: allow {section} `{rule}`"
+
+        return WithSuggestedRule
+
     def change_view(self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: Any = None) -> Any:
         policy = self.get_object(request, unquote(object_id))
         context = admin_views.policy_page_context(policy) if policy is not None else {}
+        suggested = _suggested_rule(request) if request.method == "GET" else None
+        if suggested is not None and policy is not None:
+            context["suggested_rule"] = {"section": suggested[0], "rule": suggested[1]}
+            messages.info(request, f"The rule allow {suggested[0]} `{suggested[1]}` is added to the document below, "
+                          "not saved: check it with Try it and the dry run, then save (a new version).")
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **context})
 
     @admin.action(description="Export the selected policy (JSON file)")
@@ -108,3 +132,15 @@ class ApprovalAdmin(ReadOnlyAdmin):
 @admin.register(Grant)
 class GrantAdmin(ReadOnlyAdmin):
     list_display = ["id", "session", "label", "created_by", "created_at", "revoked_at"]
+
+
+_RULE_SECTIONS = ("commands", "edits", "reads", "network", "tools")
+
+
+def _suggested_rule(request: Any) -> tuple[str, str] | None:
+    """`?add_rule=section:rule` (insights' "Make this a rule"), or None when absent or bad."""
+    raw = str(request.GET.get("add_rule") or "")
+    section, _, rule = raw.partition(":")
+    if section not in _RULE_SECTIONS or not rule.strip() or len(rule) > 500:
+        return None
+    return section, rule

@@ -18,7 +18,7 @@ from approvals.policy.run_policy import DEFAULTS, FALLBACK, FEATURE, INHERIT, MA
 from approvals.policy_versions import document_problems, example_failures, run_policy_problems
 
 GUARDRAILS = ("sandbox", "web_search", "browser")
-APPROVAL_FIELDS = ("permission", "plan_review", "question", "timeout_s", "on_timeout", "on_reject", "max_retries")
+APPROVAL_FIELDS = ("permission", "plan_review", "question", "timeout_s", "on_timeout", "on_reject", "max_retries", "confirm")
 RUN_POLICY_FIELDS = GUARDRAILS + APPROVAL_FIELDS
 
 
@@ -81,6 +81,13 @@ class PolicyForm(forms.ModelForm):
         required=False, min_value=0, max_value=MAX_RETRIES, label="Retries",
         help_text=f"How often retry asks again; empty: inherit (built-in: {DEFAULTS['max_retries']}).",
     )
+    confirm = forms.CharField(
+        required=False, max_length=2000, label="What approving takes (per class, JSON)",
+        widget=forms.TextInput(attrs={"size": 80, "spellcheck": "false"}),
+        help_text='Per side-effect class: "typed" (the reviewer types the program, branch or file name) or '
+        '"second-reviewer" (two different people approve), e.g. {"destructive": "typed", "remote-mutation": '
+        '"second-reviewer"}. Empty: nothing beyond Approve, except what the default policy asks for a class.',
+    )
     comment = forms.CharField(
         required=False, max_length=500, label="What changed and why",
         widget=forms.TextInput(attrs={"size": 80}),
@@ -127,11 +134,20 @@ class PolicyForm(forms.ModelForm):
             raise forms.ValidationError([p.message for p in problems])
         return document
 
+    def clean_confirm(self) -> Any:
+        text = (self.cleaned_data.get("confirm") or "").strip()
+        if not text:
+            return None
+        try:
+            return core.parse_json_strict(text.encode())
+        except core.PolicyError as exc:
+            raise forms.ValidationError(f"This is not valid JSON: {exc.message}") from None
+
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         run_policy = run_policy_from(cleaned)
         for problem in run_policy_problems(run_policy):
-            name = problem.where.removeprefix("approvals.")
+            name = problem.where.removeprefix("approvals.").split(".")[0]
             self.add_error(name if name in self.fields else None, problem.message)
         self.instance.run_policy = run_policy
         return cleaned
@@ -144,6 +160,7 @@ def run_policy_initial(run_policy: Any) -> dict[str, Any]:
     except core.PolicyError:
         parsed = core.RunPolicy()
     values = {name: getattr(parsed, name) for name in RUN_POLICY_FIELDS}
+    values["confirm"] = json.dumps(dict(parsed.confirm)) if parsed.confirm else ""
     if values["timeout_s"] is not None and float(values["timeout_s"]).is_integer():
         values["timeout_s"] = int(values["timeout_s"])
     return values
@@ -156,7 +173,7 @@ def run_policy_from(cleaned: dict[str, Any]) -> dict[str, Any] | None:
     approvals: dict[str, Any] = {}
     for name in RUN_POLICY_FIELDS:
         value = cleaned.get(name)
-        if value in (None, "", INHERIT):
+        if value in (None, "", INHERIT, {}):
             continue
         if name == "timeout_s" and float(value).is_integer():
             value = int(value)

@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIRequest
 from django.db.models import Max
+from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import generics, permissions, serializers
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from approvals import insights
 from approvals import policy as core
 from approvals.access import approvals_visible, policies_visible, sessions_visible
+from approvals.audit import EXPORT_FORMATS, OUTCOMES, ExportFilter, decisions_for_export, export_csv, export_jsonl
 from approvals.errors import HASH_REQUIRED, ApprovalError
 from approvals.gate.paths import offline_path_context
 from approvals.models import Approval, Grant, Policy, PolicyVersion
@@ -34,6 +45,12 @@ class ApprovalOutput(serializers.ModelSerializer):
     tool_call_id = serializers.CharField(source="step.tool_call_id", default="",
                                          help_text="The agent's own id of the tool call (empty when it gave none).")
     decided_by = serializers.CharField(source="decided_by.username", default=None, allow_null=True)
+    confirmation = serializers.CharField(
+        read_only=True, help_text='What approving takes beyond Approve: "" nothing, "typed" (send `confirmation`: '
+        "`confirmation_word`), \"second-reviewer\" (two different people approve).")
+    confirmation_word = serializers.CharField(read_only=True, help_text="The word a typed confirmation asks for.")
+    approvals_given = serializers.IntegerField(read_only=True, help_text="People who approved so far.")
+    approvals_required = serializers.IntegerField(read_only=True, help_text="People who must approve (2 for a second reviewer).")
 
     class Meta:
         model = Approval
@@ -41,6 +58,7 @@ class ApprovalOutput(serializers.ModelSerializer):
             "id", "run", "step", "tool_call_id", "kind", "subtype", "status", "capability", "presentation", "request", "hash",
             "suggested_grant", "suggested_grant_label", "reason", "answers", "plan_mode", "scope",
             "decided_by", "decided_via", "decided_at", "deadline", "attempt", "created_at", "grant",
+            "confirmation", "confirmation_word", "approvals_given", "approvals_required",
         ]
 
 
@@ -127,15 +145,21 @@ class ApprovalApproveApi(IdempotentMixin, APIView):
         hash = hash_field()
         scope = serializers.ChoiceField(choices=["once", "session"], required=False, default="once")
         mode = serializers.ChoiceField(choices=["default", "accept-edits"], required=False, default="")
+        confirmation = StrictCharField(
+            max_length=200, required=False, default="", allow_blank=True,
+            help_text="For a request whose `confirmation` is typed: its `confirmation_word`, as the card asks.")
 
-    @extend_schema(request=ApprovalApproveInput, responses=ApprovalOutput, parameters=[IDEMPOTENCY_PARAMETER])
+    @extend_schema(request=ApprovalApproveInput, responses={200: ApprovalOutput, 202: ApprovalOutput},
+                   parameters=[IDEMPOTENCY_PARAMETER])
     @idempotent
     def post(self, request: Request, approval_id: int) -> Response:
+        """Approve. A request that needs a second reviewer answers 202 after the first
+        approval (`status` still pending, `approvals_given` 1 of `approvals_required` 2)."""
         require_hash(request, approval_id)
         data = self.ApprovalApproveInput(data=request.data)
         data.is_valid(raise_exception=True)
         approval = approval_decide(approval_id=approval_id, user=request.user, approve=True, via="api", **data.validated_data)
-        return Response(ApprovalOutput(approval).data)
+        return Response(ApprovalOutput(approval).data, status=202 if approval.is_pending else 200)
 
 
 class ApprovalDenyApi(IdempotentMixin, APIView):
@@ -350,3 +374,130 @@ class PolicyDryRunApi(APIView):
         if result.external_unrecorded is not None:
             body["external_unrecorded"] = result.external_unrecorded
         return Response(body)
+
+
+class SuggestionOutput(serializers.Serializer):
+    section = serializers.CharField(help_text="commands, edits, reads, network or tools")
+    rule = serializers.CharField(help_text="the allow rule to add")
+    approved = serializers.IntegerField()
+    denied = serializers.IntegerField()
+    reviewers = serializers.IntegerField(help_text="how many different people approved it")
+    median_seconds = serializers.FloatField(allow_null=True, help_text="median time a person took to approve")
+    would_allow = serializers.IntegerField(help_text="recorded requests it would have allowed that were not")
+    compared = serializers.IntegerField(help_text="recorded requests the dry run compared")
+
+
+class InsightSuggestionsApi(APIView):
+    """Rules learned from approvals (issue 32): what people keep approving, as allow rules."""
+
+    permission_classes = [permissions.IsAuthenticated, TokenScope, CanChangePolicies]
+    scopes = {"GET": Scope.READ}
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("policy", int, required=True, description="the rule policy"),
+            OpenApiParameter("days", int, description="the window, in days (default 30, at most 366)"),
+            OpenApiParameter("threshold", int, description="approvals needed before a rule is suggested (default 10)"),
+        ],
+        responses=SuggestionOutput(many=True),
+    )
+    def get(self, request: Request) -> Response:
+        """Shapes approved at least `threshold` times by a person and never denied, never of
+        a destructive, protected, remote-mutation or outside-workspace request, each with
+        what it would have allowed on the policy's recorded requests (the dry run)."""
+        policy_id = query_int(request, "policy")
+        if policy_id is None:
+            raise serializers.ValidationError({"policy": ["This query parameter is required."]})
+        policy = get_object_or_404(policies_visible(request.user), pk=policy_id)
+        days, threshold = insights.parse_window(request.query_params.get("days"), request.query_params.get("threshold"))
+        return Response([s.as_json() for s in insights.suggestions(policy, days=days, threshold=threshold)])
+
+
+# --- The audit export (issue 32.6) ----------------------------------------------------------
+
+EXPORT_CONTENT_TYPES = {"jsonl": "application/x-ndjson", "csv": "text/csv; charset=utf-8"}
+
+
+def _query_time(request: Request, name: str, *, end_of_day: bool = False) -> datetime | None:
+    """An ISO 8601 date or date-time (without a zone: UTC), or a 400 naming the parameter.
+    A bare date as `to` means the end of that day (`to` is exclusive)."""
+    raw = request.query_params.get(name, "").strip()
+    if not raw:
+        return None
+    problem = f"{name}: {raw!r} is not an ISO 8601 date (2026-12-03) or date-time (2026-12-03T09:30:00Z)."
+    try:  # (a bare date first: parse_datetime would read it as its midnight)
+        day = parse_date(raw) if len(raw) == 10 else None
+        moment = None if day is not None else parse_datetime(raw)
+    except ValueError:  # well formed, out of range (2026-02-30)
+        raise ApiError("invalid", problem, field=name) from None
+    if moment is None and day is None:
+        raise ApiError("invalid", problem, field=name)
+    if moment is None:
+        assert day is not None
+        moment = datetime.combine(day + timedelta(days=1) if end_of_day else day, time.min)
+    return moment if timezone.is_aware(moment) else timezone.make_aware(moment, UTC)
+
+
+def export_filter(request: Request) -> tuple[ExportFilter, str]:
+    params = request.query_params
+    fmt = params.get("format", "jsonl")
+    if fmt not in EXPORT_FORMATS:
+        raise ApiError("invalid", f"format: {fmt!r} is not an export format (jsonl or csv).", field="format")
+    outcome = params.get("outcome", "")
+    if outcome and outcome not in OUTCOMES:
+        raise ApiError("invalid", f"outcome: {outcome!r} is not one of {', '.join(OUTCOMES)}.", field="outcome")
+    since, until = _query_time(request, "from"), _query_time(request, "to", end_of_day=True)
+    if since is not None and until is not None and since >= until:
+        raise ApiError("invalid", "from: must be earlier than `to`.", field="from")
+    wanted = ExportFilter(
+        since=since, until=until, run_id=query_int(request, "run"), session_id=query_int(request, "session"),
+        policy_id=query_int(request, "policy"), reviewer=params.get("reviewer", "").strip(), outcome=outcome,
+    )
+    return wanted, fmt
+
+
+async def _async_chunks(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """Streams a database iterator under ASGI one chunk at a time (a sync iterator would be
+    read whole first), every chunk on the request's own thread and connection."""
+    pull = sync_to_async(lambda: next(chunks, None), thread_sensitive=True)
+    while (chunk := await pull()) is not None:
+        yield chunk
+
+
+class DecisionExportApi(APIView):
+    """Every decision of the runs you may see, streamed as JSON lines or CSV."""
+
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:
+        # `format` names the export, not a renderer (DRF would answer 404 for `csv`); a
+        # refusal is the JSON error body whatever the client accepts.
+        return JSONRenderer(), JSONRenderer.media_type
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), description="`jsonl` (default) or `csv`."),
+            OpenApiParameter("from", str, description="ISO 8601 date or date-time (UTC without a zone): steps at or after it."),
+            OpenApiParameter("to", str, description="ISO 8601 date or date-time: steps before it (a date: up to its end)."),
+            OpenApiParameter("run", int, description="Only this run's decisions."),
+            OpenApiParameter("session", int, description="Only this session's decisions."),
+            OpenApiParameter("policy", int, description="Only the decisions of runs under this policy (its id)."),
+            OpenApiParameter("reviewer", str, description="Only the requests whose approval this user (username) decided."),
+            OpenApiParameter("outcome", str, enum=list(OUTCOMES)),
+        ],
+        responses={
+            (200, "application/x-ndjson"): OpenApiResponse(
+                response=OpenApiTypes.STR, description="One JSON object per decision and line (see docs/api.md)."),
+            (200, "text/csv"): OpenApiResponse(
+                response=OpenApiTypes.STR, description="A header line, then one line per decision (see docs/api.md)."),
+        },
+    )
+    def get(self, request: Request) -> StreamingHttpResponse:
+        wanted, fmt = export_filter(request)
+        steps = decisions_for_export(request.user, wanted)
+        chunks = export_jsonl(steps) if fmt == "jsonl" else export_csv(steps)
+        # Under ASGI (Daphne) an async iterator, so the rows are not read whole before the first byte.
+        content = _async_chunks(chunks) if isinstance(request._request, ASGIRequest) else chunks
+        response = StreamingHttpResponse(content, content_type=EXPORT_CONTENT_TYPES[fmt])
+        response["Content-Disposition"] = f'attachment; filename="decisions.{fmt}"'
+        response["Cache-Control"] = "no-store"
+        response["X-Accel-Buffering"] = "no"
+        return response

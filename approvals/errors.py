@@ -18,10 +18,14 @@ class ApprovalError(DomainError):
         "own_run": 403,
         "forbidden": 403,
         "hash_required": 400,
+        "confirmation_required": 400,
+        "second_reviewer_required": 409,
+        "batch_not_allowed": 409,
+        "grant_not_allowed": 409,
     }
 
-    def __init__(self, code: str, message: str) -> None:  # (a decision's refusal names no field)
-        super().__init__(code, message)
+    def __init__(self, code: str, message: str, **fields: object) -> None:  # (a decision's refusal names no field)
+        super().__init__(code, message, **fields)
 
 
 # Every decision names the request it decides: the approval's hash, as shown (API and console).

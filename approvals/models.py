@@ -141,6 +141,11 @@ class Approval(models.Model):
     decided_at = models.DateTimeField(null=True, blank=True)
     deadline = models.DateTimeField(null=True, blank=True)
     attempt = models.PositiveIntegerField(default=1)
+    # What approving takes beyond Approve (the run policy's `approvals.confirm` for the
+    # request's class, fixed when the approval opens): "typed" (type `confirmation_word`)
+    # or "second-reviewer" (two different people: `Signoff` rows); "" nothing more.
+    confirmation = models.CharField(max_length=16, blank=True)
+    confirmation_word = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -159,9 +164,39 @@ class Approval(models.Model):
     def is_pending(self) -> bool:
         return self.status == self.Status.PENDING
 
+    APPROVALS_REQUIRED = 2  # of a second-reviewer approval
+
+    @property
+    def approvals_required(self) -> int:
+        return self.APPROVALS_REQUIRED if self.confirmation == "second-reviewer" else 1
+
+    @property
+    def approvals_given(self) -> int:
+        """People who approved so far (a second-reviewer approval's first approval is a `Signoff`)."""
+        if self.confirmation != "second-reviewer":
+            return 1 if self.status == self.Status.APPROVED else 0
+        return self.signoffs.count()
+
     @property
     def title(self) -> str:
         return str(self.presentation.get("title") or self.request.get("tool") or self.kind)
+
+
+class Signoff(models.Model):
+    """One person's approval of a request that needs two different people (issue 32.2): the
+    first is recorded here while the approval stays pending; the second also resolves it."""
+
+    approval = models.ForeignKey(Approval, on_delete=models.CASCADE, related_name="signoffs")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    via = models.CharField(max_length=16, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["approval", "id"]
+        constraints = [models.UniqueConstraint(fields=["approval", "user"], name="signoff_once_per_person")]
+
+    def __str__(self) -> str:
+        return f"Signoff {self.approval_id} by {self.user_id}"
 
 
 class Grant(models.Model):

@@ -22,7 +22,7 @@ from approvals.gate.asking import activity_kind
 from approvals.gate.lifecycle import OPEN, step_move
 from approvals.gate.paths import path_context
 from approvals.gate.status import run_status_sync
-from approvals.models import Approval, Grant, SecretAnswer
+from approvals.models import Approval, Grant, SecretAnswer, Signoff
 from approvals.policy_versions import policy_save  # the policies' writes live there; re-exported
 from infra import broadcast, clock, pg_doorbell
 from infra.prepared import Prepared
@@ -178,8 +178,16 @@ def approval_decide(
     scope: str = "once",
     mode: str = "",
     via: str = "api",
+    confirmation: str = "",
+    batch: bool = False,
 ) -> Approval:
-    """Approve or deny once. `scope="session"` also stores the suggested grant."""
+    """Approve or deny once. `scope="session"` also stores the suggested grant.
+
+    Friction scaled to risk (issue 32.2), for an approval whose class takes more than
+    Approve: `typed` needs `confirmation` to be the word the card asks for; a
+    `second-reviewer` approval is approved by two different people — the first approval is
+    recorded (a `Signoff`) and the approval stays pending (`approvals_given` says how many).
+    Neither is decided in a batch or allowed for the session. A deny settles either."""
     verb = "approve" if approve else "deny"
     if scope not in ("once", "session"):
         raise ApprovalError("invalid_decision", f"scope must be 'once' or 'session', not {scope!r}")
@@ -187,11 +195,22 @@ def approval_decide(
         raise ApprovalError("invalid_decision", f"mode must be 'default' or 'accept-edits', not {mode!r}")
     with _deciding(approval_id):
         approval = _load_for_decision(approval_id, verb, hash)
+        if approve and approval.confirmation == "second-reviewer" and approval_own_run(run=approval.run, user=user):
+            raise ApprovalError("second_reviewer_required", f"You started run #{approval.run_id}: two other reviewers "
+                                "must approve this request (four-eyes rule, GATEHOUSE_REVIEW_OWN_RUNS is off).")
         _refuse_own_run(approval, user)
+        if approve and approval.confirmation:
+            _refuse_shortcuts(approval, scope=scope, batch=batch)
         if scope == "session" and (not approve or not approval.suggested_grant):
             raise ApprovalError("invalid_decision", "This request cannot be allowed for the whole session.")
         if mode and approval.kind != Approval.Kind.PLAN_REVIEW:
             raise ApprovalError("invalid_decision", "mode applies to plan reviews only.")
+        if approve and approval.confirmation:
+            if approval.confirmation == "typed" and confirmation.strip() != approval.confirmation_word:
+                word = approval.confirmation_word
+                raise ApprovalError("confirmation_required", f"Type {word!r} to approve this request.", expected=word)
+            if approval.confirmation == "second-reviewer" and not _second_signoff(approval, user, via):
+                return approval  # the first of two: recorded, still pending
         status = Approval.Status.APPROVED if approve else Approval.Status.DENIED
         _resolve(approval, status=status, user=user, via=via, reason=reason, scope=scope, plan_mode=mode)
         grant = None
@@ -223,6 +242,39 @@ def approval_decide(
     return approval
 
 
+def _refuse_shortcuts(approval: Approval, *, scope: str, batch: bool) -> None:
+    what = "typed confirmation" if approval.confirmation == "typed" else "a second reviewer"
+    if batch:
+        raise ApprovalError("batch_not_allowed", f"This request needs {what}: decide it on its own card.")
+    if scope == "session":
+        raise ApprovalError("grant_not_allowed", f"This request needs {what}: it cannot be allowed for the whole session.")
+
+
+def _second_signoff(approval: Approval, user: Any, via: str) -> bool:
+    """Record `user`'s approval of a second-reviewer request (its run is locked): True when
+    it is the second different person's (the request is then approved), False when the
+    first's (recorded, the card says "1 of 2"). The same person twice, or the run's starter
+    under four eyes, is refused."""
+    uid = getattr(user, "pk", None)
+    if uid is None:
+        raise ApprovalError("second_reviewer_required", "This request needs two reviewers, each signed in.")
+    given = list(Signoff.objects.filter(approval=approval).values_list("user_id", flat=True))
+    if uid in given:
+        raise ApprovalError("second_reviewer_required",
+                            "You approved this request already: another reviewer must approve it too.")
+    Signoff.objects.create(approval=approval, user=user, via=via)
+    if len(given) + 1 >= approval.APPROVALS_REQUIRED:
+        return True
+    activity_record(run_id=approval.run_id, kind="approval", event="approval.signed_off", payload={
+        "approval": approval.pk, "by": getattr(user, "username", "") or "", "via": via,
+        "approvals_given": len(given) + 1, "approvals_required": approval.APPROVALS_REQUIRED,
+    })
+    broadcast.fragment_on_commit(
+        [broadcast.INBOX_GROUP, broadcast.run_console_group(approval.run_id)], "approval_changed", approval_id=approval.pk
+    )
+    return False
+
+
 def grant_settle_pending(*, grant: Grant, user: Any) -> list[int]:
     """Approve at once every pending request of the grant's session that the new grant
     covers (parallel tool calls, sub-agents, other runs of the session waiting on the same
@@ -239,8 +291,8 @@ def grant_settle_pending(*, grant: Grant, user: Any) -> list[int]:
             with _deciding(approval_id):
                 _lock_run_of(approval_id)
                 approval = _load_for_decision(approval_id, "approve", "")
-                if approval_own_run(run=approval.run, user=user) or approval.step is None:
-                    continue
+                if approval_own_run(run=approval.run, user=user) or approval.step is None or approval.confirmation:
+                    continue  # (a request that takes more than Approve is never settled by a grant)
                 run = Run.objects.get(pk=approval.run_id)  # with its policy snapshot (a decision defers it)
                 compiled = core.compile_policy(run.policy_document, version=run.policy_version)
                 verdict = core.evaluate(compiled, approval.step.request, grants=[grant.rule], paths=path_context(run))
@@ -286,7 +338,8 @@ def approval_decide_each(
             outcomes.append(BatchOutcome(approval_id, ApprovalError("stale", "No hash: reload and select it again.")))
             continue
         try:
-            approval_decide(approval_id=approval_id, user=user, approve=approve, reason=reason, hash=hash, scope="once", via=via)
+            approval_decide(approval_id=approval_id, user=user, approve=approve, reason=reason, hash=hash, scope="once", via=via,
+                            batch=True)
         except ApprovalError as exc:
             outcomes.append(BatchOutcome(approval_id, exc))
         else:

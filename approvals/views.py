@@ -19,10 +19,12 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.middleware import HtmxDetails
 
+from approvals import insights
+from approvals import policy as core
 from approvals.access import approvals_visible, runs_visible
 from approvals.errors import HASH_REQUIRED, ApprovalError
 from approvals.forms import InboxFilterForm
-from approvals.models import Approval
+from approvals.models import Approval, Policy
 from approvals.selectors import BadCursor, pending_page, subagents_asking
 from approvals.services import BatchOutcome, approval_answer, approval_decide, approval_decide_each
 from project.console_auth import console_login_required
@@ -171,6 +173,7 @@ def approval_decide_view(request: HtmxHttpRequest, approval_id: int, approve: bo
             mode=request.POST.get("mode", "") if approve else "",
             reason="" if approve else request.POST.get("reason", "").strip(),
             via="console",
+            confirmation=request.POST.get("confirmation", "") if approve else "",
         ),
     )
 
@@ -214,3 +217,23 @@ def approval_answer_view(request: HtmxHttpRequest, approval_id: int) -> HttpResp
     chosen = {key[2:]: request.POST.getlist(key) for key in request.POST if key.startswith("q:") and not key.endswith(":other")}
     typed = {key[2:-6]: request.POST[key] for key in request.POST if key.startswith("q:") and key.endswith(":other")}
     return _decided(request, approval_id, answer, answers_given=chosen, others_given=typed)
+
+
+@console_login_required
+@permission_required("approvals.change_policy", raise_exception=True)
+@require_GET
+def insights_page(request: HttpRequest) -> HttpResponse:
+    """What the record of decisions says about a policy: approval rates by class and shape,
+    time to decide, prompts per run, rules to learn, rubber-stamp candidates. For people
+    who may change policies (they act on it)."""
+    policies = list(Policy.objects.order_by("-is_default", "name"))
+    chosen = request.GET.get("policy") or ""
+    policy = next((p for p in policies if str(p.pk) == chosen), None) or next((p for p in policies if p.is_default), None) \
+        or (policies[0] if policies else None)
+    try:
+        days, threshold = insights.parse_window(request.GET.get("days"), request.GET.get("threshold"))
+    except core.PolicyError as exc:
+        return HttpResponse(exc.message, status=400, content_type="text/plain")
+    context = {"policies": policies, "policy": policy, "days": days, "threshold": threshold,
+               "data": insights.insights(policy, days=days, threshold=threshold) if policy is not None else None}
+    return render(request, "approvals/insights.html", context)

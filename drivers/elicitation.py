@@ -175,12 +175,13 @@ def content_of(schema: Mapping[str, Any], answers: Mapping[str, Any]) -> dict[st
 
 
 def tool_request(server: str, params: Mapping[str, Any], cwd: str) -> ToolRequest:
-    """An elicitation (MCP's params) from `server` -> a question approval of subtype
+    """An elicitation (MCP's params) from `server` ("" when the agent asks itself, as over
+    ACP) -> a question approval of subtype
     `mcp-elicitation` (`Unsupported` when it cannot be shown)."""
     message, presentation = request_of(params)
-    presentation["server"] = server
+    presentation["server"] = server  # "": the agent itself asks (ACP)
     return ToolRequest(
-        tool=f"mcp__{server}__elicitation",
+        tool=f"mcp__{server}__elicitation" if server else "elicitation",
         input={"server": server, "message": message, "questions": presentation["questions"]},
         cwd=cwd,
         kind="question",

@@ -109,7 +109,8 @@ def document_errors(result: dict[str, Any], generator: Any, request: Any, public
         "401": "Not authenticated (no token, an unknown, expired or revoked token).",
         "403": "Not allowed (permission, or insufficient_scope for this token).",
         "404": "Unknown, or no longer available.",
-        "409": "Conflict: already decided, stale request, or run already finished.",
+        "409": "Conflict: already decided, stale request, run already finished, or a decision this request does not "
+        "allow (second_reviewer_required, grant_not_allowed, batch_not_allowed).",
         "410": "Expired.",
     }
     throttled = {

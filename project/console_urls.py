@@ -16,6 +16,7 @@ urlpatterns = [
     path("approvals/<int:approval_id>/deny/", approval_views.approval_decide_view, {"approve": False}, name="approval-deny"),
     path("approvals/<int:approval_id>/answer/", approval_views.approval_answer_view, name="approval-answer"),
     path("approvals/batch/", approval_views.approvals_batch_view, name="approvals-batch"),
+    path("insights/", approval_views.insights_page, name="insights"),
     path("runs/", run_views.run_list, name="run-list"),
     path("runs/new/", run_views.run_new, name="run-new"),
     path("runs/<int:run_id>/", run_views.run_detail, name="run-detail"),

@@ -425,6 +425,9 @@ GATEHOUSE_WEBHOOK_POLL_S = env_float("GATEHOUSE_WEBHOOK_POLL_S", 1.0)
 GATEHOUSE_SSE_KEEPALIVE_S = env_float("GATEHOUSE_SSE_KEEPALIVE_S", 15.0)
 GATEHOUSE_SSE_POLL_S = env_float("GATEHOUSE_SSE_POLL_S", 1.0)
 GATEHOUSE_SSE_MAX_S = env_float("GATEHOUSE_SSE_MAX_S", 3600.0)
+# /metrics (Prometheus text format) answers only `Authorization: Bearer <this token>`;
+# empty = the endpoint is off (404). docs/operations.md, "Metrics".
+GATEHOUSE_METRICS_TOKEN = env_str("GATEHOUSE_METRICS_TOKEN", "").strip()
 
 # The server's default run policy (the farthest layer); None = the built-in defaults.
 GATEHOUSE_DEFAULT_RUN_POLICY = None

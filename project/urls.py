@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from project.api import api_not_found, api_server_error
 from project.health import healthz
+from project.metrics import metrics
 
 # The API docs page is Swagger UI from drf-spectacular's default CDN. Its start-up script is a
 # file of its own (the split view), so no inline script; its template and Swagger UI itself
@@ -19,6 +20,7 @@ api_docs = csp_update({"script-src": [SWAGGER_UI_CDN], "style-src": [SWAGGER_UI_
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("project.api_urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),

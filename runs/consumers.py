@@ -128,6 +128,10 @@ class InboxConsumer(ConsoleFragmentConsumer):
                 await self._send_counted("", added=added, outside=added)
             elif self.view == "inbox":
                 await self._send_counted("", outside=added)
+        elif "changed" in facets:
+            # a pending card replaced in place ("1 of 2"): only where it is shown; counts unchanged
+            if matches and self.cards_live and facets["changed"] not in self.gone:
+                await self.send(text_data=str(rendered))
         else:
             removed = facets["removed"]
             self.gone.add(removed)

@@ -99,6 +99,17 @@ def approval_added(approval_id: int) -> str:
     return Rendered(html, {"approval": approval_facets(approval), "added": approval.pk})
 
 
+def approval_changed(approval_id: int) -> str:
+    """A pending card replaced in place, by id (a second-reviewer request's first approval:
+    "1 of 2"); nothing where the card is not shown."""
+    approval = _approval(approval_id)
+    if approval is None or not approval.is_pending:
+        return ""
+    context = {"approval": approval, "asking": subagents_asking([approval]), "replace_oob": True}
+    html = render_to_string("approvals/_approval_card.html#card", context)
+    return Rendered(html, {"approval": approval_facets(approval), "changed": approval.pk})
+
+
 def approval_removed(approval_id: int) -> str:
     """Remove the card `#approval-<id>` wherever it is shown (the empty state is CSS); the
     facets (read from the resolved row) keep a filtered inbox's count right."""
@@ -115,6 +126,7 @@ RENDERERS: dict[str, Any] = {
     "run_status": run_status,
     "approval_added": approval_added,
     "approval_removed": approval_removed,
+    "approval_changed": approval_changed,
 }
 _RENDERED: OrderedDict[str, Rendered] = OrderedDict()
 _RENDERING: dict[str, asyncio.Future[Rendered]] = {}

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals import policy as core
-from approvals.access import default_ceiling, policy_choice_problems
+from approvals.access import ceiling_of, default_ceiling, policy_choice_problems
 from approvals.policy.run_policy import LOOSE_RUNTIME_MODES, describe_loosening, given_fields, loosened_fields
 from approvals.policy_versions import policy_latest_version
 from approvals.selectors import policy_for_run
@@ -180,12 +180,11 @@ def run_create(
         core.parse_run_policy(session_policy) if session_policy is not None else None,
     ) if run_policy is not None or session_policy is not None else None
     # The administrator's run policy: the ceiling a run or session policy may only tighten.
-    ceiling = core.resolve_run_policy(
-        core.parse_run_policy(policy_row.run_policy) if policy_row and policy_row.run_policy is not None else None,
-        core.parse_run_policy(settings.GATEHOUSE_DEFAULT_RUN_POLICY)
-        if settings.GATEHOUSE_DEFAULT_RUN_POLICY is not None
-        else None,
-    )
+    ceiling = ceiling_of(policy_row)
+    if requested is not None:
+        # `approvals.confirm` is inherited class by class: a class the run's or session's
+        # policy does not name keeps the ceiling's requirement (naming it weaker loosens).
+        requested = core.resolve_run_policy(requested, ceiling)
     effective = requested if requested is not None else ceiling
     core.check_capabilities(effective, descriptor)
     if not may_override_policy(user):
@@ -461,7 +460,8 @@ def session_run_policy_check(*, session: AgentSession, run_policy: Mapping[str, 
     _refuse_foreign_change(session, user)
     parsed = core.parse_run_policy(run_policy) if run_policy is not None else None  # PolicyError: 400 invalid_policy
     if parsed is not None and not may_override_policy(user):
-        _refuse_loosening(parsed, default_ceiling(), source="The session's run policy")
+        ceiling = default_ceiling()
+        _refuse_loosening(core.resolve_run_policy(parsed, ceiling), ceiling, source="The session's run policy")
 
 
 def _refuse_foreign_change(session: AgentSession, user: Any) -> None:

@@ -61,6 +61,7 @@ def _fresh_install(request: pytest.FixtureRequest) -> None:
 
     importlib.import_module("approvals.migrations.0005_policy_presets").create_presets(apps, None)
     importlib.import_module("approvals.migrations.0010_sandboxed_preset").create_sandboxed(apps, None)
+    importlib.import_module("approvals.migrations.0012_presets_confirm").add_confirm(apps, None)
     from approvals.gate.shadow import clear_cache
 
     clear_cache()  # a rolled-back test's PolicyVersion ids are handed out again

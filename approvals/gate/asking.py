@@ -60,7 +60,13 @@ def approval_open(
 ) -> Approval:
     """Create a pending approval for the step, log it, mark the run waiting, push the card."""
     capability = capability_of(run, step.seq, request, subtype, attempt, kind)
-    suggestion = core.suggest_grant(request, verdict) if kind == Approval.Kind.PERMISSION else None
+    confirmation, word = "", ""
+    if kind == Approval.Kind.PERMISSION:
+        # What approving takes (issue 32.2), fixed now so the card and the API ask the same.
+        confirmation, word = core.confirmation_for(
+            core.confirm_requirements(run.run_policy or {}), request, verdict)
+    # "Always allow" is not offered where one approval takes more than Approve.
+    suggestion = core.suggest_grant(request, verdict) if kind == Approval.Kind.PERMISSION and not confirmation else None
     approval = Approval.objects.create(
         run=run,
         step=step,
@@ -74,6 +80,8 @@ def approval_open(
         suggested_grant_label=suggestion[1] if suggestion else "",
         deadline=deadline_for(run),
         attempt=attempt,
+        confirmation=confirmation,
+        confirmation_word=word,
     )
     event = "user-input.requested" if kind == Approval.Kind.QUESTION else "approval.requested"
     activity_record(
@@ -87,6 +95,7 @@ def approval_open(
             "subtype": subtype,
             "attempt": attempt,
             "deadline": approval.deadline.isoformat() if approval.deadline else None,
+            **({"confirmation": confirmation} if confirmation else {}),
         },
     )
     run_status_sync(run_id=run.pk)

@@ -23,6 +23,7 @@ from .classes import (
     classify_tool,
     classify_words,
 )
+from .confirm import confirmation_for, confirmation_word
 from .errors import PolicyError
 from .evaluate import PathUse, RunView, Segment, Verdict, classify, evaluate
 from .example_requests import EXAMPLE_CONTEXT
@@ -45,10 +46,13 @@ from .questions import (
 from .readings import Reading, reading_of
 from .request import validate_request
 from .rules import DEFAULT_POLICY, CompiledPolicy, compile_policy, policy_problems
-from .run_policy import RunPolicy, check_capabilities, materialise, parse_run_policy, resolve_run_policy
+from .run_policy import RunPolicy, check_capabilities, confirm_requirements, materialise, parse_run_policy, resolve_run_policy
 from .shell import parse_script
 
 __all__ = [
+    "confirm_requirements",
+    "confirmation_for",
+    "confirmation_word",
     "CLASSES",
     "DESTRUCTIVE",
     "LOCAL",

@@ -9,11 +9,13 @@ run's or session's policy would loosen it, which needs the override permission.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
+from .classnames import CLASSES
 from .errors import PolicyError, json_type
 
 INHERIT = "inherit"
@@ -23,6 +25,10 @@ ROUTING = (INHERIT, "ask", "auto-approve", "auto-deny")
 QUESTION_ROUTING = (INHERIT, "ask", "auto-deny")  # a question is never auto-approved
 FALLBACK = (INHERIT, "abort", "continue", "retry")
 KINDS = ("permission", "plan_review", "question")
+# What a person's approval takes, per side-effect class (issue 32.2), least friction first:
+# nothing more than Approve; the word the card asks for, typed; two different people.
+CONFIRM = ("none", "typed", "second-reviewer")
+CONFIRM_ORDER = {name: i for i, name in enumerate(CONFIRM)}
 
 
 class _Defaults(TypedDict):
@@ -86,7 +92,7 @@ def expand_preset(document: Mapping) -> Mapping:
     if approvals is not None and not isinstance(approvals, Mapping):
         raise _invalid("approvals must be an object", "approvals", approvals)
     return {**base, **rest, "approvals": {**base["approvals"], **(approvals or {})}}
-_APPROVALS = ("permission", "plan_review", "question", "timeout_s", "on_timeout", "on_reject", "max_retries")
+_APPROVALS = ("permission", "plan_review", "question", "timeout_s", "on_timeout", "on_reject", "max_retries", "confirm")
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,9 @@ class RunPolicy:
     on_timeout: str = INHERIT
     on_reject: str = INHERIT
     max_retries: int | None = None  # None: inherit
+    # (class, requirement) pairs, sorted by class: only the classes the document names
+    # ("none" included: it removes a farther policy's requirement). See `resolve_run_policy`.
+    confirm: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape `parse_run_policy` reads (inherit values included)."""
@@ -116,8 +125,14 @@ class RunPolicy:
                 "on_timeout": self.on_timeout,
                 "on_reject": self.on_reject,
                 "max_retries": self.max_retries,
+                "confirm": dict(self.confirm),
             },
         }
+
+    @property
+    def confirm_only(self) -> bool:
+        """A policy that sets nothing but `approvals.confirm` (the presets' own run policy)."""
+        return bool(self.confirm) and dataclasses.replace(self, confirm=()) == RunPolicy()
 
 
 def _invalid(message: str, field: str, value: Any) -> PolicyError:
@@ -138,6 +153,25 @@ def _unknown(section: Mapping, allowed: tuple[str, ...], prefix: str) -> None:
         if key not in allowed:
             field = f"{prefix}{key}"
             raise _invalid(f"unknown field {field!r} (expected one of {', '.join(allowed)})", field, section[key])
+
+
+def _confirm(approvals: Mapping) -> tuple[tuple[str, str], ...]:
+    confirm = approvals.get("confirm")
+    if confirm is None:
+        return ()
+    if not isinstance(confirm, Mapping):
+        raise _invalid("approvals.confirm must be an object: a side-effect class -> none, typed or second-reviewer",
+                       "approvals.confirm", json_type(confirm))
+    pairs = []
+    for name, value in confirm.items():
+        field = f"approvals.confirm.{name}"
+        if name not in CLASSES:
+            raise _invalid(f"unknown field {field!r}: approvals.confirm names side-effect classes "
+                           f"({', '.join(CLASSES)})", field, value)
+        if value not in CONFIRM:
+            raise _invalid(f"{field} must be one of {', '.join(CONFIRM)}", field, value)
+        pairs.append((str(name), str(value)))
+    return tuple(sorted(pairs))
 
 
 MAX_TIMEOUT_S = 10 * 365 * 24 * 3600  # ten years
@@ -193,15 +227,40 @@ def parse_run_policy(document: Mapping | None) -> RunPolicy:
         on_timeout=_choice(approvals, "on_timeout", FALLBACK, "approvals.on_timeout"),
         on_reject=_choice(approvals, "on_reject", FALLBACK, "approvals.on_reject"),
         max_retries=retries,
+        confirm=_confirm(approvals),
     )
 
 
 def resolve_run_policy(*layers: RunPolicy | None) -> RunPolicy:
-    """Nearest first: the first layer given wins whole (never merged field by field)."""
-    for layer in layers:
-        if layer is not None:
-            return layer
-    return RunPolicy()
+    """Nearest first: the first layer given wins whole (never merged field by field) —
+    except `approvals.confirm`, which is friction an administrator adds: it is inherited
+    class by class (a class the nearer layer does not name keeps the farther one's
+    requirement; naming it, `none` included, replaces it), and a layer that sets nothing
+    but `confirm` leaves the other fields to the farther layers."""
+    given = [layer for layer in layers if layer is not None]
+    base = next((layer for layer in given if not layer.confirm_only), RunPolicy())
+    confirm: dict[str, str] = {}
+    for layer in reversed(given):
+        confirm.update(layer.confirm)
+    merged = tuple(sorted(confirm.items()))
+    return base if merged == base.confirm else dataclasses.replace(base, confirm=merged)
+
+
+def confirm_layer(policy: RunPolicy) -> RunPolicy:
+    """Only the `confirm` of a policy, as a layer for `resolve_run_policy` (the default
+    policy's friction under every other policy's ceiling)."""
+    return RunPolicy(confirm=policy.confirm)
+
+
+def confirm_requirements(materialised: Mapping[str, Any]) -> dict[str, str]:
+    """class -> typed | second-reviewer from a materialised run policy (stored runs' too:
+    `approvals.confirm`, or the flat `confirm`; absent in runs older than issue 32)."""
+    value = materialised.get("confirm")
+    if value is None:
+        value = (materialised.get("approvals") or {}).get("confirm")
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): str(v) for k, v in value.items() if v in CONFIRM and v != "none"}
 
 
 def materialise(policy: RunPolicy) -> dict[str, Any]:
@@ -223,7 +282,7 @@ def materialise(policy: RunPolicy) -> dict[str, Any]:
     def pick(value: str, key: _RoutingKey) -> str:
         return DEFAULTS[key] if value in (INHERIT, "", None) else value
 
-    return {
+    materialised: dict[str, Any] = {
         "sandbox": policy.sandbox or INHERIT,
         "web_search": policy.web_search or INHERIT,
         "browser": policy.browser or INHERIT,
@@ -235,6 +294,12 @@ def materialise(policy: RunPolicy) -> dict[str, Any]:
         "on_reject": pick(policy.on_reject, "on_reject"),
         "max_retries": retries,
     }
+    # What an approval takes per class, present only when some class takes more than
+    # Approve ("none" and an unnamed class take nothing more).
+    confirm = {name: value for name, value in policy.confirm if value != "none"}
+    if confirm:
+        materialised["confirm"] = confirm
+    return materialised
 
 
 # --- The ceiling: who may loosen ---------------------------------------------------------------
@@ -275,7 +340,7 @@ LOOSE_RUNTIME_MODES = frozenset({"auto", "full-access"})
 CEILING_FIELDS = tuple(
     name if name in _GUARDRAILS else f"approvals.{name}"
     for name in ("sandbox", "web_search", "browser", "permission", "plan_review", "question",
-                 "timeout_s", "on_timeout", "on_reject", "max_retries")
+                 "timeout_s", "on_timeout", "on_reject", "max_retries", "confirm")
 )
 
 
@@ -320,7 +385,17 @@ def loosened_fields(requested: Mapping[str, Any], ceiling: Mapping[str, Any]) ->
     retries = all("retry" in (side.get("on_timeout"), side.get("on_reject")) for side in (requested, ceiling))
     if retries and int(requested.get("max_retries") or 0) > int(ceiling.get("max_retries") or 0):
         loose.add("max_retries")
+    if weakened_confirm(requested, ceiling):
+        loose.add("confirm")
     return [field for field in CEILING_FIELDS if field.removeprefix("approvals.") in loose]
+
+
+def weakened_confirm(requested: Mapping[str, Any], ceiling: Mapping[str, Any]) -> list[str]:
+    """The classes whose confirm requirement `requested` removes or weakens (none < typed <
+    second-reviewer); adding or strengthening one tightens."""
+    mine, theirs = confirm_requirements(requested), confirm_requirements(ceiling)
+    return [name for name in CLASSES
+            if CONFIRM_ORDER[mine.get(name, "none")] < CONFIRM_ORDER[theirs.get(name, "none")]]
 
 
 def _shown(name: str, value: Any) -> str:
@@ -334,6 +409,10 @@ def _shown(name: str, value: Any) -> str:
 def describe_loosening(field: str, requested: Mapping[str, Any], ceiling: Mapping[str, Any], *, given: bool) -> str:
     """One sentence for a refused field: what the run would get and what the ceiling has."""
     name = field.removeprefix("approvals.")
+    if name == "confirm":
+        mine, theirs = confirm_requirements(requested), confirm_requirements(ceiling)
+        weaker = "; ".join(f"{c}: {mine.get(c, 'none')} instead of {theirs[c]}" for c in weakened_confirm(requested, ceiling))
+        return f"approvals.confirm asks less of a reviewer than the administrator's policy ({weaker})"
     wanted, limit = _shown(name, requested.get(name)), _shown(name, ceiling.get(name))
     if given:
         return f"{field} {wanted} is looser than the administrator's policy ({limit})"
@@ -348,7 +427,7 @@ def given_fields(policy: RunPolicy) -> set[str]:
         "approvals.permission": policy.permission, "approvals.plan_review": policy.plan_review,
         "approvals.question": policy.question, "approvals.timeout_s": policy.timeout_s,
         "approvals.on_timeout": policy.on_timeout, "approvals.on_reject": policy.on_reject,
-        "approvals.max_retries": policy.max_retries,
+        "approvals.max_retries": policy.max_retries, "approvals.confirm": policy.confirm or None,
     }
     return {field for field, value in values.items() if value not in (None, INHERIT, "")}
 
@@ -380,4 +459,5 @@ def check_capabilities(policy: RunPolicy, descriptor) -> None:
 __all__ = [
     "RunPolicy", "parse_run_policy", "resolve_run_policy", "materialise", "check_capabilities",
     "loosened_fields", "describe_loosening", "given_fields", "CEILING_FIELDS", "LOOSE_RUNTIME_MODES",
+    "confirm_layer", "confirm_requirements", "weakened_confirm", "CONFIRM",
 ]

@@ -34,9 +34,12 @@ from typing import Any
 
 from acp import RequestError
 from acp.schema import (
+    AcceptElicitationResponse,
     AllowedOutcome,
+    CancelElicitationResponse,
     CreateElicitationResponse,
     CreateTerminalResponse,
+    DeclineElicitationResponse,
     DeniedOutcome,
     EnvVariable,
     KillTerminalResponse,
@@ -51,7 +54,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from drivers import sandbox
+from drivers import elicitation, sandbox
 from drivers.agent_env import is_forbidden
 from drivers.base import Decision, DriverError, RunAborted, RunContext, ToolRequest
 
@@ -392,8 +395,31 @@ class AcpClient:
     # -- the rest of the Client interface --------------------------------------------------------
 
     async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> CreateElicitationResponse:
-        # Unstable in the protocol; no agent here sends it. Refused rather than answered blind.
-        raise RequestError.method_not_found("elicitation/create")
+        """`elicitation/create` (unstable in ACP): a form the agent (or an MCP server behind
+        it) asks a person to fill in, shown as questions (drivers/elicitation.py). A URL
+        elicitation, or a form the questions cannot express, is declined with the reason."""
+        schema = getattr(mode, "requested_schema", None)
+        if self.stopping.is_set():
+            return CancelElicitationResponse(action="cancel")
+        try:
+            if schema is None:
+                raise elicitation.Unsupported("a URL elicitation (only forms are shown)")
+            requested = schema.model_dump(mode="json", by_alias=True, exclude_none=True)
+            request = elicitation.tool_request("", {"mode": "form", "message": message, "requestedSchema": requested},
+                                               str(self.workspace))
+        except elicitation.Unsupported as exc:
+            await self.notice("warning", f"The agent asked for {exc}; Gatehouse cannot show it, so it was declined.")
+            return DeclineElicitationResponse(action="decline")
+        decision = await self._gate(request)
+        if decision is None or self.ctx.cancelled():
+            return CancelElicitationResponse(action="cancel")
+        reply = elicitation.reply_of(requested, decision.outcome, decision.answers)
+        if reply["action"] == "accept":
+            return AcceptElicitationResponse(action="accept", content=reply["content"])
+        if decision.outcome == "abort":
+            self._note_abort(decision, request.tool)
+            return CancelElicitationResponse(action="cancel")
+        return DeclineElicitationResponse(action="decline")
 
     async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
         return None

@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import acp
-from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
+from acp.schema import (
+    ClientCapabilities,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    FileSystemCapabilities,
+    Implementation,
+)
 
 from drivers import agent_env, workspace_config
 from drivers.base import OptionsError, RunContext, RunResult, WorkspaceConfigError
@@ -143,11 +149,15 @@ class AcpRun:
             raise _Failed("agent_not_found", str(exc)) from exc
         self.transport.last_received = asyncio.get_running_loop().time()
         self.client = AcpClient(self.ctx, env=env, on_abort=self._on_abort)
-        self.conn = acp.connect_to_agent(self.client, self.transport)
+        # Unstable methods are routed (elicitation/create is one); each is answered on purpose.
+        self.conn = acp.connect_to_agent(self.client, self.transport, use_unstable_protocol=True)
         init = await self._call(
             self.conn.initialize(
                 protocol_version=acp.PROTOCOL_VERSION,
-                client_capabilities=ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True),
+                # Forms (elicitation, unstable in ACP) reach a person as questions; URL
+                # elicitations are not offered (drivers/elicitation.py).
+                client_capabilities=ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True,
+                                                       elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities())),
                 client_info=Implementation(name="gatehouse", title="Gatehouse", version="0.1.0"),
             ),
             "initialize",

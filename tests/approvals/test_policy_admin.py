@@ -333,3 +333,15 @@ def test_failing_examples_block_a_save_each_listed(admin_client: Client, strict:
              "examples": [{"request": "git push --force", "expect": "deny"}]}
     assert change(admin_client, strict, form(fixed, comment="with examples")).status_code == HTTPStatus.FOUND
     assert Policy.objects.get(pk=strict.pk).document == fixed
+
+
+def test_what_approving_takes_is_edited_as_json_and_a_bad_class_lands_on_its_field(admin_client: Client, strict: Policy) -> None:
+    wanted = {"destructive": "typed", "remote-mutation": "second-reviewer"}
+    response = change(admin_client, strict, form(STRICT, confirm=json.dumps(wanted)))
+    assert response.status_code == HTTPStatus.FOUND, errors(response)
+    strict.refresh_from_db()
+    assert strict.run_policy == {"approvals": {"confirm": wanted}}
+    page = admin_client.get(f"/admin/approvals/policy/{strict.pk}/change/").content.decode()
+    assert "second-reviewer" in page  # shown back, so a later save keeps it
+    response = change(admin_client, strict, form(STRICT, confirm='{"risky": "typed"}'))
+    assert "approvals.confirm.risky" in " ".join(errors(response)["confirm"])

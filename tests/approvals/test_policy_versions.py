@@ -147,16 +147,24 @@ def test_migrate_leaves_the_presets_with_sandboxed_the_default() -> None:
     presets = {p.name: p for p in Policy.objects.filter(name__in=PRESETS)}
     assert set(presets) == set(PRESETS)
     assert [p.name for p in Policy.objects.filter(is_default=True)] == ["Sandboxed"]
+    confirm = {"approvals": {"confirm": {"destructive": "second-reviewer"}}}  # issue 32.2: 0012_presets_confirm
     for preset in presets.values():
-        (version,) = PolicyVersion.objects.filter(policy=preset)
-        assert (version.number, version.document, version.version) == (1, preset.document, preset.version)
+        versions = list(PolicyVersion.objects.filter(policy=preset).order_by("number"))
+        assert (versions[0].number, versions[0].document, versions[0].version) == (1, preset.document, preset.version)
+        assert versions[0].run_policy is None
         core.compile_policy(preset.document)
-        assert preset.run_policy is None  # the humane built-in defaults (or the server's)
+        if preset.name in ("Standard review", "Sandboxed"):
+            # only friction: the other fields are still the humane built-in defaults (or the server's)
+            assert preset.run_policy == confirm
+            assert [(v.number, v.run_policy, v.version) for v in versions[1:]] == [(2, confirm, preset.version)]
+        else:
+            assert preset.run_policy is None and len(versions) == 1  # the humane built-in defaults (or the server's)
     run = run_create(driver="scripted", scenario=SCENARIO)
     assert run.policy == presets["Sandboxed"] and run.ran_under is not None
     assert run.run_policy["approvals"] == {
         "permission": "ask", "plan_review": "ask", "question": "ask", "timeout_s": 3600.0,
         "on_timeout": "continue", "on_reject": "continue", "max_retries": 3,
+        "confirm": {"destructive": "second-reviewer"},
     }
 
 
