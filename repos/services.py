@@ -261,6 +261,10 @@ def delivery_request(*, run: Run, user: Any, action: str = "push") -> Delivery:
         "files": [{"path": f.path, "status": f.status, "additions": f.additions, "deletions": f.deletions} for f in files[:50]],
     }
     capability = {"tool": "gatehouse.deliver", "action": action, "run": run.pk, "commit": commit}
+    # A push is a remote mutation: what the run policy's `approvals.confirm` asks of one
+    # (typed: the branch; a second reviewer) holds for the delivery too (issue 32.2).
+    confirmation = core.confirm_requirements(run.run_policy or {}).get("remote-mutation", "")
+    word = branch if confirmation == "typed" else ""
     with transaction.atomic():
         Run.objects.select_for_update().filter(pk=run.pk).first()
         if Delivery.objects.filter(run=run, status__in=[Delivery.Status.PENDING, Delivery.Status.PUSHING]).exists():
@@ -269,7 +273,7 @@ def delivery_request(*, run: Run, user: Any, action: str = "push") -> Delivery:
             run=run, kind=Approval.Kind.DELIVERY, subtype=action, capability=capability, presentation=presentation,
             request=request, hash=core.approval_hash(kind=Approval.Kind.DELIVERY, capability=capability,
                                                      presentation=presentation, request=request),
-            deadline=deadline_for(run),
+            deadline=deadline_for(run), confirmation=confirmation, confirmation_word=word,
         )
         delivery = Delivery.objects.create(run=run, approval=approval, action=action, branch=branch, commit=commit,
                                            requested_by=user if getattr(user, "pk", None) else None)

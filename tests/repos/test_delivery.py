@@ -128,3 +128,39 @@ def test_a_failed_push_says_why_without_the_credential(api: Any, bob: APIClient,
     assert delivery.status == "failed" and "refused by the remote" in delivery.error
     assert token not in delivery.error
     assert "gatehouse/" not in remote_branches(remote)
+
+
+def test_a_push_under_a_run_policy_that_wants_two_reviewers_for_remote_mutations_takes_two(
+        api: Any, bob: APIClient, reviewer: Any, remote: Path, make_user: Any, settings: Any) -> None:
+    settings.GATEHOUSE_REVIEW_OWN_RUNS = False
+    run = finished_run(reviewer, remote)
+    Run.objects.filter(pk=run.pk).update(run_policy={**run.run_policy, "approvals": {
+        **run.run_policy.get("approvals", {}), "confirm": {"remote-mutation": "second-reviewer"}}})
+    asked = api.post(f"/api/v1/runs/{run.pk}/deliver/", {"action": "push"}, format="json")
+    approval = bob.get(f"/api/v1/approvals/{asked.json()['approval']}/").json()
+    assert approval["confirmation"] == "second-reviewer"
+    first = bob.post(f"/api/v1/approvals/{approval['id']}/approve/", {"hash": approval["hash"]}, format="json")
+    assert first.status_code == HTTPStatus.ACCEPTED and first.json()["approvals_given"] == 1, first.content
+    assert deliveries_perform() == []  # nothing pushed on one approval
+    carol = APIClient()
+    carol.force_authenticate(make_user("carol"))
+    second = carol.post(f"/api/v1/approvals/{approval['id']}/approve/", {"hash": approval["hash"]}, format="json")
+    assert second.status_code == HTTPStatus.OK, second.content
+    assert deliveries_perform() == [asked.json()["id"]]
+    assert f"refs/heads/gatehouse/run-{run.pk}" in remote_branches(remote)
+
+
+def test_a_push_under_typed_confirmation_asks_for_the_branch(api: Any, bob: APIClient, reviewer: Any, remote: Path,
+                                                              settings: Any) -> None:
+    settings.GATEHOUSE_REVIEW_OWN_RUNS = False
+    run = finished_run(reviewer, remote)
+    Run.objects.filter(pk=run.pk).update(run_policy={**run.run_policy, "approvals": {
+        **run.run_policy.get("approvals", {}), "confirm": {"remote-mutation": "typed"}}})
+    asked = api.post(f"/api/v1/runs/{run.pk}/deliver/", {"action": "push"}, format="json")
+    approval = bob.get(f"/api/v1/approvals/{asked.json()['approval']}/").json()
+    assert approval["confirmation_word"] == f"gatehouse/run-{run.pk}"
+    wrong = bob.post(f"/api/v1/approvals/{approval['id']}/approve/", {"hash": approval["hash"], "confirmation": "main"}, format="json")
+    assert wrong.status_code == HTTPStatus.BAD_REQUEST and wrong.json()["code"] == "confirmation_required"
+    right = bob.post(f"/api/v1/approvals/{approval['id']}/approve/",
+                     {"hash": approval["hash"], "confirmation": f"gatehouse/run-{run.pk}"}, format="json")
+    assert right.status_code == HTTPStatus.OK, right.content
