@@ -74,7 +74,7 @@ sandbox:
 
 lint: setup
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy approvals runs drivers project integrations infra
+	$(VENV)/bin/mypy approvals runs drivers project integrations infra repos
 	$(VENV)/bin/lint-imports --no-cache
 
 test: setup agents axe chromium sandbox lint

@@ -102,6 +102,8 @@ class Approval(models.Model):
         PLAN_REVIEW = "plan_review", "Plan review"
         QUESTION = "question"
         INTERRUPTED_SIDE_EFFECT = "interrupted_side_effect", "Interrupted side effect"
+        # Push a run's result to its repository (repos/): Gatehouse pushes once approved.
+        DELIVERY = "delivery"
 
     class Status(models.TextChoices):
         PENDING = "pending"

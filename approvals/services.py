@@ -41,6 +41,7 @@ VERBS_BY_KIND: dict[str, set[str]] = {
     Approval.Kind.PLAN_REVIEW: {"approve", "deny"},
     Approval.Kind.INTERRUPTED_SIDE_EFFECT: {"approve", "deny"},
     Approval.Kind.QUESTION: {"answer"},
+    Approval.Kind.DELIVERY: {"approve", "deny"},
 }
 
 

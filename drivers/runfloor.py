@@ -82,8 +82,10 @@ def host_unix_sockets(*, own: tuple[str, ...] = ()) -> list[str]:
 
 
 def hidden_trees() -> list[str]:
+    # (the repositories' mirrors too: a run's clone is standalone, so none of it is needed inside)
     trees: list[str] = [str(t) for t in (settings.VAR_DIR, settings.GATEHOUSE_WORKSPACES_DIR, settings.GATEHOUSE_RUNTIME_DIR,
-                                         *settings.GATEHOUSE_WORKSPACE_ROOTS, settings.BASE_DIR)]
+                                         settings.GATEHOUSE_REPOSITORY_CACHE_DIR, *settings.GATEHOUSE_WORKSPACE_ROOTS,
+                                         settings.BASE_DIR)]
     return list(dict.fromkeys([*trees, *_homes(), *RUNTIME_STATE]))
 
 

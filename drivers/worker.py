@@ -20,7 +20,7 @@ from channels.consumer import AsyncConsumer
 from channels.db import database_sync_to_async
 from channels.worker import Worker
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from approvals.gate import run_status_sync
 from approvals.gate.outcome import GateOutcome
@@ -32,6 +32,8 @@ from drivers.runcontext import WorkerRunContext
 from infra import broadcast, pg_doorbell
 from integrations.notifications.sender import notifications_loop
 from integrations.webhooks.sender import outbox_loop
+from repos.errors import RepositoryError
+from repos.services import deliveries_due, deliveries_perform, workspace_make, workspace_record, workspace_to_make
 from runs.leases import LeaseLost, run_claim_and_read, run_release, runs_claimable, runs_heartbeat, runs_leased
 from runs.models import Run
 from runs.retention import cleanup
@@ -101,6 +103,14 @@ class Supervisor:
         if done.workspaces or done.homes:
             logger.info("retention: deleted %d workspaces and %d agent homes", len(done.workspaces), len(done.homes))
 
+    async def _deliver(self) -> None:
+        """Push what reviewers approved (repos: deliveries), outside any run's sandbox."""
+        try:
+            if await _db(deliveries_due)():
+                await asyncio.to_thread(_deliveries_in_thread)
+        except Exception:
+            logger.exception("delivering approved pushes failed; retrying")
+
     def busy_slots(self) -> int:
         return len(self._starting) + sum(1 for task in self.tasks.values() if not task.done())
 
@@ -150,6 +160,7 @@ class Supervisor:
         while True:
             try:
                 await self._daily_cleanup()
+                await self._deliver()
                 for run_id, task in list(self.tasks.items()):
                     if task.done():
                         self.tasks.pop(run_id, None)
@@ -204,6 +215,13 @@ class Supervisor:
             if run.cancel_requested:
                 await _db(run_finish)(run_id=run_id, status=Run.Status.CANCELLED, owner=self.owner)
                 return
+            if run.repository_id is not None:
+                try:
+                    await self._prepare_workspace(run)
+                except RepositoryError as exc:
+                    await _db(run_finish)(run_id=run_id, status=Run.Status.FAILED, failure_reason=exc.code, detail=exc.message,
+                                          owner=self.owner)
+                    return
             context = WorkerRunContext(
                 run, owner=self.owner, settings_for_driver=driver_settings(run.driver),
                 on_lease_lost=lambda: self.stop_run(run_id),
@@ -297,6 +315,15 @@ class Supervisor:
         except LeaseLost:
             logger.warning("run %s: lease lost before it could finish here; leaving it to the new owner", run_id)
 
+    async def _prepare_workspace(self, run: Any) -> None:
+        """A run on a repository: its workspace is made here, by the worker that runs it
+        (repos.services: the mirror and the clone off the database thread)."""
+        planned = await _db(workspace_to_make)(run_id=run.pk)
+        if not planned.workspace:
+            made = await asyncio.to_thread(workspace_make, repository=planned.repository, run_id=run.pk, ref=planned.ref)
+            planned = await _db(workspace_record)(run=planned, made=made, owner=self.owner)
+        run.workspace, run.branch, run.base_commit = planned.workspace, planned.branch, planned.base_commit
+
     async def _floor_before(self, context: WorkerRunContext) -> dict[str, Any] | None:
         """A run that needs a floor this machine cannot build fails here, never runs without
         one; else the workspace's control files as they are (for `_floor_after`)."""
@@ -347,6 +374,14 @@ def _mark_started(*, run_id: int, resumed: bool, owner: str) -> None:
         run_woke(run_id=run_id, owner=owner)
         run_mark_running(run_id=run_id, resumed=resumed, owner=owner)
         run_status_sync(run_id=run_id)
+
+
+def _deliveries_in_thread() -> None:
+    """Pushes take seconds: in their own thread, with its own database connection."""
+    try:
+        deliveries_perform()
+    finally:
+        connection.close()  # this thread's own connection
 
 
 def _cancel_requested(run_id: int) -> bool:

@@ -1,6 +1,7 @@
 from django.urls import include, path
 
 from approvals import api as approvals_api
+from repos import api as repos_api
 from runs import api as runs_api
 
 urlpatterns = [
@@ -10,6 +11,9 @@ urlpatterns = [
     path("runs/<int:run_id>/", runs_api.RunDetailApi.as_view(), name="api-run"),
     path("runs/<int:run_id>/cancel/", runs_api.RunCancelApi.as_view(), name="api-run-cancel"),
     path("runs/<int:run_id>/activities/", runs_api.RunActivitiesApi.as_view(), name="api-run-activities"),
+    path("runs/<int:run_id>/changes/", repos_api.RunChangesApi.as_view(), name="api-run-changes"),
+    path("runs/<int:run_id>/deliver/", repos_api.RunDeliverApi.as_view(), name="api-run-deliver"),
+    path("repositories/", repos_api.RepositoryListApi.as_view(), name="api-repositories"),
     path("approvals/", approvals_api.ApprovalListApi.as_view(), name="api-approvals"),
     path("approvals/<int:approval_id>/", approvals_api.ApprovalDetailApi.as_view(), name="api-approval"),
     path("approvals/<int:approval_id>/approve/", approvals_api.ApprovalApproveApi.as_view(), name="api-approval-approve"),

@@ -8,6 +8,7 @@ from django.urls import path
 from approvals import views as approval_views
 from integrations.notifications import views as notification_views
 from project import login_links
+from repos import views as repo_views
 from runs import views as run_views
 
 urlpatterns = [
@@ -21,6 +22,9 @@ urlpatterns = [
     path("runs/new/", run_views.run_new, name="run-new"),
     path("runs/<int:run_id>/", run_views.run_detail, name="run-detail"),
     path("runs/<int:run_id>/cancel/", run_views.run_cancel_view, name="run-cancel"),
+    path("runs/<int:run_id>/changes/", repo_views.run_changes_view, name="run-changes"),
+    path("runs/<int:run_id>/changes/patch/", repo_views.run_patch_view, name="run-patch"),
+    path("runs/<int:run_id>/deliver/", repo_views.run_deliver_view, name="run-deliver"),
     path("sessions/", run_views.session_list, name="session-list"),
     path("sessions/<int:session_id>/", run_views.session_detail, name="session-detail"),
     path("sessions/<int:session_id>/continue/", run_views.session_continue_view, name="session-continue"),

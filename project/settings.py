@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "runs",
     "approvals",
     "integrations",
+    "repos",
 ]
 
 MIDDLEWARE = [
@@ -272,6 +273,13 @@ GATEHOUSE_WORKSPACES_DIR = Path(env_str("GATEHOUSE_WORKSPACES_DIR", str(VAR_DIR 
 # (the embedded default, one trusted operator); set it when several people start runs.
 GATEHOUSE_WORKSPACE_ROOTS = [Path(p).resolve() for p in env_list("GATEHOUSE_WORKSPACE_ROOTS", [])]
 GATEHOUSE_RUNTIME_DIR = Path(env_str("GATEHOUSE_RUNTIME_DIR", str(VAR_DIR / "runtime"))).resolve()
+# Repositories (docs/repositories.md): which URLs an administrator may register (globs,
+# fnmatch; empty = any), the key of their stored credentials (default: derived from
+# SECRET_KEY), where a worker keeps its mirrors, and how often it fetches one at most.
+GATEHOUSE_REPOSITORY_URLS = env_list("GATEHOUSE_REPOSITORY_URLS", [])
+GATEHOUSE_REPOSITORY_KEY = env_str("GATEHOUSE_REPOSITORY_KEY", "")
+GATEHOUSE_REPOSITORY_CACHE_DIR = Path(env_str("GATEHOUSE_REPOSITORY_CACHE_DIR", str(VAR_DIR / "repositories"))).resolve()
+GATEHOUSE_REPOSITORY_FETCH_MINUTES = env_float("GATEHOUSE_REPOSITORY_FETCH_MINUTES", 5.0)
 # How often a waiting run re-reads its approval row when no doorbell rings (seconds).
 GATEHOUSE_WAIT_POLL_S = env_float("GATEHOUSE_WAIT_POLL_S", 1.0)
 # On PostgreSQL a decision also rings its run's worker from the database itself (a trigger's

@@ -25,11 +25,13 @@ from runs.services import run_cancel, run_create, session_set_modes
 class RunOutput(serializers.ModelSerializer):
     session = serializers.IntegerField(source="session_id")
     policy = serializers.CharField(source="policy.name", default=None, allow_null=True)
+    repository = serializers.CharField(source="repository.name", default=None, allow_null=True)
 
     class Meta:
         model = Run
         fields = [
-            "id", "session", "driver", "prompt", "scenario", "options", "workspace", "policy", "policy_version", "run_policy",
+            "id", "session", "driver", "prompt", "scenario", "options", "workspace", "repository", "ref", "branch", "base_commit",
+            "policy", "policy_version", "run_policy",
             "status", "failure_reason", "failure_detail", "result_text", "usage", "cancel_requested",
             "created_at", "started_at", "finished_at",
         ]
@@ -67,6 +69,10 @@ class RunListApi(IdempotentMixin, generics.ListAPIView):
         scenario = serializers.DictField(required=False, default=None, allow_null=True, help_text="scripted only: {\"steps\": [...]}")
         options = serializers.DictField(required=False, default=None, allow_null=True, help_text="driver options, e.g. {\"agent\": \"opencode\"} for acp")
         workspace = StrictCharField(required=False, allow_blank=True, default="", max_length=1024)
+        repository = StrictCharField(required=False, allow_blank=True, default="", max_length=100,
+                                     help_text="a registered repository's name, instead of workspace")
+        ref = StrictCharField(required=False, allow_blank=True, default="", max_length=200,
+                              help_text="with repository: the branch, tag or commit to start from (default: its default ref)")
         run_policy = serializers.DictField(required=False, default=None, allow_null=True)
         policy = StrictCharField(required=False, allow_blank=True, default="", max_length=100)
         session = serializers.IntegerField(required=False, default=None, allow_null=True, min_value=1, max_value=2**63 - 1)
@@ -76,7 +82,7 @@ class RunListApi(IdempotentMixin, generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
-        runs = runs_visible(self.request.user, Run.objects.select_related("policy")).order_by("-created_at", "-id")
+        runs = runs_visible(self.request.user, Run.objects.select_related("policy", "repository")).order_by("-created_at", "-id")
         status_filter = self.request.query_params.get("status")
         if status_filter:
             if status_filter not in Run.Status.values:
@@ -106,6 +112,8 @@ class RunListApi(IdempotentMixin, generics.ListAPIView):
             scenario=values["scenario"],
             options=values["options"],
             workspace=values["workspace"],
+            repository=values["repository"],
+            ref=values["ref"],
             run_policy=values["run_policy"],
             policy_name=values["policy"],
             session=session,
@@ -117,7 +125,7 @@ class RunListApi(IdempotentMixin, generics.ListAPIView):
 class RunDetailApi(APIView):
     @extend_schema(responses=RunOutput)
     def get(self, request: Request, run_id: int) -> Response:
-        return Response(RunOutput(get_object_or_404(runs_visible(request.user, Run.objects.select_related("policy")), pk=run_id)).data)
+        return Response(RunOutput(get_object_or_404(runs_visible(request.user, Run.objects.select_related("policy", "repository")), pk=run_id)).data)
 
 
 class RunCancelApi(IdempotentMixin, APIView):

@@ -9,6 +9,7 @@ from django import forms
 
 from approvals.access import policies_usable, policies_visible
 from approvals.policy import PolicyError, parse_json_strict
+from repos.models import Repository
 from runs.models import AgentSession
 from runs.services import may_override_policy
 
@@ -91,7 +92,17 @@ class RunCreateForm(forms.Form):
     workspace = forms.CharField(
         required=False,
         max_length=1024,
-        help_text="An existing directory; empty = a fresh directory under var/workspaces/.",
+        help_text="An existing directory; empty = a fresh directory under var/workspaces/ (or a repository's clone).",
+    )
+    # Instead of a workspace: a registered repository (repos/); the worker clones it.
+    repository = forms.ChoiceField(
+        required=False, choices=[],
+        help_text="Or a registered repository: the worker makes the run's workspace a clone of it, on the branch "
+        "gatehouse/run-<id> (leave the workspace empty).",
+    )
+    ref = forms.CharField(
+        required=False, max_length=200,
+        help_text="With a repository: the branch, tag or commit to start from (empty: its default ref).",
     )
     # An existing session to continue (its grants, modes and the agent's conversation); the
     # service decides whether this user may join it (403 foreign_session otherwise).
@@ -114,6 +125,10 @@ class RunCreateForm(forms.Form):
             for p in policies_visible(None).order_by("name")
         ]
         self.fields["session"].widget.choices = session_choices(user, chosen=self["session"].value())
+        repository_field = self.fields["repository"]
+        assert isinstance(repository_field, forms.ChoiceField)
+        repository_field.choices = [("", "None: use the workspace")] + [
+            (name, name) for name in Repository.objects.order_by("name").values_list("name", flat=True)]
 
     def clean_scenario(self) -> Any:
         text = self.cleaned_data["scenario"].strip()

@@ -77,6 +77,12 @@ class Run(models.Model):
     # Driver options chosen per run (e.g. the ACP agent), validated by the driver.
     options = models.JSONField(default=dict, blank=True)
     workspace = models.CharField(max_length=1024)
+    # A run on a registered repository: the worker that takes it makes its workspace (a
+    # clone on the branch `gatehouse/run-<id>` at the ref's commit, the base), repos/.
+    repository = models.ForeignKey("repos.Repository", null=True, blank=True, on_delete=models.PROTECT, related_name="runs")
+    ref = models.CharField(max_length=200, blank=True)
+    branch = models.CharField(max_length=255, blank=True)
+    base_commit = models.CharField(max_length=64, blank=True)
     # The rule policy it ran under, as a snapshot: editing the Policy later changes nothing here.
     policy = models.ForeignKey(
         "approvals.Policy", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from repos.services import workspace_forget
 from runs.models import AgentSession, Run
 
 
@@ -48,14 +49,20 @@ def cleanup(*, days: float | None = None, dry_run: bool = False) -> Cleaned:
     workspaces_root = Path(settings.GATEHOUSE_WORKSPACES_DIR)
     runtime_root = Path(settings.GATEHOUSE_RUNTIME_DIR)
     done = Cleaned()
-    old_runs = Run.objects.filter(status__in=Run.FINISHED, finished_at__lt=cutoff).values_list("id", "workspace")
-    for run_id, workspace in old_runs.iterator():
-        path = Path(workspace)
+    old_runs = Run.objects.filter(status__in=Run.FINISHED, finished_at__lt=cutoff).select_related("repository")
+    for run in old_runs.only("id", "workspace", "repository").iterator():
+        run_id, path = run.pk, Path(run.workspace)
         # A default workspace is exactly <workspaces dir>/run-<id>; a named one is never touched.
         if path.name != f"run-{run_id}" or path.parent.resolve() != workspaces_root.resolve():
             continue
+        if run.repository_id is not None and Run.objects.filter(workspace=run.workspace).exclude(
+                status__in=Run.FINISHED, finished_at__lt=cutoff).exists():
+            continue  # a later turn of the session still works in this repository workspace
         if dry_run or _remove(path, workspaces_root):
             done.workspaces.append(str(path))
+            if run.repository_id is not None and not dry_run:
+                # Gatehouse's own index and objects of it, and the mirror's ref on its base.
+                workspace_forget(workspace=run.workspace, repository=run.repository)
     sessions = (
         AgentSession.objects.annotate(last=Max("runs__finished_at"))
         .exclude(runs__status__in=[s for s in Run.Status.values if s not in Run.FINISHED])

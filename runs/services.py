@@ -22,6 +22,8 @@ from approvals.services import approvals_detach_for_run
 from drivers import registry
 from drivers.processes import still_running
 from infra import broadcast
+from repos.git import ref_problem
+from repos.models import Repository
 from runs.errors import RunError
 from runs.floor import run_floor_check
 from runs.leases import fence
@@ -146,6 +148,9 @@ def run_create(
     policy_name: str = "",
     session: AgentSession | None = None,
     user: Any = None,
+    repository: str = "",
+    ref: str = "",
+    continues: Run | None = None,
 ) -> Run:
     """Validate, store a queued run, and ring the worker's doorbell after commit.
 
@@ -163,6 +168,7 @@ def run_create(
     """
     descriptor = registry.descriptor(driver)  # raises RunError for an unknown driver
     registry.validate_options(driver, scenario=scenario, options=options)
+    repository_row = _repository_of(repository, ref, workspace=workspace, external=descriptor.external)
     policy_row, document = policy_for_run(policy_name)
     if policy_name and policy_row is not None:
         _refuse_policy_choice(policy_row, user)
@@ -212,11 +218,20 @@ def run_create(
             run_policy_input=dict(run_policy) if run_policy is not None else None,
             run_policy=_materialised(core.materialise(effective)),
             created_by=user,
+            repository=repository_row,
+            ref=ref if repository_row is not None else "",
         )
-        run.workspace = _prepare_workspace(run.pk, workspace, external=descriptor.external)
-        if not descriptor.external:
-            registry.check_workspace(driver, workspace=run.workspace, options=options)
-        run.save(update_fields=["workspace"])
+        if repository_row is not None:
+            # The worker that takes the run makes its workspace (repos.services.workspace_prepare);
+            # a follow-up turn keeps the workspace, branch and base of the run it continues.
+            if continues is not None and continues.repository_id == repository_row.pk and continues.workspace:
+                run.workspace, run.branch, run.base_commit = continues.workspace, continues.branch, continues.base_commit
+                run.save(update_fields=["workspace", "branch", "base_commit"])
+        else:
+            run.workspace = _prepare_workspace(run.pk, workspace, external=descriptor.external)
+            if not descriptor.external:
+                registry.check_workspace(driver, workspace=run.workspace, options=options)
+            run.save(update_fields=["workspace"])
         activity_record(
             run_id=run.pk,
             kind="run",
@@ -227,6 +242,26 @@ def run_create(
         transaction.on_commit(lambda: broadcast.send_to_channel_now("drivers", {"type": "run.start", "run_id": run_id}))
         broadcast.fragment_on_commit([broadcast.INBOX_GROUP], "run_row", run_id=run_id)
     return run
+
+
+def _repository_of(name: str, ref: str, *, workspace: str, external: bool) -> Repository | None:
+    """The repository a run names (exactly one of `workspace` and `repository`), and its ref."""
+    if not name:
+        if ref:
+            raise RunError("invalid_repository", "ref applies to a run on a repository: name the repository too", field="ref")
+        return None
+    if workspace:
+        raise RunError("invalid_repository", "name either a workspace or a repository, not both", field="repository")
+    if external:
+        raise RunError("invalid_repository", "an external run's agent works in its own directory, not on a repository",
+                       field="repository")
+    row = Repository.objects.filter(name=name).first()
+    if row is None:
+        raise RunError("invalid_repository", f"no repository named {name!r}", field="repository")
+    problem = ref_problem(ref) if ref else ""
+    if problem:
+        raise RunError("invalid_repository", problem, field="ref")
+    return row
 
 
 def _policy_versions_of(policy_row: Any, digest: str) -> tuple[Any, Any]:
@@ -245,14 +280,18 @@ def run_follow_up(*, session: AgentSession, prompt: str, scenario: Mapping[str, 
     latest run's driver, rule policy, run policy as given and workspace — so Claude Code and
     Codex, whose conversation lives in the session's agent home and belongs to that
     workspace, resume it with `prompt`. `run_create` enforces who may join and loosen."""
-    latest = Run.objects.filter(session=session).select_related("policy").order_by("-id").first()
+    latest = Run.objects.filter(session=session).select_related("policy", "repository").order_by("-id").first()
     if latest is None:
         raise RunError("invalid_session", f"session {session.pk} has no run to continue", field="session")
+    on_repository = latest.repository if latest.repository_id else None
     return run_create(
         driver=latest.driver,
         prompt=prompt,
         scenario=scenario,
-        workspace=latest.workspace,
+        workspace="" if on_repository is not None else latest.workspace,
+        repository=on_repository.name if on_repository is not None else "",
+        ref=latest.ref,
+        continues=latest,
         run_policy=latest.run_policy_input,
         policy_name=latest.policy.name if latest.policy else "",
         session=session,

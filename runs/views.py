@@ -137,6 +137,8 @@ def run_new(request: HtmxHttpRequest) -> HttpResponse:
                 prompt=form.cleaned_data["prompt"],
                 scenario=form.cleaned_data["scenario"],
                 workspace=form.cleaned_data["workspace"],
+                repository=form.cleaned_data["repository"],
+                ref=form.cleaned_data["ref"],
                 run_policy=form.cleaned_data["run_policy"],
                 session=form.cleaned_data["session"],
                 user=request.user,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("infra", "approvals", "runs", "drivers", "integrations", "project")
+PACKAGES = ("infra", "approvals", "runs", "drivers", "integrations", "project", "repos")
 
 
 @dataclass(frozen=True)
