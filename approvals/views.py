@@ -185,7 +185,7 @@ def approval_decide_view(request: HtmxHttpRequest, approval_id: int, approve: bo
 def _edited_from_form(request: HttpRequest) -> dict[str, str] | None:
     """`edited:<key>` fields (the card's Edit) as `edited_input`, line ends as the agent's
     (a browser sends a textarea's as CRLF); None when the form has none."""
-    edited = {name.removeprefix("edited:"): value.replace("\r\n", "\n")
+    edited = {name.removeprefix("edited:"): str(value).replace("\r\n", "\n")
               for name, value in request.POST.items() if name.startswith("edited:")}
     return edited or None
 
