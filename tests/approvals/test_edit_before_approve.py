@@ -180,3 +180,17 @@ def test_the_starter_cannot_approve_an_edit_of_their_own_run_under_four_eyes(peo
     approval = waiting(bob)
     response = approve(bob, approval, edited_input={"command": "echo hi"})
     assert (response.status_code, response.json()["code"]) == (HTTPStatus.FORBIDDEN, "own_run")
+
+
+def test_after_a_restart_the_agents_own_request_finds_the_edited_step_and_gets_the_edit_again(people: Any) -> None:
+    from approvals.gate import answer_from_record, match_key, recorded_steps
+    from approvals.gate.lifecycle import step_move
+
+    bob, rita, _ = people
+    approval = waiting(bob)
+    assert approve(rita, approval, edited_input={"command": "echo edited"}).status_code == HTTPStatus.OK
+    (recorded,) = recorded_steps(run_id=approval.run_id)
+    assert recorded.key == match_key(tool="bash", input={"command": ASKED})  # the agent asks its own again
+    step_move(approval.step_id, Step.Status.ALLOWED)  # decided, not yet handed out when the worker died
+    outcome = answer_from_record(Step.objects.get(pk=approval.step_id))
+    assert (outcome.outcome, outcome.updated_input) == ("allow", {"command": "echo edited"})
