@@ -26,6 +26,7 @@ from approvals import policy as core
 from approvals.access import approvals_visible, policies_visible, sessions_visible
 from approvals.audit import EXPORT_FORMATS, OUTCOMES, ExportFilter, decisions_for_export, export_csv, export_jsonl
 from approvals.errors import HASH_REQUIRED, ApprovalError
+from approvals.gate.edits import approval_editable
 from approvals.gate.paths import offline_path_context
 from approvals.models import Approval, Grant, Policy, PolicyVersion
 from approvals.policy_replay import policy_dry_run
@@ -51,6 +52,13 @@ class ApprovalOutput(serializers.ModelSerializer):
     confirmation_word = serializers.CharField(read_only=True, help_text="The word a typed confirmation asks for.")
     approvals_given = serializers.IntegerField(read_only=True, help_text="People who approved so far.")
     approvals_required = serializers.IntegerField(read_only=True, help_text="People who must approve (2 for a second reviewer).")
+    input = serializers.DictField(source="request.input", read_only=True, default=dict,
+                                  help_text="The tool's input as the agent asked it (`request.input`).")
+    edited_input = serializers.DictField(
+        read_only=True, allow_null=True,
+        help_text="The input the reviewer approved instead (edit before approve); null when approved as asked.")
+    edits_offered = serializers.SerializerMethodField(
+        help_text="Whether this request can be edited before it is approved (its driver can carry the edited input).")
 
     class Meta:
         model = Approval
@@ -59,7 +67,11 @@ class ApprovalOutput(serializers.ModelSerializer):
             "suggested_grant", "suggested_grant_label", "reason", "answers", "plan_mode", "scope",
             "decided_by", "decided_via", "decided_at", "deadline", "attempt", "created_at", "grant",
             "confirmation", "confirmation_word", "approvals_given", "approvals_required",
+            "input", "edited_input", "edits_offered",
         ]
+
+    def get_edits_offered(self, approval: Approval) -> bool:
+        return approval_editable(approval)
 
 
 class GrantOutput(serializers.ModelSerializer):
@@ -148,6 +160,12 @@ class ApprovalApproveApi(IdempotentMixin, APIView):
         confirmation = StrictCharField(
             max_length=200, required=False, default="", allow_blank=True,
             help_text="For a request whose `confirmation` is typed: its `confirmation_word`, as the card asks.")
+        edited_input = serializers.DictField(
+            required=False, default=None, allow_null=True,
+            help_text="Edit before approve: the input keys to change (`command` for bash; `file_path`, `content` for "
+                      "write; `file_path`, `old_string`, `new_string` for edit), each a string. The edited request is "
+                      "evaluated by the policy again: 400 edit_denied (with the `rule`) if it would refuse it; "
+                      "409 edit_unsupported where the run's driver cannot carry an edit.")
 
     @extend_schema(request=ApprovalApproveInput, responses={200: ApprovalOutput, 202: ApprovalOutput},
                    parameters=[IDEMPOTENCY_PARAMETER])

@@ -22,6 +22,11 @@ class ApprovalError(DomainError):
         "second_reviewer_required": 409,
         "batch_not_allowed": 409,
         "grant_not_allowed": 409,
+        # Edit before approve (issue 32.3).
+        "edit_unsupported": 409,
+        "edit_not_allowed": 409,
+        "invalid_edit": 400,
+        "edit_denied": 400,
     }
 
     def __init__(self, code: str, message: str, **fields: object) -> None:  # (a decision's refusal names no field)

@@ -133,6 +133,10 @@ class Approval(models.Model):
     presentation = models.JSONField(default=dict, blank=True)
     request = models.JSONField(default=dict, blank=True)
     hash = models.CharField(max_length=64)
+    # Edit before approve (issue 32.3): the input the reviewer approved instead of
+    # `request["input"]` (the hash stays the original's: it is what the reviewer saw);
+    # null when approved as asked.
+    edited_input = models.JSONField(null=True, blank=True)
     suggested_grant = models.JSONField(null=True, blank=True)
     suggested_grant_label = models.CharField(max_length=300, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)

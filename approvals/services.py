@@ -19,6 +19,7 @@ from django.db import transaction
 from approvals import policy as core
 from approvals.errors import ApprovalError
 from approvals.gate.asking import activity_kind
+from approvals.gate.edits import edit_checked, step_edit
 from approvals.gate.lifecycle import OPEN, step_move
 from approvals.gate.paths import path_context
 from approvals.gate.status import run_status_sync
@@ -180,6 +181,7 @@ def approval_decide(
     via: str = "api",
     confirmation: str = "",
     batch: bool = False,
+    edited_input: Mapping[str, Any] | None = None,
 ) -> Approval:
     """Approve or deny once. `scope="session"` also stores the suggested grant.
 
@@ -187,7 +189,13 @@ def approval_decide(
     Approve: `typed` needs `confirmation` to be the word the card asks for; a
     `second-reviewer` approval is approved by two different people — the first approval is
     recorded (a `Signoff`) and the approval stays pending (`approvals_given` says how many).
-    Neither is decided in a batch or allowed for the session. A deny settles either."""
+    Neither is decided in a batch or allowed for the session. A deny settles either.
+
+    Edit before approve (issue 32.3): `edited_input` approves the request with its input
+    changed (`approvals.gate.edits`: only where the run's driver can hand it to its agent,
+    only the tool's editable keys, evaluated by the policy again). Never for the session,
+    nor for a request that needs a second reviewer (both people approve the same request);
+    a typed confirmation and four eyes hold as for any approval."""
     verb = "approve" if approve else "deny"
     if scope not in ("once", "session"):
         raise ApprovalError("invalid_decision", f"scope must be 'once' or 'session', not {scope!r}")
@@ -205,6 +213,9 @@ def approval_decide(
             raise ApprovalError("invalid_decision", "This request cannot be allowed for the whole session.")
         if mode and approval.kind != Approval.Kind.PLAN_REVIEW:
             raise ApprovalError("invalid_decision", "mode applies to plan reviews only.")
+        edited, edited_verdict = None, None
+        if edited_input is not None:
+            edited, edited_verdict = _edit_refused_or_checked(approval, edited_input, approve=approve, scope=scope, batch=batch)
         if approve and approval.confirmation:
             if approval.confirmation == "typed" and confirmation.strip() != approval.confirmation_word:
                 word = approval.confirmation_word
@@ -212,7 +223,10 @@ def approval_decide(
             if approval.confirmation == "second-reviewer" and not _second_signoff(approval, user, via):
                 return approval  # the first of two: recorded, still pending
         status = Approval.Status.APPROVED if approve else Approval.Status.DENIED
-        _resolve(approval, status=status, user=user, via=via, reason=reason, scope=scope, plan_mode=mode)
+        edit_fields = {"edited_input": edited["input"]} if edited is not None else {}
+        _resolve(approval, status=status, user=user, via=via, reason=reason, scope=scope, plan_mode=mode, **edit_fields)
+        if edited is not None and approval.step is not None:
+            step_edit(approval.step.pk, original=approval.step.request, edited=edited)
         grant = None
         if scope == "session":
             assert approval.suggested_grant is not None  # refused above when there is none
@@ -235,11 +249,31 @@ def approval_decide(
                 "by": getattr(user, "username", "") or "",
                 "via": via,
                 "grant": grant.pk if grant else None,
+                **({"edited": True, "input": approval.request.get("input"), "edited_input": edited["input"],
+                    "edited_verdict": edited_verdict.decision if edited_verdict else "",
+                    "edited_rule": edited_verdict.rule if edited_verdict else ""} if edited is not None else {}),
             },
         )
     if grant is not None:
         grant_settle_pending(grant=grant, user=user)
     return approval
+
+
+def _edit_refused_or_checked(
+    approval: Approval, edited_input: Mapping[str, Any], *, approve: bool, scope: str, batch: bool
+) -> tuple[dict[str, Any], core.Verdict]:
+    """The edited request and its verdict (`approvals.gate.edits`), or the refusal."""
+    if not approve:
+        raise ApprovalError("invalid_decision", "Only an approval carries an edited request: deny it with a reason instead.")
+    if batch:
+        raise ApprovalError("batch_not_allowed", "An edited request is approved on its own card, not in a batch.")
+    if scope == "session":
+        raise ApprovalError("grant_not_allowed", "An edited request is approved once: “always allow” is not "
+                            "offered together with an edit.")
+    if approval.confirmation == "second-reviewer":
+        raise ApprovalError("edit_not_allowed", "This request needs a second reviewer: both approve the same request, "
+                            "so it cannot be edited. Deny it with a reason instead.")
+    return edit_checked(approval, edited_input)
 
 
 def _refuse_shortcuts(approval: Approval, *, scope: str, batch: bool) -> None:

@@ -160,7 +160,9 @@ def _back(request: HttpRequest) -> str:
 @permission_required("approvals.change_approval", raise_exception=True)
 @require_POST
 def approval_decide_view(request: HtmxHttpRequest, approval_id: int, approve: bool) -> HttpResponse:
-    """Approve (optionally for the session, or a plan with a mode) or deny with a reason."""
+    """Approve (optionally for the session, or a plan with a mode, or with an edited input)
+    or deny with a reason."""
+    edited = _edited_from_form(request)
     return _decided(
         request,
         approval_id,
@@ -174,8 +176,18 @@ def approval_decide_view(request: HtmxHttpRequest, approval_id: int, approve: bo
             reason="" if approve else request.POST.get("reason", "").strip(),
             via="console",
             confirmation=request.POST.get("confirmation", "") if approve else "",
+            edited_input=edited if approve else None,
         ),
+        edited_given=next(iter(edited.values())) if edited else None,
     )
+
+
+def _edited_from_form(request: HttpRequest) -> dict[str, str] | None:
+    """`edited:<key>` fields (the card's Edit) as `edited_input`, line ends as the agent's
+    (a browser sends a textarea's as CRLF); None when the form has none."""
+    edited = {name.removeprefix("edited:"): str(value).replace("\r\n", "\n")
+              for name, value in request.POST.items() if name.startswith("edited:")}
+    return edited or None
 
 
 def _answers_from_form(request: HttpRequest, approval_id: int) -> tuple[dict[str, Any], dict[str, str]]:

@@ -60,6 +60,11 @@ class Descriptor:
     # An external run: the agent runs elsewhere and calls Gatehouse (the hook gateway);
     # no worker ever claims or executes it (runs/leases.py).
     external: bool = False
+    # Edit before approve (issue 32.3): the canonical tools whose request a reviewer may
+    # edit and approve, because the driver's protocol can hand the agent the edited input
+    # (`Decision.updated_input`). Empty: the console offers no Edit and the API answers
+    # 409 edit_unsupported.
+    edits: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,9 @@ class Decision:
     # the agent plainly that it already ran, and `recorded_output` is what it printed.
     already_done: bool = False
     recorded_output: str = ""
+    # A reviewer edited the request before approving it: the input to execute instead of
+    # the agent's (canonical keys; the driver maps them back to its protocol). None: as asked.
+    updated_input: Mapping[str, Any] | None = None
 
     @property
     def allowed(self) -> bool:

@@ -481,6 +481,7 @@ class WorkerRunContext:
             step_id=outcome.step_id,
             already_done=outcome.already_done,
             recorded_output=outcome.recorded_output,
+            updated_input=outcome.updated_input,
         )
 
 

@@ -49,6 +49,7 @@ DESCRIPTOR = Descriptor(
     sees=("every step of the scenario, reads included",),
     cannot_see=(),
     gates=frozenset({"commands", "edits", "reads", "tools"}),
+    edits=frozenset({"bash", "write", "edit"}),  # the edited input is what the driver executes (issue 32.3)
     isolation=("allow-listed environment", "own HOME per run"),
 )
 
@@ -240,8 +241,16 @@ class ScriptedDriver:
             await ctx.emit("message", {"text": f"The plan was approved; continuing in {mode} mode."})
             return
         assert decision.step_id is not None
+        tool_input = step.get("input", {})
+        if decision.updated_input is not None:
+            # A reviewer edited the request before approving it (issue 32.3): the agent runs
+            # the edited input, and says so.
+            tool_input = {**tool_input, **decision.updated_input}
+            note = f"A reviewer edited my {step['tool']} request; I ran the edited version."
+            said.append(note)
+            await ctx.emit("message", {"text": note})
         try:
-            output, exit_code = await self._execute(ctx, step["tool"], step.get("input", {}))
+            output, exit_code = await self._execute(ctx, step["tool"], tool_input)
         except StepFailed as exc:
             await ctx.step_finished(decision.step_id, error=str(exc))
             return

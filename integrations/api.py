@@ -32,6 +32,9 @@ class DriverOutput(serializers.Serializer):
     browser = serializers.ListField(child=serializers.CharField())
     approval_modes = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
     retry = serializers.BooleanField()
+    edits = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The tools whose requests a reviewer may edit before approving (edit before approve); empty: none.")
     structured_output = serializers.BooleanField()
     sees = serializers.ListField(child=serializers.CharField())
     cannot_see = serializers.ListField(child=serializers.CharField())
@@ -48,6 +51,7 @@ def driver_dict(name: str) -> dict[str, Any]:
         "browser": sorted(d.browser),
         "approval_modes": {kind: sorted(modes) for kind, modes in sorted(d.approval_modes.items())},
         "retry": d.retry,
+        "edits": sorted(d.edits),
         "structured_output": d.structured_output,
         "sees": list(d.sees),
         "cannot_see": list(d.cannot_see),

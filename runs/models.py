@@ -176,6 +176,10 @@ class Step(models.Model):
     # toolCallId, OpenCode's callID): an integration matches an approval to the transcript.
     tool_call_id = models.CharField(max_length=200, blank=True)
     request = models.JSONField()
+    # A reviewer edited the request before approving it (issue 32.3): `request` is then the
+    # edited request (what runs, what the timeline shows) and this the agent's own, which
+    # a replay after a restart is matched against. Null: not edited.
+    original_request = models.JSONField(null=True, blank=True)
     presentation = models.JSONField(default=dict, blank=True)
     # What the policy said, and which rule of which policy version said it.
     verdict = models.CharField(max_length=16)

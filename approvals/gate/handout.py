@@ -54,6 +54,7 @@ def hand_out(
     scope: str = "once",
     timed_out: bool = False,
     told_answers: Mapping[str, Any] | None = None,
+    updated_input: Mapping[str, Any] | None = None,
 ) -> GateOutcome:
     """Move the step to where `outcome` leaves it and return what the driver is told
     (`told_answers`: the answers as the agent gets them, where they differ from the record:
@@ -64,5 +65,5 @@ def hand_out(
     return GateOutcome(
         step_id=step.pk, outcome=outcome, reason=reason, decided_by=decided_by, approval_id=approval_id,
         answers=told_answers if told_answers is not None else answers, plan_mode=plan_mode, scope=scope,
-        timed_out=timed_out,
+        timed_out=timed_out, updated_input=updated_input if outcome == "allow" else None,
     )

@@ -26,3 +26,5 @@ class GateOutcome:
     # A replayed step that already ran: outcome "deny", the agent is told it ran.
     already_done: bool = False
     recorded_output: str = ""
+    # An allowed permission a reviewer edited (issue 32.3): the input to run instead.
+    updated_input: Mapping[str, Any] | None = None

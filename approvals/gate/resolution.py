@@ -8,6 +8,7 @@ Denials follow the run policy's `on_reject`, timeouts `on_timeout`: `abort` ends
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +25,7 @@ from runs.models import Run, Step
 from runs.timeline import activity_record
 
 from .asking import approval_open, capability_of
+from .edits import edited_input_of
 from .handout import hand_out
 from .outcome import GateOutcome
 from .paths import floor_holds, path_context
@@ -97,7 +99,7 @@ def _allowed_at_once_sql(vendor: str) -> str:
         f"AND NOT EXISTS (SELECT 1 FROM {approval} n WHERE n.{q('step_id')} = a.{q('step_id')} AND n.{q('id')} > a.{q('id')}) "
         f"AND EXISTS ({holder}) "
         # (SQLite's RETURNING names only the updated table: the approval's columns by subquery.)
-        f"RETURNING {step}.{q('id')}, {step}.{q('decided_by')}, "
+        f"RETURNING {step}.{q('id')}, {step}.{q('decided_by')}, {step}.{q('request')}, {step}.{q('original_request')}, "
         + ", ".join(f"(SELECT {q(c)} FROM {approval} WHERE {q('id')} = %s)" for c in ("reason", "plan_mode", "scope"))
     )
 
@@ -115,9 +117,14 @@ def allowed_at_once_outcome(approval_id: int, row: Sequence[Any] | None) -> Gate
     """What the driver is told from the statement's row (None: no row, not that case)."""
     if row is None:
         return None
-    step_id, via, reason, plan_mode, scope = row
+    step_id, via, request, original, reason, plan_mode, scope = row
+    updated_input = None
+    if original is not None:  # a reviewer edited it: the step's request is the edited one (issue 32.3)
+        if isinstance(request, (str, bytes)):  # (SQLite gives the JSON's text; psycopg the value)
+            request = json.loads(request)
+        updated_input = dict(request.get("input") or {})
     return GateOutcome(step_id=step_id, outcome="allow", reason=reason, decided_by=via, approval_id=approval_id,
-                       plan_mode=plan_mode, scope=scope)
+                       plan_mode=plan_mode, scope=scope, updated_input=updated_input)
 
 
 def _allowed_at_once(approval_id: int, owner: str) -> GateOutcome | None:
@@ -156,7 +163,7 @@ def _resolved(approval: Approval, step: Step, retry_supported: bool) -> GateOutc
             return hand_out(step, outcome="answer", answers=approval.answers, decided_by=via, approval_id=approval.pk,
                             told_answers=_told_answers(approval, step))
         return hand_out(step, outcome="allow", reason=approval.reason, decided_by=via, approval_id=approval.pk,
-                        plan_mode=approval.plan_mode, scope=approval.scope)
+                        plan_mode=approval.plan_mode, scope=approval.scope, updated_input=edited_input_of(step))
     if approval.status == Approval.Status.CANCELLED:
         return hand_out(step, outcome="abort", reason="cancelled", decided_by="system", approval_id=approval.pk)
     timed_out = approval.status == Approval.Status.EXPIRED
@@ -203,7 +210,8 @@ def recheck_after_interruption(*, approval: Approval) -> GateOutcome:
         paths=paths,
     )
     if verdict.decision == "allow":
-        return hand_out(step, outcome="allow", decided_by="grant" if verdict.grant else "policy", approval_id=approval.pk)
+        return hand_out(step, outcome="allow", decided_by="grant" if verdict.grant else "policy", approval_id=approval.pk,
+                        updated_input=edited_input_of(step))
     if verdict.decision == "ask":
         for earlier in Approval.objects.filter(step=step, kind=Approval.Kind.PERMISSION, status=Approval.Status.APPROVED):
             fresh = core.approval_hash(
@@ -213,7 +221,8 @@ def recheck_after_interruption(*, approval: Approval) -> GateOutcome:
                 request=step.request,
             )
             if fresh == earlier.hash:
-                return hand_out(step, outcome="allow", decided_by="person", approval_id=approval.pk)
+                return hand_out(step, outcome="allow", decided_by="person", approval_id=approval.pk,
+                                updated_input=edited_input_of(step))
         renewed = approval_open(
             run=run, step=step, kind=Approval.Kind.PERMISSION, subtype=step.subtype, request=step.request,
             presentation=step.presentation, attempt=approval.attempt + 1, verdict=verdict,

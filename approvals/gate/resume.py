@@ -39,6 +39,7 @@ from runs.models import Step
 from runs.timeline import activity_record
 
 from .asking import approval_open
+from .edits import edited_input_of
 from .lifecycle import OPEN, step_move
 from .outcome import GateOutcome
 from .status import run_status_sync
@@ -76,10 +77,13 @@ class RecordedStep:
 
 def recorded_steps(*, run_id: int) -> list[RecordedStep]:
     """The run's steps in order, as the resume contract matches them."""
-    rows = Step.objects.filter(run_id=run_id).order_by("seq").values_list("id", "seq", "tool", "kind", "request", "status")
+    # (a step a reviewer edited is matched by what the agent asked: its original request)
+    rows = Step.objects.filter(run_id=run_id).order_by("seq").values_list(
+        "id", "seq", "tool", "kind", "request", "original_request", "status")
     return [
-        RecordedStep(id=pk, seq=seq, key=match_key(tool=tool, input=(request or {}).get("input", {}), kind=kind), status=status)
-        for pk, seq, tool, kind, request, status in rows
+        RecordedStep(id=pk, seq=seq, key=match_key(tool=tool, input=(original or request or {}).get("input", {}), kind=kind),
+                     status=status)
+        for pk, seq, tool, kind, request, original, status in rows
     ]
 
 
@@ -118,7 +122,7 @@ def answer_from_record(step: Step, *, owner: str | None = None) -> GateOutcome:
         return GateOutcome(step_id=step.pk, outcome="allow", plan_mode=step.plan_mode, decided_by=step.decided_by)
     if status == S.ALLOWED:
         step_move(step.pk, S.EXECUTING)
-        return GateOutcome(step_id=step.pk, outcome="allow", decided_by=step.decided_by)
+        return GateOutcome(step_id=step.pk, outcome="allow", decided_by=step.decided_by, updated_input=edited_input_of(step))
     if status == S.EXECUTING:
         return _interrupted(step)
     latest = Approval.objects.filter(step=step).order_by("-id").first()

@@ -24,6 +24,7 @@ from .classes import (
     classify_words,
 )
 from .confirm import confirmation_for, confirmation_word
+from .edits import EDITABLE_KEYS, edited_request
 from .errors import PolicyError
 from .evaluate import PathUse, RunView, Segment, Verdict, classify, evaluate
 from .example_requests import EXAMPLE_CONTEXT
@@ -50,6 +51,8 @@ from .run_policy import RunPolicy, check_capabilities, confirm_requirements, mat
 from .shell import parse_script
 
 __all__ = [
+    "EDITABLE_KEYS",
+    "edited_request",
     "confirm_requirements",
     "confirmation_for",
     "confirmation_word",

@@ -22,6 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import timesince
 from markdown_it import MarkdownIt
 
+from approvals.gate.edits import approval_editable
 from approvals.services import approval_own_run
 from infra import clock
 
@@ -317,4 +318,36 @@ def edit_diff(tool_input: Any) -> str:
             continue
         old, new = str(edit["old_string"]).splitlines(), str(edit["new_string"]).splitlines()
         chunks.extend(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}", lineterm="", n=3))
+    return "\n".join(chunks)
+
+
+# --- Edit before approve (issue 32.3) -----------------------------------------------------------
+
+# The field a card's Edit opens, per tool: what a reviewer most often changes.
+_EDIT_FIELD = {"bash": "command", "write": "content", "edit": "new_string"}
+
+
+@register.filter
+def editable(approval: Any) -> bool:
+    """Whether the card offers Edit (`approvals.gate.edits.approval_editable`)."""
+    return approval_editable(approval)
+
+
+@register.filter
+def edit_field(approval: Any) -> str:
+    """The input key the card's Edit textarea holds (command, content or new_string)."""
+    return _EDIT_FIELD.get(str(approval.request.get("tool") or ""), "")
+
+
+@register.filter
+def input_edit_diff(original: Any, edited: Any) -> str:
+    """The unified diff from the agent's input to the reviewer's edit, one file per changed
+    key (`a/command` → `b/command`); "" when nothing differs."""
+    if not isinstance(original, dict) or not isinstance(edited, dict):
+        return ""
+    chunks: list[str] = []
+    for key in sorted(edited):
+        old, new = str(original.get(key, "")), str(edited[key])
+        if old != new:
+            chunks.extend(difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{key}", f"b/{key}", lineterm="", n=3))
     return "\n".join(chunks)

@@ -82,6 +82,8 @@ DESCRIPTOR = Descriptor(
         "environment, model key included)",
     ),
     gates=frozenset({"commands", "edits", "reads", "tools"}),
+    # can_use_tool's allow carries `updatedInput`: the edited input is what the CLI runs.
+    edits=frozenset({"bash", "write", "edit"}),
     # See isolation.py for what each of these is and what it was checked against.
     isolation=(
         "allow-listed environment",
@@ -576,6 +578,11 @@ class _ClaudeRun:
         if tool_use_id:
             self._decided[tool_use_id] = (tool_request, decision, reply)
         await self._reply(request_id, reply)
+        if decision.allowed and decision.updated_input is not None:
+            # The allow's `updatedInput` is the only place the protocol has: the model sees the
+            # edited input in its own tool call's result, the timeline says so here.
+            await self._notice("info", f"A reviewer edited this {native} request; Claude Code ran the edited version.",
+                               tool=native, tool_use_id=tool_use_id)
         if decision.outcome == "abort":
             reason = decision.reason or "aborted"
             self._abort = (reason, f"The run was aborted at {native}: {reason}")

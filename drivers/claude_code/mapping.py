@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from approvals.policy import READ_ONLY, classify_words, parse_script
+from approvals.policy import EDITABLE_KEYS, READ_ONLY, classify_words, parse_script
 from drivers.base import Decision, ToolRequest
 
 # Native tool name -> (canonical name, subtype). Others keep their name, subtype "tool".
@@ -291,6 +291,11 @@ def permission_reply(request: ToolRequest, native_input: Mapping[str, Any], deci
             return {"behavior": "deny", "message": deny_message(request, decision.replace(reason=decision.reason or "no answer was given"))}
         updated["answers"] = answers
         return {"behavior": "allow", "updatedInput": updated}
+    if decision.updated_input is not None:
+        # A reviewer edited the request (issue 32.3): the edited keys replace the agent's own
+        # (the canonical and native names are the same for Bash, Write and Edit); the CLI
+        # runs exactly `updatedInput`.
+        updated.update({key: value for key, value in decision.updated_input.items() if key in EDITABLE_KEYS.get(request.tool, ())})
     reply: dict[str, Any] = {"behavior": "allow", "updatedInput": updated}
     if request.kind == "plan_review" and decision.plan_mode in ("accept-edits", "acceptEdits"):
         reply["updatedPermissions"] = [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]

@@ -146,6 +146,40 @@ async def test_denied_command_does_not_run_and_model_gets_reason(tmp_path: Path,
 
 
 @pytest.mark.agents
+async def test_an_edited_command_reaches_the_cli_as_updated_input_and_runs_instead(
+    tmp_path: Path, model: FakeAnthropicServer
+) -> None:
+    """Edit before approve (issue 32.3): the allow's `updatedInput` carries the reviewer's
+    command, which is what the real CLI runs; the agent's own never runs."""
+    require_cli()
+    model.add_turns(
+        [tool_use("Bash", {"command": "echo agent > agent.txt", "description": "Write a file"})],
+        [text("Done.")],
+    )
+    edited = {"command": "echo reviewer > reviewer.txt && cat reviewer.txt"}
+    ctx = make_ctx(tmp_path, model, lambda r: Decision(outcome="allow", decided_by="person", updated_input=edited))
+    result = await run_driver(ctx)
+
+    assert result.status == "completed", ctx.activities
+    assert (ctx.workspace / "reviewer.txt").read_text() == "reviewer\n"
+    assert not (ctx.workspace / "agent.txt").exists()
+    assert ctx.requests[0].input == {"command": "echo agent > agent.txt"}  # what the agent asked, as gated
+    assert "reviewer" in model.tool_results()[0]["text"]  # the model reads the edited command's output
+    assert any("edited" in p.get("text", "") for p in kinds(ctx, "notice"))
+
+
+@pytest.mark.agents
+async def test_an_edited_file_write_writes_the_reviewers_content(tmp_path: Path, model: FakeAnthropicServer) -> None:
+    require_cli()
+    model.add_turns([tool_use("Write", {"file_path": "notes.txt", "content": "from the agent"})], [text("Done.")])
+    ctx = make_ctx(tmp_path, model, lambda r: Decision(outcome="allow", decided_by="person",
+                                                       updated_input={"content": "from the reviewer"}))
+    result = await run_driver(ctx)
+    assert result.status == "completed", ctx.activities
+    assert (ctx.workspace / "notes.txt").read_text() == "from the reviewer"
+
+
+@pytest.mark.agents
 async def test_reads_go_through_the_gate(tmp_path: Path, model: FakeAnthropicServer) -> None:
     """A rule on Read(.env) holds: reads are not auto-allowed by the CLI behind our back."""
     require_cli()

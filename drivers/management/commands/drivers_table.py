@@ -15,8 +15,8 @@ def _values(values: Any) -> str:
 
 def drivers_table() -> str:
     lines = [
-        "| driver | sandbox | web search | browser | permission | plan review | question | retry | resumes, sleeps | isolation |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| driver | sandbox | web search | browser | permission | plan review | question | retry | resumes, sleeps | edit before approve | isolation |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in registry.names():
         d = registry.descriptor(name)
@@ -25,7 +25,7 @@ def drivers_table() -> str:
             f"| `{d.name}` | {_values(d.sandbox)} | {_values(d.web_search)} | {_values(d.browser)} | "
             f"{_values(modes.get('permission', ()))} | {_values(modes.get('plan_review', ()))} | "
             f"{_values(modes.get('question', ()))} | {'yes' if d.retry else 'no'} | "
-            f"{'yes' if d.resumes else 'no'} | {'; '.join(d.isolation) or '—'} |"
+            f"{'yes' if d.resumes else 'no'} | {_values(d.edits)} | {'; '.join(d.isolation) or '—'} |"
         )
     return "\n".join(lines)
 
