@@ -64,6 +64,8 @@ def run_changes_view(request: HttpRequest, run_id: int) -> HttpResponse:
         context.update(changes_context(run_changes(run)))
     except RepositoryError as exc:
         context["unavailable"] = exc.message
+    if getattr(request, "htmx", False):  # the run page's live section
+        return render(request, "repos/run_changes.html#summary", context)
     return render(request, "repos/run_changes.html", context)
 
 
