@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('approvals', '0012_presets_confirm'),
+        ('approvals', '0014_approval_kind_delivery'),
     ]
 
     operations = [

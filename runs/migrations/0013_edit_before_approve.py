@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('runs', '0011_step_external'),
+        ('runs', '0012_run_repository'),
     ]
 
     operations = [
