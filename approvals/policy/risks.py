@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import re
 
+from .command import SimpleCommand
 from .hosts import host_of, metadata_service
 from .options import WILD, Invocation
 from .programs.model import Model
 from .programs.registry import MODELS, risky
-from .shell import SimpleCommand
 
 # Variables that change which program runs, how a shell or interpreter starts, or where
 # tools read their configuration from.

@@ -20,10 +20,11 @@ own, so a rule about the inner command holds whatever wraps it:
 
 from __future__ import annotations
 
+from .command import MAX_NESTED_SCRIPTS, SimpleCommand, command_name
 from .programs.interpreters import SHELLS as _SHELLS
 from .programs.kit import Inner
 from .programs.registry import MODELS, looks_through, program_name
-from .shell import MAX_NESTED_SCRIPTS, SimpleCommand, _parse, command_name
+from .shell import _parse
 
 __all__ = ["MAX_INNER_SCRIPT_CHARS", "SHELLS", "inner_commands", "looks_through"]
 

@@ -8,17 +8,13 @@ script are looked through (`command`, `exec`, `eval`, `trap`, `coproc`) or asked
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..classnames import LOCAL, READ_ONLY
+from ..command import SimpleCommand
 from ..fileuse import FileUse
 from .invocation import WILD, Invocation
 from .kit import Inner, after, operands, runs_code, skip_options, with_examples
 from .model import Model
 from .spec import Spec, flags, spec
-
-if TYPE_CHECKING:
-    from ..shell import SimpleCommand
 
 FAMILY = "shell builtins"
 

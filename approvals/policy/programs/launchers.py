@@ -11,17 +11,14 @@ asked about.
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING
 
 from ..classnames import READ_ONLY
+from ..command import SimpleCommand
 from ..fileuse import FileUse
 from .invocation import Invocation
 from .kit import Inner, after, operands, raw_values, stdin_kind, value_uses, with_examples, written
 from .model import Model
 from .spec import gnu, spec
-
-if TYPE_CHECKING:
-    from ..shell import SimpleCommand
 
 FAMILY = "launchers"
 

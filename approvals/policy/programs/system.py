@@ -7,18 +7,14 @@ has no class. `ps e` and `printenv` show environments, which hold credentials.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..classnames import DESTRUCTIVE, READ_ONLY
+from ..command import SimpleCommand
 from ..fileuse import FileUse
 from .coreutils import reads_all
 from .invocation import Invocation
 from .kit import runs_code, value_uses, with_examples
 from .model import UNCLASSIFIED, Model
 from .spec import gnu, spec
-
-if TYPE_CHECKING:
-    from ..shell import SimpleCommand
 
 FAMILY = "the system"
 
