@@ -22,15 +22,14 @@ import re
 import threading
 from typing import NamedTuple
 
-import tree_sitter_bash
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Node, Parser, Query, QueryCursor
 
 from .arith import findings as arithmetic_findings
 from .arith import may_find as may_find_arithmetic
+from .bash_nodes import BASH, EXPANSIONS, has_expansion, unquote
 from .bash_reading import bash_reads, may_disagree
 from .command import MAX_NESTED_SCRIPTS, Redirect, Script, SimpleCommand, command_name
 
-BASH = Language(tree_sitter_bash.language())
 _local = threading.local()
 MAX_BASH_READINGS = 16  # scripts of one command bash is asked to read (bash_reading.py); more are asked about
 
@@ -52,62 +51,12 @@ _NON_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "
                         "/dev/urandom"})
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|"})
 _READ_OPS = frozenset({"<", "<>"})
-_EXPANSIONS = frozenset(
-    {"simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion"}
-)
-_DQ_ESCAPE = re.compile(r'\\([\\"$`\n])')
-_WORD_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
-_ANSI_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|.)", re.DOTALL)
-_ANSI_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
-                "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _GLOB = re.compile(r"(?<!\\)[*?\[]")
 _BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 
 
-def _ansi(match: re.Match) -> str:
-    esc = match.group(1)
-    head = esc[0]
-    if head in "xuU" and len(esc) > 1:
-        try:
-            return chr(int(esc[1:], 16))
-        except (ValueError, OverflowError):
-            return esc
-    if head.isdigit():
-        return chr(int(esc, 8))
-    return _ANSI_SIMPLE.get(esc, "\\" + esc)
-
-
 def _text(node) -> str:
     return node.text.decode("utf-8", "replace")
-
-
-def unquote(node) -> str:
-    """The word a node stands for, quotes removed (expansions are kept as written)."""
-    kind = node.type
-    if kind == "word":
-        text = _text(node)
-        return _WORD_ESCAPE.sub(r"\1", text) if "\\" in text else text
-    if kind == "raw_string":
-        return _text(node)[1:-1]
-    if kind == "string":
-        return _DQ_ESCAPE.sub(r"\1", _text(node)[1:-1])
-    if kind == "translated_string":
-        return _DQ_ESCAPE.sub(r"\1", _text(node)[2:-1])
-    if kind == "ansi_c_string":
-        return _ANSI_ESCAPE.sub(_ansi, _text(node)[2:-1])
-    if kind == "concatenation":
-        return "".join(unquote(child) for child in node.children)
-    return _text(node)
-
-
-def _has_expansion(node) -> bool:
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if item.type in _EXPANSIONS:
-            return True
-        stack.extend(item.children)
-    return False
 
 
 def _unquoted_text(node) -> str:
@@ -125,7 +74,7 @@ def word_status(node) -> tuple[bool, bool]:
     kind = node.type
     if kind in ("raw_string", "ansi_c_string", "number"):
         return False, False
-    dynamic = kind in _EXPANSIONS or _has_expansion(node)
+    dynamic = kind in EXPANSIONS or has_expansion(node)
     plain = _unquoted_text(node)
     if plain and "{" in plain and _BRACE.search(plain if kind == "word" else _text(node)):
         dynamic = True
@@ -137,9 +86,9 @@ def splits(node) -> bool:
     """Whether an argument holds an unquoted expansion, whose value bash splits into words
     (`$x`, `a$(b)`): it could become several options. A quoted one (`"$x"`,
     `--author="$(id)"`) stays one word."""
-    if node.type in _EXPANSIONS:
+    if node.type in EXPANSIONS:
         return True
-    return node.type == "concatenation" and any(c.type in _EXPANSIONS for c in node.children)
+    return node.type == "concatenation" and any(c.type in EXPANSIONS for c in node.children)
 
 
 def _redirect(node) -> Redirect | None:
@@ -203,7 +152,7 @@ def _redirects_of(nodes) -> tuple[list[Redirect], str | None, str | None]:
             stdin = "heredoc"
             body = next((c for c in node.children if c.type == "heredoc_body"), None)
             quoted = any(c.type == "heredoc_start" and any(q in _text(c) for q in "'\"\\") for c in node.children)
-            if body is not None and (quoted or not _has_expansion(body)):
+            if body is not None and (quoted or not has_expansion(body)):
                 text = _text(body)
             elif body is None:
                 text = ""
