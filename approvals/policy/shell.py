@@ -29,6 +29,7 @@ from .arith import may_find as may_find_arithmetic
 from .bash_nodes import BASH, EXPANSIONS, has_expansion, unquote
 from .bash_reading import bash_reads, may_disagree
 from .command import MAX_NESTED_SCRIPTS, Redirect, Script, SimpleCommand, command_name
+from .wrappers import LOOK_THROUGH, inner_commands, looks_through
 
 _local = threading.local()
 MAX_BASH_READINGS = 16  # scripts of one command bash is asked to read (bash_reading.py); more are asked about
@@ -370,9 +371,6 @@ def _new_command(fields: tuple) -> SimpleCommand:
     return tuple.__new__(SimpleCommand, fields)
 
 
-_WRAPPERS: list = []  # (inner_commands, looks_through), imported on first use (wrappers imports this module)
-
-
 def _joined_lines(script: str) -> str:
     """The script as bash reads it after line continuations: a backslash-newline outside
     single quotes is removed (`r\\<newline>m -rf /` runs `rm -rf /`), which the grammar
@@ -425,13 +423,6 @@ def _parse(script: str, level: int) -> Script:
 
 
 def _parse_one(script: str, level: int) -> Script:
-    if not _WRAPPERS:
-        from .wrappers import LOOK_THROUGH as _names
-        from .wrappers import inner_commands as _inner
-        from .wrappers import looks_through as _looks
-
-        _WRAPPERS.extend((_inner, _looks, _names))
-    inner_commands, looks_through, look_through_names = _WRAPPERS
     tree = _parser().parse(script.encode("utf-8"))
     root = tree.root_node
     parsed = not root.has_error
@@ -471,13 +462,13 @@ def _parse_one(script: str, level: int) -> Script:
                     split_at=got.split_at,
                 )
             name = cmd.words[0]
-            if (name in look_through_names or not name.isalpha() or not name.islower()) and looks_through(name) \
+            if (name in LOOK_THROUGH or not name.isalpha() or not name.islower()) and looks_through(name) \
                     and not cmd.dynamic_name:
                 if level >= MAX_NESTED_SCRIPTS:
                     out.append(cmd._replace(too_deep=True))
                 else:
                     out.append(cmd)
-                    parsed = inner_commands(cmd, out, level) and parsed
+                    parsed = inner_commands(cmd, out, level, _parse) and parsed
             else:
                 out.append(cmd)
             if plain is None:
