@@ -1,7 +1,7 @@
 """The shell's own commands: moving around, variables, running other commands, jobs.
 
 Most only look (`cd`, `echo`, `pwd`, `test`); those that set a variable are judged by the
-variable (`export PATH=…` asks: `risks.risky_variable`); those that run a command or a
+variable (`export PATH=…` asks: `variables.risky_variable`); those that run a command or a
 script are looked through (`command`, `exec`, `eval`, `trap`, `coproc`) or asked about
 (`source`, `alias`).
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..classnames import LOCAL, READ_ONLY
 from ..command import SimpleCommand
 from ..fileuse import FileUse
+from ..variables import risky_variable
 from .invocation import WILD, Invocation
 from .kit import Inner, after, operands, runs_code, skip_options, with_examples
 from .model import Model
@@ -143,8 +144,6 @@ def _assigned_names(words) -> list[str]:
 
 
 def _unset(cmd: SimpleCommand) -> str | None:
-    from ..risks import risky_variable
-
     if cmd.words[0] != "unset":
         return None
     for word in cmd.words[1:]:
