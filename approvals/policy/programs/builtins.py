@@ -12,7 +12,7 @@ from ..classnames import LOCAL, READ_ONLY
 from ..command import SimpleCommand
 from ..fileuse import FileUse
 from ..variables import risky_variable
-from .invocation import WILD, Invocation
+from .invocation import WILD, Invocation, read_invocation
 from .kit import Inner, after, operands, runs_code, skip_options, with_examples
 from .model import Model
 from .spec import Spec, flags, spec
@@ -72,10 +72,8 @@ def _own_jobs(cmd: SimpleCommand, inv: Invocation) -> Invocation:
     does: read it so; any other run-time word stays unknown."""
     if not any(w in _LAST_JOB for w in cmd.words):
         return inv
-    from ..options import invocation
-
     words = tuple("%+" if w in _LAST_JOB else w for w in cmd.words)
-    return invocation(words, frozenset(i for i in cmd.wild_at if cmd.words[i] not in _LAST_JOB))
+    return read_invocation(words, frozenset(i for i in cmd.wild_at if cmd.words[i] not in _LAST_JOB))
 
 
 # --- running other commands ----------------------------------------------------------------
