@@ -159,29 +159,9 @@ def test_the_component_finder_finds_a_cycle_and_leaves_a_chain_alone() -> None:
     assert all(len(c) == 1 for c in components[1:])
 
 
-# The policy core's own recursion, left for its own work (issue 31): the shell parser looks
-# through wrappers (`sudo`, `bash -c`) into the program models, whose option and risk
-# readers call back into the registry and the parser; a grant is checked by deciding under
-# `default: ask`. These cycles stay inside approvals.policy; no other module may join them.
-POLICY_CORE_RECURSION = {
-    "approvals.policy.arith", "approvals.policy.options", "approvals.policy.risks", "approvals.policy.shell",
-    "approvals.policy.wrappers", "approvals.policy.programs.registry", "approvals.policy.programs.archivers",
-    "approvals.policy.programs.builtins", "approvals.policy.programs.cloud", "approvals.policy.programs.databases",
-    "approvals.policy.programs.git", "approvals.policy.programs.git.settings", "approvals.policy.programs.git.verify",
-    "approvals.policy.programs.interpreters", "approvals.policy.programs.launchers", "approvals.policy.programs.network",
-    "approvals.policy.programs.packages", "approvals.policy.programs.pagers", "approvals.policy.programs.system",
-    "approvals.policy.programs.text", "approvals.policy.evaluate", "approvals.policy.grants",
-}
-
-
-def test_no_module_outside_the_policy_core_is_in_an_import_cycle_even_through_function_level_imports() -> None:
-    found = [c for c in cycles(all_imports()) if not set(c) <= POLICY_CORE_RECURSION]
+def test_no_module_is_in_an_import_cycle_even_through_function_level_imports() -> None:
+    found = cycles(all_imports())
     assert not found, "import cycles:\n" + "\n".join(f"{len(c)}: {', '.join(c)}" for c in found)
-
-
-def test_the_policy_cores_recursion_takes_in_no_new_module() -> None:
-    joined = {m for c in cycles(all_imports()) for m in c} - POLICY_CORE_RECURSION
-    assert not joined, f"modules that joined an import cycle: {sorted(joined)}"
 
 
 def test_the_import_contracts_hold() -> None:

@@ -30,6 +30,8 @@ import re
 
 from tree_sitter import Node, Query, QueryCursor
 
+from .bash_nodes import BASH, has_expansion, unquote
+
 # What bash itself sets to an integer.
 _INTEGER_SPECIALS = frozenset({"#", "?", "$", "!", "-", "RANDOM", "LINENO", "SECONDS", "BASHPID", "PPID", "UID",
                                "EUID", "OPTIND", "SHLVL", "EPOCHSECONDS", "EPOCHREALTIME", "COLUMNS", "LINES",
@@ -60,9 +62,7 @@ def _text(node: Node) -> str:
 
 def _literal(node: Node) -> str | None:
     """The word a node stands for, quotes and escapes removed, when it has no expansion."""
-    from .shell import _has_expansion, unquote
-
-    if node.type in _LITERALS and not _has_expansion(node):
+    if node.type in _LITERALS and not has_expansion(node):
         return unquote(node)
     return None
 
@@ -158,8 +158,6 @@ def _nodes(root: Node) -> list[Node]:
     """The nodes this module looks at, found by a tree-sitter query (in C: a walk in Python
     cost ten times as much)."""
     if not _QUERY:
-        from .shell import BASH
-
         _QUERY.append(Query(BASH, "[" + " ".join(f"({kind})" for kind in _KINDS) + "] @n"))
     return QueryCursor(_QUERY[0]).captures(root).get("n", [])
 

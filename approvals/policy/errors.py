@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 ERROR_CODES = frozenset(
@@ -20,8 +21,6 @@ ERROR_CODES = frozenset(
 
 def json_type(value: Any) -> str:
     """The JSON name of a value's type, for messages (never a Python class name)."""
-    from collections.abc import Mapping
-
     if value is None:
         return "null"
     if isinstance(value, bool):

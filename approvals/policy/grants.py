@@ -29,11 +29,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .classes import DESTRUCTIVE, EDIT_TOOLS, LOCAL, OUTSIDE, PROTECTED, READ_ONLY, REMOTE
+from .decide import decide_request
 from .errors import PolicyError, json_type
 from .network import canonical_host, host_rule
 from .options import WILD, invocation
 from .patterns import compile_command, exact_key_of, glob_regex
 from .request import NETWORK_TOOL, network_target, validate_request
+from .rules import compile_policy
 
 PATH_TOOLS = EDIT_TOOLS | {"read"}
 _PLAIN_WORD = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@+=-]*$")
@@ -131,10 +133,7 @@ def covering_grant(grants: Sequence[Mapping], req: Mapping, verdict, script) -> 
 
 
 def _ask_everything(req: Mapping, paths):
-    from .evaluate import _decide
-    from .rules import compile_policy
-
-    return _decide(compile_policy({"default": "ask"}), req, paths)
+    return decide_request(compile_policy({"default": "ask"}), req, paths)
 
 
 def grant_covers(grant: Mapping, request: Mapping, *, paths=None) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .programs.invocation import WILD, Invocation
+from .programs.invocation import WILD, Invocation, install_reader
 from .programs.model import Model
 from .programs.registry import ALIAS_OPTIONS, MODELS, program_name, spec_of
 from .programs.spec import UNKNOWN, Spec
@@ -198,3 +198,6 @@ def invocation(words, wild_at: frozenset[int] = frozenset()) -> Invocation:
     if not wild_at:
         return read_static(tuple(words))
     return read_words(words, wild_at)
+
+
+install_reader(invocation)  # for the models that re-read their own words (programs/invocation.py)

@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from .classes import SEVERITY, classify_invocation
-from .options import WILD, Invocation, read_words, spec_of
+from .options import WILD, Invocation, invocation, read_words, spec_of
 
 SEP = "\x00"  # words never contain NUL, so it separates them unambiguously
 
@@ -240,8 +240,6 @@ class CommandMatcher:
 
 
 def command_matches(pattern: str, words, *, allow: bool = True) -> bool:
-    from .options import invocation
-
     return compile_command(pattern).matches(invocation(tuple(words)), allow=allow)
 
 

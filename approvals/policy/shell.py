@@ -22,16 +22,16 @@ import re
 import threading
 from typing import NamedTuple
 
-import tree_sitter_bash
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Node, Parser, Query, QueryCursor
 
 from .arith import findings as arithmetic_findings
 from .arith import may_find as may_find_arithmetic
+from .bash_nodes import BASH, EXPANSIONS, has_expansion, unquote
 from .bash_reading import bash_reads, may_disagree
+from .command import MAX_NESTED_SCRIPTS, Redirect, Script, SimpleCommand, command_name
+from .wrappers import LOOK_THROUGH, inner_commands, looks_through
 
-BASH = Language(tree_sitter_bash.language())
 _local = threading.local()
-MAX_NESTED_SCRIPTS = 8
 MAX_BASH_READINGS = 16  # scripts of one command bash is asked to read (bash_reading.py); more are asked about
 
 
@@ -48,118 +48,16 @@ def _parser() -> Parser:
 ARITHMETIC_MARK = "\x02arithmetic"
 
 
-class Redirect(NamedTuple):
-    op: str  # ">", ">>", "<", "<>", "&>", ">&", ...
-    target: str  # the target as written, quotes removed
-    writes: bool  # writes a file (not a descriptor, not /dev/null)
-    reads: bool  # reads a file (`< f`, `<> f`)
-    dynamic: bool  # the target is only known at run time
-    glob: bool = False
-
-
-class SimpleCommand(NamedTuple):
-    text: str  # the source text of the command (for the console)
-    words: tuple[str, ...]  # unquoted words, command path reduced to its name
-    writes_file: bool = False  # a redirection writes to a file (not /dev/null, not a descriptor)
-    dynamic_name: bool = False  # the command name is computed at run time ($CMD, $(...), a glob)
-    wrapped_by: str | None = None  # the wrapper this command was found inside (sudo, find -exec...)
-    redirects: tuple[Redirect, ...] = ()
-    dynamic_at: frozenset[int] = frozenset()  # indices of words with an expansion or brace expansion
-    glob_at: frozenset[int] = frozenset()  # indices of words with an unquoted glob (`*`, `?`, `[`)
-    assigns: tuple[str, ...] = ()  # variables set for this command (`X=1 cmd`, `env X=1 cmd`)
-    stdin: str | None = None  # "pipe", "file", "heredoc" (its text in stdin_text) or None
-    stdin_text: str | None = None  # a here-document or here-string known before run time
-    too_deep: bool = False  # a command that runs another, nested deeper than we read
-    remote: bool = False  # runs on another machine (ssh host CMD): its paths are not ours
-    level: int = 0  # how many wrappers or nested scripts enclose it
-    operands_unknown: bool = False  # more operands come at run time (xargs, parallel)
-    heredoc_vars: tuple[str, ...] = ()  # variables a here-document on its input expands
-    path: str | None = None  # the command word as written when it is a path (`./x`, `/usr/bin/rm`)
-    split_at: frozenset[int] = frozenset()  # words with an unquoted expansion (bash splits its value)
-    tree_at: frozenset[int] = frozenset()  # words standing for every file under a path (find's `{}`)
-    follows_links: bool = False  # those trees are walked through links (`find -L`)
-
-    @property
-    def plain(self) -> bool:
-        """Nothing but its words to read: no redirection, run-time word, assignment, input,
-        wrapper, nesting or remote host."""
-        return not (self.redirects or self.dynamic_at or self.glob_at or self.assigns or self.stdin
-                    or self.wrapped_by or self.too_deep or self.remote or self.dynamic_name or self.operands_unknown
-                    or self.heredoc_vars)
-
-    @property
-    def wild_at(self) -> frozenset[int]:
-        """Words whose run-time value is not what is written: expansions, and unquoted
-        globs (`p*sh` runs `push` where a file of that name exists, `*` may give `-rf`)."""
-        return self.dynamic_at | self.glob_at if self.glob_at else self.dynamic_at
-
-
-class Script(NamedTuple):
-    commands: tuple[SimpleCommand, ...]
-    parsed: bool  # False when the tree has ERROR or MISSING nodes: never allowed
-    assignments: tuple[tuple[str, str], ...] = ()  # standalone `NAME=value` statements: (name, text)
-
-
 _NON_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero", "/dev/random",
                         "/dev/urandom"})
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|"})
 _READ_OPS = frozenset({"<", "<>"})
-_EXPANSIONS = frozenset(
-    {"simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion"}
-)
-_DQ_ESCAPE = re.compile(r'\\([\\"$`\n])')
-_WORD_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
-_ANSI_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|.)", re.DOTALL)
-_ANSI_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
-                "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _GLOB = re.compile(r"(?<!\\)[*?\[]")
 _BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 
 
-def _ansi(match: re.Match) -> str:
-    esc = match.group(1)
-    head = esc[0]
-    if head in "xuU" and len(esc) > 1:
-        try:
-            return chr(int(esc[1:], 16))
-        except (ValueError, OverflowError):
-            return esc
-    if head.isdigit():
-        return chr(int(esc, 8))
-    return _ANSI_SIMPLE.get(esc, "\\" + esc)
-
-
 def _text(node) -> str:
     return node.text.decode("utf-8", "replace")
-
-
-def unquote(node) -> str:
-    """The word a node stands for, quotes removed (expansions are kept as written)."""
-    kind = node.type
-    if kind == "word":
-        text = _text(node)
-        return _WORD_ESCAPE.sub(r"\1", text) if "\\" in text else text
-    if kind == "raw_string":
-        return _text(node)[1:-1]
-    if kind == "string":
-        return _DQ_ESCAPE.sub(r"\1", _text(node)[1:-1])
-    if kind == "translated_string":
-        return _DQ_ESCAPE.sub(r"\1", _text(node)[2:-1])
-    if kind == "ansi_c_string":
-        return _ANSI_ESCAPE.sub(_ansi, _text(node)[2:-1])
-    if kind == "concatenation":
-        return "".join(unquote(child) for child in node.children)
-    return _text(node)
-
-
-def _has_expansion(node) -> bool:
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if item.type in _EXPANSIONS:
-            return True
-        stack.extend(item.children)
-    return False
 
 
 def _unquoted_text(node) -> str:
@@ -177,7 +75,7 @@ def word_status(node) -> tuple[bool, bool]:
     kind = node.type
     if kind in ("raw_string", "ansi_c_string", "number"):
         return False, False
-    dynamic = kind in _EXPANSIONS or _has_expansion(node)
+    dynamic = kind in EXPANSIONS or has_expansion(node)
     plain = _unquoted_text(node)
     if plain and "{" in plain and _BRACE.search(plain if kind == "word" else _text(node)):
         dynamic = True
@@ -189,9 +87,9 @@ def splits(node) -> bool:
     """Whether an argument holds an unquoted expansion, whose value bash splits into words
     (`$x`, `a$(b)`): it could become several options. A quoted one (`"$x"`,
     `--author="$(id)"`) stays one word."""
-    if node.type in _EXPANSIONS:
+    if node.type in EXPANSIONS:
         return True
-    return node.type == "concatenation" and any(c.type in _EXPANSIONS for c in node.children)
+    return node.type == "concatenation" and any(c.type in EXPANSIONS for c in node.children)
 
 
 def _redirect(node) -> Redirect | None:
@@ -255,7 +153,7 @@ def _redirects_of(nodes) -> tuple[list[Redirect], str | None, str | None]:
             stdin = "heredoc"
             body = next((c for c in node.children if c.type == "heredoc_body"), None)
             quoted = any(c.type == "heredoc_start" and any(q in _text(c) for q in "'\"\\") for c in node.children)
-            if body is not None and (quoted or not _has_expansion(body)):
+            if body is not None and (quoted or not has_expansion(body)):
                 text = _text(body)
             elif body is None:
                 text = ""
@@ -332,13 +230,6 @@ def _command_words(node) -> _Words:
     redirects, stdin, stdin_text = _redirects_of(redirect_nodes)
     return _Words(frozenset(split_at), path, heredoc_variables(redirect_nodes) if stdin == "heredoc" else (), words, dynamic,
                   frozenset(dynamic_at), frozenset(glob_at), tuple(assigns), redirects, stdin, stdin_text)
-
-
-def command_name(path: str) -> str:
-    """The name a command path runs: its last component (`/proc/self/exe` is the shell)."""
-    if path.startswith("/proc/") and path.rstrip("/").endswith("/exe"):
-        return "sh"
-    return path.rstrip("/").rsplit("/", 1)[-1] or path
 
 
 def _declaration_words(node) -> list[str]:
@@ -480,9 +371,6 @@ def _new_command(fields: tuple) -> SimpleCommand:
     return tuple.__new__(SimpleCommand, fields)
 
 
-_WRAPPERS: list = []  # (inner_commands, looks_through), imported on first use (wrappers imports this module)
-
-
 def _joined_lines(script: str) -> str:
     """The script as bash reads it after line continuations: a backslash-newline outside
     single quotes is removed (`r\\<newline>m -rf /` runs `rm -rf /`), which the grammar
@@ -535,13 +423,6 @@ def _parse(script: str, level: int) -> Script:
 
 
 def _parse_one(script: str, level: int) -> Script:
-    if not _WRAPPERS:
-        from .wrappers import LOOK_THROUGH as _names
-        from .wrappers import inner_commands as _inner
-        from .wrappers import looks_through as _looks
-
-        _WRAPPERS.extend((_inner, _looks, _names))
-    inner_commands, looks_through, look_through_names = _WRAPPERS
     tree = _parser().parse(script.encode("utf-8"))
     root = tree.root_node
     parsed = not root.has_error
@@ -581,13 +462,13 @@ def _parse_one(script: str, level: int) -> Script:
                     split_at=got.split_at,
                 )
             name = cmd.words[0]
-            if (name in look_through_names or not name.isalpha() or not name.islower()) and looks_through(name) \
+            if (name in LOOK_THROUGH or not name.isalpha() or not name.islower()) and looks_through(name) \
                     and not cmd.dynamic_name:
                 if level >= MAX_NESTED_SCRIPTS:
                     out.append(cmd._replace(too_deep=True))
                 else:
                     out.append(cmd)
-                    parsed = inner_commands(cmd, out, level) and parsed
+                    parsed = inner_commands(cmd, out, level, _parse) and parsed
             else:
                 out.append(cmd)
             if plain is None:

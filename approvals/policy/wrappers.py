@@ -20,20 +20,27 @@ own, so a rule about the inner command holds whatever wraps it:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from .command import MAX_NESTED_SCRIPTS, Script, SimpleCommand, command_name
 from .programs.interpreters import SHELLS as _SHELLS
 from .programs.kit import Inner
 from .programs.registry import MODELS, looks_through, program_name
-from .shell import MAX_NESTED_SCRIPTS, SimpleCommand, _parse, command_name
 
 __all__ = ["MAX_INNER_SCRIPT_CHARS", "SHELLS", "inner_commands", "looks_through"]
+
+# The shell reader's `_parse(script, level)`, handed in by the reader itself (`shell.py`
+# imports this module): an inner script (`bash -c '…'`) is read as any script is.
+Parse = Callable[[str, int], Script]
 
 MAX_INNER_SCRIPT_CHARS = 32 * 1024
 SHELLS = frozenset(_SHELLS)
 LOOK_THROUGH = frozenset(name for name, model in MODELS.items() if model.inner is not None)
 
 
-def inner_commands(cmd: SimpleCommand, out: list[SimpleCommand], level: int) -> bool:
-    """Append the commands `cmd` runs; False when an inner script does not parse."""
+def inner_commands(cmd: SimpleCommand, out: list[SimpleCommand], level: int, parse: Parse) -> bool:
+    """Append the commands `cmd` runs, an inner script read with `parse`; False when an
+    inner script does not parse."""
     name = program_name(cmd.words[0])[0]
     model = MODELS.get(name)
     if model is None or model.inner is None:
@@ -47,7 +54,7 @@ def inner_commands(cmd: SimpleCommand, out: list[SimpleCommand], level: int) -> 
             out.append(SimpleCommand(cmd.text[:200], (name,), wrapped_by=name, too_deep=True, level=level + 1))
             continue
         if inner.script is not None:
-            script = _parse(inner.script, level + 1)
+            script = parse(inner.script, level + 1)
             ok = ok and script.parsed
             for sub in script.commands:
                 out.append(sub._replace(wrapped_by=sub.wrapped_by or name, remote=sub.remote or inner.remote
@@ -60,11 +67,12 @@ def inner_commands(cmd: SimpleCommand, out: list[SimpleCommand], level: int) -> 
             continue
         if not inner.words:
             continue
-        ok = _append_inner(cmd, inner, name, out, level) and ok
+        ok = _append_inner(cmd, inner, name, out, level, parse) and ok
     return ok
 
 
-def _append_inner(cmd: SimpleCommand, inner: Inner, wrapper: str, out: list[SimpleCommand], level: int) -> bool:
+def _append_inner(cmd: SimpleCommand, inner: Inner, wrapper: str, out: list[SimpleCommand], level: int,
+                  parse: Parse) -> bool:
     words = inner.words
     first = words[0]
     shift = inner.start
@@ -109,7 +117,7 @@ def _append_inner(cmd: SimpleCommand, inner: Inner, wrapper: str, out: list[Simp
             out.append(sub._replace(too_deep=True))
             return True
         out.append(sub)
-        return inner_commands(sub, out, level + 1)
+        return inner_commands(sub, out, level + 1, parse)
     out.append(sub)
     return True
 

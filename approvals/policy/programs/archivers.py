@@ -9,9 +9,9 @@ files it takes (`tar c`, `zip -r`: their trees, through links unless told not to
 from __future__ import annotations
 
 import posixpath
-from typing import TYPE_CHECKING
 
 from ..classnames import LOCAL, READ_ONLY, REMOTE
+from ..command import SimpleCommand
 from ..fileuse import FileUse
 from .coreutils import reads_all
 from .invocation import Invocation
@@ -19,9 +19,6 @@ from .kit import operands, runs_code, value_uses, with_examples
 from .model import UNCLASSIFIED, Model
 from .pagers import edits
 from .spec import gnu, spec
-
-if TYPE_CHECKING:
-    from ..shell import SimpleCommand
 
 FAMILY = "archivers"
 

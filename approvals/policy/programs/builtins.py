@@ -1,24 +1,21 @@
 """The shell's own commands: moving around, variables, running other commands, jobs.
 
 Most only look (`cd`, `echo`, `pwd`, `test`); those that set a variable are judged by the
-variable (`export PATH=…` asks: `risks.risky_variable`); those that run a command or a
+variable (`export PATH=…` asks: `variables.risky_variable`); those that run a command or a
 script are looked through (`command`, `exec`, `eval`, `trap`, `coproc`) or asked about
 (`source`, `alias`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..classnames import LOCAL, READ_ONLY
+from ..command import SimpleCommand
 from ..fileuse import FileUse
-from .invocation import WILD, Invocation
+from ..variables import risky_variable
+from .invocation import WILD, Invocation, read_invocation
 from .kit import Inner, after, operands, runs_code, skip_options, with_examples
 from .model import Model
 from .spec import Spec, flags, spec
-
-if TYPE_CHECKING:
-    from ..shell import SimpleCommand
 
 FAMILY = "shell builtins"
 
@@ -75,10 +72,8 @@ def _own_jobs(cmd: SimpleCommand, inv: Invocation) -> Invocation:
     does: read it so; any other run-time word stays unknown."""
     if not any(w in _LAST_JOB for w in cmd.words):
         return inv
-    from ..options import invocation
-
     words = tuple("%+" if w in _LAST_JOB else w for w in cmd.words)
-    return invocation(words, frozenset(i for i in cmd.wild_at if cmd.words[i] not in _LAST_JOB))
+    return read_invocation(words, frozenset(i for i in cmd.wild_at if cmd.words[i] not in _LAST_JOB))
 
 
 # --- running other commands ----------------------------------------------------------------
@@ -147,8 +142,6 @@ def _assigned_names(words) -> list[str]:
 
 
 def _unset(cmd: SimpleCommand) -> str | None:
-    from ..risks import risky_variable
-
     if cmd.words[0] != "unset":
         return None
     for word in cmd.words[1:]:

@@ -10,7 +10,7 @@ workspace's). A configuration they are pointed at can name programs they run
 from __future__ import annotations
 
 from ..classnames import DESTRUCTIVE, LOCAL, READ_ONLY, REMOTE
-from .invocation import Invocation
+from .invocation import Invocation, read_invocation
 from .kit import Inner, runs_code, with_examples
 from .model import Model
 from .packages import by_subcommand
@@ -41,9 +41,7 @@ def _docker(inv: Invocation):
 
 
 def _docker_inner(words, cmd) -> list[Inner]:
-    from ..options import invocation
-
-    inv = invocation(words)
+    inv = read_invocation(words)
     if inv.subcommand in ("exec", "run") and len(inv.operands) >= 2:
         return [Inner(tuple(inv.operands[1:]), remote=True, start=-1)]
     return []

@@ -10,17 +10,14 @@ of commands, `.output FILE`, `.import FILE`, `.backup`…), its file functions (
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from ..classnames import LOCAL
+from ..command import SimpleCommand
 from ..fileuse import FileUse
 from .invocation import Invocation
 from .kit import operands, stdin_kind, with_examples
 from .model import Model
 from .spec import flags
-
-if TYPE_CHECKING:
-    from ..shell import SimpleCommand
 
 FAMILY = "database shells"
 

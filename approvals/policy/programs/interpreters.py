@@ -9,15 +9,12 @@ as commands of its own. A script file (`bash x.sh`, `python x.py`), code on the 
 from __future__ import annotations
 
 import posixpath
-from typing import TYPE_CHECKING
 
+from ..command import SimpleCommand
 from .invocation import Invocation
 from .kit import Inner, stdin_kind, with_examples
 from .model import UNCLASSIFIED, Model
 from .spec import UNKNOWN, spec
-
-if TYPE_CHECKING:
-    from ..shell import SimpleCommand
 
 FAMILY = "shells and interpreters"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
 WILD = "\x01"  # a positional whose run-time value is unknown ($x, a glob that may match `-rf`)
@@ -33,3 +33,22 @@ class Invocation(NamedTuple):
     @property
     def operands(self) -> tuple[str, ...]:
         return self.positionals[self.operands_from:]
+
+
+# The reading of words with every program's model (`options.invocation`), for the few models
+# that re-read words of their own (`kill $!`, `docker exec …`, `ssh HOST CMD`). The reader
+# stands above the models (it asks the registry, which imports them), so it hands itself down
+# here when it is imported (`options.py`: the package `approvals.policy` imports it first).
+Reader = Callable[[Iterable[str], frozenset[int]], Invocation]
+_READER: list[Reader] = []
+
+
+def install_reader(reader: Reader) -> None:
+    _READER[:] = [reader]
+
+
+def read_invocation(words: Iterable[str], wild_at: frozenset[int] = frozenset()) -> Invocation:
+    """`options.invocation(words, wild_at)`."""
+    if not _READER:
+        raise RuntimeError("no word reader installed: import approvals.policy.options first")
+    return _READER[0](words, wild_at)

@@ -3,6 +3,9 @@ finding a wrapper's inner command, simple code checks."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import posixpath
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -201,9 +204,6 @@ def workspace_file(walk, names: tuple[str, ...], *, upward: bool = True) -> str 
     """The first of `names` (paths relative to a directory) found in a directory the command
     may run in, and, `upward`, each directory above it up to the workspace root: a settings
     file of the workspace's, which the agent can write. None without the file system."""
-    import os
-    import posixpath
-
     resolver = walk.resolver
     if not resolver.ctx.filesystem:
         return None
@@ -228,9 +228,6 @@ def workspace_file(walk, names: tuple[str, ...], *, upward: bool = True) -> str 
 def workspace_venvs(walk) -> list[str]:
     """The virtual environments at the workspace root and in the directories the command may
     run in (a child directory holding `pyvenv.cfg`)."""
-    import os
-    import posixpath
-
     resolver = walk.resolver
     if not resolver.ctx.filesystem:
         return []
@@ -254,8 +251,6 @@ Examples = dict[str, tuple[str, ...]]
 def with_examples(models: list, table: dict[str, Any], default=None) -> list:
     """The family's models, each with its table of examples (decision -> commands), from
     `table` or, for a model it does not name, `default(model)`."""
-    import dataclasses
-
     out = []
     for model in models:
         examples = table.get(model.name) or (default(model) if default is not None else None)

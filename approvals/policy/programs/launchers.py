@@ -11,17 +11,15 @@ asked about.
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING
 
 from ..classnames import READ_ONLY
+from ..command import SimpleCommand
 from ..fileuse import FileUse
+from ..variables import risky_variable
 from .invocation import Invocation
 from .kit import Inner, after, operands, raw_values, stdin_kind, value_uses, with_examples, written
 from .model import Model
 from .spec import gnu, spec
-
-if TYPE_CHECKING:
-    from ..shell import SimpleCommand
 
 FAMILY = "launchers"
 
@@ -151,8 +149,6 @@ def _env(words, cmd) -> list[Inner]:
 
 def _env_environment(cmd: SimpleCommand) -> str | None:
     """`env -i` drops the environment Gatehouse gave the agent; `env -u NAME` a setting of it."""
-    from ..risks import risky_variable
-
     words = cmd.words
     if words[0] != "env":
         return None

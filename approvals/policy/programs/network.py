@@ -10,19 +10,16 @@ substitution in its arguments, or the cloud's metadata service is asked about
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from ..classnames import LOCAL, READ_ONLY, REMOTE
+from ..command import SimpleCommand
 from ..fileuse import FileUse
 from .coreutils import reads_all
-from .invocation import Invocation
+from .invocation import Invocation, read_invocation
 from .kit import Inner, at_file, operands, runs_code, stdin_kind, value_uses, with_examples
 from .model import UNCLASSIFIED, Model
 from .spec import flags, spec
-
-if TYPE_CHECKING:
-    from ..shell import SimpleCommand
 
 FAMILY = "network clients"
 
@@ -244,9 +241,7 @@ def _ssh_code(inv: Invocation, cmd: SimpleCommand) -> str | None:
 
 def _ssh_inner(words, cmd) -> list[Inner]:
     """`ssh HOST CMD`: the command is read as the remote shell reads it (its paths are not ours)."""
-    from ..options import invocation
-
-    inv = invocation(words)
+    inv = read_invocation(words)
     if len(inv.positionals) < 2:
         return []
     return [Inner(script=" ".join(inv.positionals[1:]), remote=True)]

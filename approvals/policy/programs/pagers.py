@@ -8,9 +8,9 @@ run a program; man's `-P`, bat's and ack's `--pager` name one.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from ..classnames import READ_ONLY
+from ..command import SimpleCommand
 from ..fileuse import FileUse
 from .coreutils import reads_all
 from .files import writes_all
@@ -18,9 +18,6 @@ from .invocation import Invocation
 from .kit import operands, raw_values, runs_code, with_examples, written
 from .model import UNCLASSIFIED, Model
 from .spec import spec
-
-if TYPE_CHECKING:
-    from ..shell import SimpleCommand
 
 FAMILY = "pagers and editors"
 

@@ -7,18 +7,15 @@ has no class. `ps e` and `printenv` show environments, which hold credentials.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..classnames import DESTRUCTIVE, READ_ONLY
+from ..command import SimpleCommand
 from ..fileuse import FileUse
+from ..variables import secret_variable
 from .coreutils import reads_all
 from .invocation import Invocation
 from .kit import runs_code, value_uses, with_examples
 from .model import UNCLASSIFIED, Model
 from .spec import gnu, spec
-
-if TYPE_CHECKING:
-    from ..shell import SimpleCommand
 
 FAMILY = "the system"
 
@@ -40,8 +37,6 @@ def _ps_shows(cmd: SimpleCommand) -> str | None:
 
 
 def _printenv_shows(cmd: SimpleCommand) -> str | None:
-    from ..risks import secret_variable
-
     if cmd.words[0] != "printenv":
         return None
     names = [w for w in cmd.words[1:] if not w.startswith("-")]

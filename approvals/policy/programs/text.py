@@ -8,9 +8,9 @@ read or show (`sed e`, `awk system()`, `getline < FILE`, jq's `env`).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from ..classnames import DESTRUCTIVE, LOCAL, READ_ONLY
+from ..command import SimpleCommand
 from ..fileuse import FileUse
 from .coreutils import reads_all
 from .invocation import Invocation
@@ -18,9 +18,6 @@ from .kit import Inner, operands, runs_code, value_uses, with_examples, workspac
 from .model import UNCLASSIFIED, Model
 from .sed_script import sed_read_files, sed_runs_code
 from .spec import Spec, gnu, spec
-
-if TYPE_CHECKING:
-    from ..shell import SimpleCommand
 
 FAMILY = "search and text processing"
 

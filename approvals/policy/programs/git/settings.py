@@ -4,12 +4,9 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
+from ...command import SimpleCommand
 from ..invocation import Invocation
-
-if TYPE_CHECKING:
-    from ...shell import SimpleCommand
 
 # git settings that name a program to run (lower-cased; `*` any part)
 GIT_EXEC_KEYS = re.compile(

@@ -5,12 +5,9 @@ names), and reflog actions that drop history."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
+from ...command import SimpleCommand
 from ..invocation import WILD, Invocation
-
-if TYPE_CHECKING:
-    from ...shell import SimpleCommand
 
 # `scheme://…`, `user@host:path` and `host:path` (scp-like: a colon before any slash)
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^[^/:]+:")
