@@ -11,6 +11,7 @@ from django.urls import URLPattern, path
 from approvals import admin_views
 from approvals.admin_forms import PolicyForm, pretty
 from approvals.models import Approval, Grant, Policy, PolicyVersion
+from approvals.policy import CLASSES
 from approvals.policy import insights as learn
 from approvals.policy_versions import policy_export_json, policy_save
 from runs.admin import ReadOnlyAdmin
@@ -84,7 +85,7 @@ class PolicyAdmin(admin.ModelAdmin):
         suggested = _suggested_rule(request) if obj is not None and request.method == "GET" else None
         if suggested is None:
             return form
-        section, rule = suggested
+        section, rule, up_to = suggested
 
         class WithSuggestedRule(form):  # type: ignore[misc, valid-type]
             """The policy's form with the learned rule added (insights' "Make this a rule")."""
@@ -92,7 +93,7 @@ class PolicyAdmin(admin.ModelAdmin):
             def __init__(self, *args: Any, **kw: Any) -> None:
                 super().__init__(*args, **kw)
                 if not self.is_bound:
-                    self.initial["document"] = pretty(learn.with_rule(self.instance.document, section, rule))
+                    self.initial["document"] = pretty(learn.with_rule(self.instance.document, section, rule, up_to))
                     self.initial["comment"] = f"Rule learned from approvals: allow {section} `{rule}`"
 
         return WithSuggestedRule
@@ -142,10 +143,12 @@ class GrantAdmin(ReadOnlyAdmin):
 _RULE_SECTIONS = ("commands", "edits", "reads", "network", "tools")
 
 
-def _suggested_rule(request: Any) -> tuple[str, str] | None:
-    """`?add_rule=section:rule` (insights' "Make this a rule"), or None when absent or bad."""
+def _suggested_rule(request: Any) -> tuple[str, str, str | None] | None:
+    """`?add_rule=section:rule[&up_to=class]` (insights' "Make this a rule"), or None when
+    absent or bad."""
     raw = str(request.GET.get("add_rule") or "")
     section, _, rule = raw.partition(":")
-    if section not in _RULE_SECTIONS or not rule.strip() or len(rule) > 500:
+    up_to = request.GET.get("up_to") or None
+    if section not in _RULE_SECTIONS or not rule.strip() or len(rule) > 500 or (up_to is not None and up_to not in CLASSES):
         return None
-    return section, rule
+    return section, rule, up_to

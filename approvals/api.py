@@ -397,6 +397,8 @@ class PolicyDryRunApi(APIView):
 class SuggestionOutput(serializers.Serializer):
     section = serializers.CharField(help_text="commands, edits, reads, network or tools")
     rule = serializers.CharField(help_text="the allow rule to add")
+    up_to = serializers.CharField(allow_null=True, help_text="a command rule's bound: it allows nothing more severe "
+                                  "than this side-effect class (the most severe a person approved)")
     approved = serializers.IntegerField()
     denied = serializers.IntegerField()
     reviewers = serializers.IntegerField(help_text="how many different people approved it")

@@ -60,6 +60,7 @@ def records(policy: Policy, *, days: int = DEFAULT_DAYS) -> list[learn.Record]:
 class Suggested:
     section: str
     rule: str
+    up_to: str | None  # a command rule's bound (the most severe class approved)
     approved: int
     denied: int
     reviewers: int
@@ -70,7 +71,7 @@ class Suggested:
     examples: list[Mapping[str, Any]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        return {"section": self.section, "rule": self.rule, "approved": self.approved, "denied": self.denied,
+        return {"section": self.section, "rule": self.rule, "up_to": self.up_to, "approved": self.approved, "denied": self.denied,
                 "reviewers": self.reviewers, "median_seconds": self.median_seconds, "would_allow": self.would_allow,
                 "compared": self.compared}
 
@@ -83,7 +84,8 @@ def suggestions(policy: Policy, *, days: int = DEFAULT_DAYS, threshold: int = le
         would, loosened, compared = 0, 0, 0
         examples: list[Mapping[str, Any]] = []
         if measured:
-            dry = policy_dry_run(document=learn.with_rule(policy.document, found.section, found.rule), policy=policy)
+            document = learn.with_rule(policy.document, found.section, found.rule, found.up_to)
+            dry = policy_dry_run(document=document, policy=policy)
             compared = dry.compared
             for change in dry.changed:
                 if change.now == "allow":
@@ -91,7 +93,7 @@ def suggestions(policy: Policy, *, days: int = DEFAULT_DAYS, threshold: int = le
                     loosened += change.was in ("deny", "abort")
                     if len(examples) < 5:
                         examples.append(change.request)
-        out.append(Suggested(found.section, found.rule, found.approved, found.denied, len(found.reviewers),
+        out.append(Suggested(found.section, found.rule, found.up_to, found.approved, found.denied, len(found.reviewers),
                              found.median_seconds, would, loosened, compared, examples))
     return out
 

@@ -85,7 +85,7 @@ def main() -> int:
         suggested = learn.suggest(records)
         document = STANDARD["document"]
         for s in suggested:
-            document = learn.with_rule(document, s.section, s.rule)
+            document = learn.with_rule(document, s.section, s.rule, s.up_to)
         after = compile_policy(document)
         asked_after, attacks_let_through = 0, 0
         for run in runs:

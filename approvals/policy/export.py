@@ -73,6 +73,7 @@ class _Rule:
     pattern: str
     reason: str | None
     examples: Mapping
+    up_to: str | None = None
 
 
 def _rules(document: Mapping, section: str) -> list[_Rule]:
@@ -86,7 +87,7 @@ def _rules(document: Mapping, section: str) -> list[_Rule]:
         for i, entry in enumerate(entries):
             if isinstance(entry, Mapping):
                 out.append(_Rule(f"{section}.{decision}[{i}]", section, decision, entry["match"], entry.get("reason"),
-                                 entry.get("examples") or {}))
+                                 entry.get("examples") or {}, entry.get("up_to")))
             else:
                 out.append(_Rule(f"{section}.{decision}[{i}]", section, decision, entry, None, {}))
     return out
@@ -115,7 +116,7 @@ def _meaning_note(rule: _Rule, words: list[str], agent: str) -> str | None:
         return (f"{rule.label} `{rule.pattern}`: Gatehouse matches it by meaning (options in any order or spelling, "
                 f"global options and other words between); {agent} matches the words as written, so another "
                 f"spelling is not {what}")
-    if not restrictive and compile_command(rule.pattern).ceiling is not None:
+    if not restrictive and compile_command(rule.pattern, rule.up_to).ceiling is not None:
         return (f"{rule.label} `{rule.pattern}`: Gatehouse does not let it allow a more severe command (such as one "
                 f"adding --force); {agent} allows whatever words follow")
     return None

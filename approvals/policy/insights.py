@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .classes import DESTRUCTIVE, EDIT_TOOLS, OUTSIDE, PROTECTED, REMOTE
+from .classes import DESTRUCTIVE, EDIT_TOOLS, LOCAL, OUTSIDE, PROTECTED, REMOTE, SEVERITY
 from .programs.interpreters import SHELLS, STDIN_INTERPRETERS
 from .request import NETWORK_TOOL
 
@@ -59,14 +59,24 @@ class Suggestion:
     reviewers: set = field(default_factory=set)
     seconds: list[float] = field(default_factory=list)
     never: bool = False  # some request of this shape was of a class never suggested
+    classes: set = field(default_factory=set)  # the side-effect classes of what a person approved
+
+    @property
+    def up_to(self) -> str | None:
+        """A learned command rule's bound: the most severe class a person approved (local-mutation
+        when none was known), so `rm` learned from `rm notes.txt` never allows `rm -r src`."""
+        if self.section != "commands":
+            return None
+        known = [c for c in self.classes if c in SEVERITY]
+        return max(known, key=lambda c: SEVERITY[c]) if known else LOCAL
 
     @property
     def median_seconds(self) -> float | None:
         return statistics.median(self.seconds) if self.seconds else None
 
     def as_json(self) -> dict[str, Any]:
-        return {"section": self.section, "rule": self.rule, "approved": self.approved, "denied": self.denied,
-                "reviewers": len(self.reviewers), "median_seconds": self.median_seconds}
+        return {"section": self.section, "rule": self.rule, "up_to": self.up_to, "approved": self.approved,
+                "denied": self.denied, "reviewers": len(self.reviewers), "median_seconds": self.median_seconds}
 
 
 def rule_of(shape: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -106,6 +116,8 @@ def tally(records: Iterable[Record]) -> list[Suggestion]:
             entry.never = True
         if record.outcome == "approved":
             entry.approved += 1
+            if record.side_effect_class:
+                entry.classes.add(record.side_effect_class)
             if record.reviewer is not None:
                 entry.reviewers.add(record.reviewer)
             if record.seconds is not None:
@@ -134,8 +146,10 @@ def rubber_stamps(records: Iterable[Record], limit: int = 20) -> list[Suggestion
     return sorted(fast, key=lambda s: (s.median_seconds or 0.0, -s.approved))[:limit]
 
 
-def with_rule(document: Mapping[str, Any], section: str, rule: str) -> dict[str, Any]:
-    """The rule policy document with one more allow rule (a copy; unchanged if it is there)."""
+def with_rule(document: Mapping[str, Any], section: str, rule: str, up_to: str | None = None) -> dict[str, Any]:
+    """The rule policy document with one more allow rule (a copy; unchanged if it is there).
+    A command rule learned from approvals carries `up_to`: it allows nothing more severe
+    than what was approved (an allow rule is otherwise stronger than a class's deny)."""
     doc = copy.deepcopy(dict(document))
     if section == "tools":
         tools = doc.setdefault("tools", {})
@@ -145,7 +159,7 @@ def with_rule(document: Mapping[str, Any], section: str, rule: str) -> dict[str,
     entries = doc.setdefault(section, {})
     allow = entries.setdefault("allow", [])
     if rule not in [a if isinstance(a, str) else a.get("match") for a in allow]:
-        allow.append(rule)
+        allow.append({"match": rule, "up_to": up_to} if section == "commands" and up_to else rule)
     return doc
 
 

@@ -121,8 +121,10 @@ def exact_key_of(inv: Invocation) -> tuple:
 
 
 @lru_cache(maxsize=2048)
-def compile_command(pattern: str) -> CommandPattern:
-    """The compiled form of one command pattern; ValueError when it is not usable."""
+def compile_command(pattern: str, up_to: str | None = None) -> CommandPattern:
+    """The compiled form of one command pattern; ValueError when it is not usable.
+    `up_to` (an allow rule's side-effect class): it allows no command more severe than that,
+    whatever its words (a bare program otherwise allows all it does)."""
     words = pattern_words(pattern)
     inv = read_words(tuple(words), pattern=True)
     program = "*" if words[0] == "*" else inv.program
@@ -169,8 +171,15 @@ def compile_command(pattern: str) -> CommandPattern:
         strict=re.compile(strict + f"(?={SEP}|\\Z)", re.DOTALL),
         loose=re.compile("".join(loose_parts) + f"(?={SEP}|\\Z)", re.DOTALL),
         loose_wild=re.compile("".join(wild_parts) + f"(?={SEP}|\\Z)", re.DOTALL),
-        ceiling=None if own_class is None else SEVERITY[own_class],
+        ceiling=_ceiling(None if own_class is None else SEVERITY[own_class], up_to),
     )
+
+
+def _ceiling(own: int | None, up_to: str | None) -> int | None:
+    if up_to is None:
+        return own
+    bound = SEVERITY[up_to]  # type: ignore[index]
+    return bound if own is None else min(own, bound)
 
 
 def _spellings(program: str, spec, word: str) -> frozenset[str]:
@@ -192,9 +201,10 @@ class CommandMatcher:
 
     __slots__ = ("_patterns", "_allow", "_by_sub", "_by_program", "_any", "size")
 
-    def __init__(self, patterns: list[str], allow: list[bool] | None = None) -> None:
+    def __init__(self, patterns: list[str], allow: list[bool] | None = None, up_to: list[str | None] | None = None) -> None:
         self.size = len(patterns)
-        self._patterns = [compile_command(p) for p in patterns]
+        bounds = up_to or [None] * len(patterns)
+        self._patterns = [compile_command(p, b) for p, b in zip(patterns, bounds, strict=True)]
         self._allow = allow or [False] * len(patterns)
         self._by_sub: dict[tuple[str, str], list[int]] = {}
         self._by_program: dict[str, list[int]] = {}

@@ -39,7 +39,7 @@ _TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "networ
 _IN_FLOOR_KEYS = ("classes", "default", "unverified", "code")
 CODE_DECISIONS = ("allow", "ask")
 UNVERIFIED_DECISIONS = ("allow", "ask", "deny")
-_RULE_KEYS = ("match", "reason", "examples")
+_RULE_KEYS = ("match", "reason", "examples", "up_to")
 _RULESET_KEYS = ("allow", "ask", "deny", "default")
 _LIMIT_KEYS = ("max_tool_calls", "max_denials")
 
@@ -48,6 +48,8 @@ _LIMIT_KEYS = ("max_tool_calls", "max_denials")
 class Rule:
     pattern: str
     reason: str | None
+    # an allow command rule's bound: it allows no command of a more severe class (learned rules)
+    up_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -202,7 +204,7 @@ def _rules(entries: Any, field: str, section: str, problems: _Problems) -> tuple
         if problem is not None:
             problems(pfield, problem, pattern)
             continue
-        out.append(Rule(pattern, reason))
+        out.append(Rule(pattern, reason, _up_to(entry, where, section, problems) if isinstance(entry, Mapping) else None))
     return tuple(out)
 
 
@@ -223,10 +225,28 @@ def _ruleset(name: str, value: Any, problems: _Problems) -> RuleSet | None:
     if len(problems.found) > before:
         return None  # matchers are made of valid patterns only
     order = tuple((decision, i) for decision in RULE_DECISIONS for i in range(len(rules[decision])))
-    matcher_type = CommandMatcher if name == "commands" else PathMatcher
-    combined = matcher_type([rules[d][i].pattern for d, i in order], [d == "allow" for d, _ in order])
+    combined: CommandMatcher | PathMatcher
+    if name == "commands":
+        combined = CommandMatcher([rules[d][i].pattern for d, i in order], [d == "allow" for d, _ in order],
+                                  [rules[d][i].up_to for d, i in order])
+    else:
+        combined = PathMatcher([rules[d][i].pattern for d, i in order], [d == "allow" for d, _ in order])
     labels = {(d, i): f"{name}.{d}[{i}]" for d, i in order}
     return RuleSet(name, rules, default, combined, order, labels)
+
+
+def _up_to(entry: Mapping, where: str, section: str, problems: _Problems) -> str | None:
+    """An allow command rule's `up_to`: the most severe side-effect class it allows."""
+    if "up_to" not in entry:
+        return None
+    value = entry["up_to"]
+    if section != "commands" or not where.split(".")[-1].startswith("allow["):
+        problems(f"{where}.up_to", "only an allow rule of `commands` takes up_to", value)
+        return None
+    if value not in CLASSES:
+        problems(f"{where}.up_to", f"must be a side-effect class (known classes: {', '.join(CLASSES)})", value)
+        return None
+    return str(value)
 
 
 def _unverified(value: Any, problems: _Problems) -> str:

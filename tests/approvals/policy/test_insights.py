@@ -93,10 +93,21 @@ WORKSPACE = str(Path(tempfile.gettempdir()) / "gatehouse-insights-property" / "w
 Path(WORKSPACE).mkdir(parents=True, exist_ok=True)
 BASE = compile_policy(POLICY)
 REQUESTS = _all_requests(WORKSPACE)
+
+
+def _learned(req: dict) -> list[tuple[str, str, str | None]]:
+    """What approving `req` (if the policy asks about it) could teach, as insights suggests it."""
+    verdict = evaluate(BASE, req)
+    grant = suggest_grant(req, verdict) if verdict.decision == "ask" else None
+    if grant is None:
+        return []
+    record = learn.Record(grant[0], verdict.side_effect_class or "", "approved", "reviewer", 5.0,
+                          grant[1].startswith("Always allow exactly"))
+    return [(s.section, s.rule, s.up_to) for s in learn.suggest([record], threshold=1)]
+
+
 # every rule a person's approvals could teach (from what the policy asks, as the record holds it)
-LEARNABLE = sorted({rule for req in REQUESTS for verdict in [evaluate(BASE, req)] if verdict.decision == "ask"
-                    for grant in [suggest_grant(req, verdict)] if grant is not None
-                    for rule in [learn.rule_of(grant[0])] if rule is not None})
+LEARNABLE = sorted({rule for req in REQUESTS for rule in _learned(req)}, key=str)
 # every request the policy denies: no learned rule may allow one
 FORBIDDEN = [req for req in REQUESTS if evaluate(BASE, req).decision in ("deny", "abort")]
 
@@ -108,6 +119,19 @@ def test_the_property_below_has_rules_to_learn_and_denials_to_keep():
 @settings(max_examples=300, deadline=None)
 @given(rule=st.sampled_from(LEARNABLE), target=st.sampled_from(FORBIDDEN))
 def test_a_rule_learned_from_any_approval_never_allows_what_was_denied(rule, target):
+    # (found by this property: `rm` learned from `rm -q` allowed `rm --force`, a destructive
+    # command the classes deny; a learned command rule now carries `up_to`)
     before = evaluate(BASE, target).decision
     after = evaluate(compile_policy(learn.with_rule(POLICY, *rule)), target).decision
     assert after == before, (rule, target, before, after)
+
+
+def test_a_learned_command_rule_is_bounded_by_the_classes_people_approved():
+    [found] = learn.suggest(approvals({"tool": "bash", "match": "rm"}, 10, cls="local-mutation"))
+    assert found.up_to == "local-mutation"
+    doc = learn.with_rule(POLICY, "commands", found.rule, found.up_to)
+    assert {"match": "rm", "up_to": "local-mutation"} in doc["commands"]["allow"]
+    policy = compile_policy(doc)
+    request = _request("bash", "rm -r src", WORKSPACE)
+    assert evaluate(policy, request).decision == "deny"  # destructive: the class still decides
+    assert evaluate(policy, _request("bash", "rm notes.txt", WORKSPACE)).decision == "allow"

@@ -161,3 +161,17 @@ def test_the_version_of_a_document_of_today_is_unchanged():
     # pinned before rules could carry examples: the canonical hash must not move
     assert compile_policy(ISSUE_POLICY).version == "eecef3b5cd2038202750c6296c1cad2b343cbaa5083f9a594472d79c1f5b01e2"
     assert compile_policy(DEFAULT_POLICY).version == "7fbd1823b06d58120b741ef68993daf90a430ec8c0b2f1b084db801fb0e0c273"
+
+
+def test_up_to_bounds_an_allow_command_rule_and_is_refused_elsewhere():
+    from approvals.policy import PolicyError, compile_policy
+
+    compile_policy({"commands": {"allow": [{"match": "rm", "up_to": "local-mutation"}]}})  # valid
+    for document, field in (
+        ({"commands": {"allow": [{"match": "rm", "up_to": "harmless"}]}}, "commands.allow[0].up_to"),
+        ({"commands": {"deny": [{"match": "rm", "up_to": "read-only"}]}}, "commands.deny[0].up_to"),
+        ({"edits": {"allow": [{"match": "src/**", "up_to": "read-only"}]}}, "edits.allow[0].up_to"),
+    ):
+        with pytest.raises(PolicyError) as caught:
+            compile_policy(document)
+        assert field in str(caught.value.message) or caught.value.field == field, (caught.value.message, field)
