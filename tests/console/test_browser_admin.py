@@ -58,8 +58,9 @@ def test_an_administrator_edits_tries_replays_and_saves_a_policy(tmp_path: Path)
                 _history(console)
                 status, policies = console.api("GET", "/api/v1/policies/")
                 standard = next(p for p in policies["results"] if p["name"] == "Standard review")
-                # (a fresh install's default is "Sandboxed"; the runs above named Standard review)
-                assert not standard["is_default"] and standard["version_number"] == 1
+                # (a fresh install's default is "Sandboxed"; the runs above named Standard review.
+                # Version 2: the install's own, which gave the preset its confirm requirements.)
+                assert not standard["is_default"] and standard["version_number"] == 2
 
                 # 1. The policy list, then the policy: indented JSON, the run policy as fields.
                 page.goto(server.origin + "/admin/approvals/policy/")
@@ -107,12 +108,12 @@ def test_an_administrator_edits_tries_replays_and_saves_a_policy(tmp_path: Path)
                 page.get_by_label("What changed and why").fill("Deny mkdir: the build makes its own directories")
                 page.get_by_role("button", name="Save and continue editing").click()
                 expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
-                current = page.locator("#version-2")
+                current = page.locator("#version-3")
                 expect(current).to_contain_text("(current)")
                 expect(current).to_contain_text("Deny mkdir")
-                expect(page.locator("#version-1")).to_contain_text("Restore as new version")
+                expect(page.locator("#version-2")).to_contain_text("Restore as new version")
                 status, versions = console.api("GET", f"/api/v1/policies/{standard['id']}/versions/")
-                assert status == 200 and [v["number"] for v in versions["results"]] == [2, 1]
+                assert status == 200 and [v["number"] for v in versions["results"]] == [3, 2, 1]
                 assert versions["results"][0]["document"] == EDITED and versions["results"][0]["author"] == "admin"
 
                 # 5. The diff between the two versions, escaped and readable.
