@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.console.browser import card, launch_chromium, running_server, shot
+from tests.console.browser import card, launch_chromium, running_server
+from tests.console.test_browser_inbox import docs_shot
 
 pytestmark = pytest.mark.browser
 
@@ -42,11 +43,11 @@ def test_a_typed_card_approves_only_with_the_word(tmp_path: Path) -> None:
                     assert response.status == 201
                 typed = card(page, "mkdir -p typed-dir")
                 expect(typed).to_be_visible()  # pushed over the socket
-                word = typed.get_by_label("Type mkdir to approve")
+                word = typed.get_by_label("Type mkdir to approve", exact=True)
                 expect(word).to_be_visible()
                 expect(typed.locator(".batch-pick")).to_have_count(0)
                 expect(typed.get_by_role("button", name="Always allow")).to_have_count(0)
-                shot(page, "typed-card", typed)
+                typed.screenshot(path=docs_shot("typed-card.png"))  # the README tour's
 
                 card_id = typed.get_attribute("id")
                 word.fill("rm")
@@ -54,7 +55,7 @@ def test_a_typed_card_approves_only_with_the_word(tmp_path: Path) -> None:
                 expect(page.locator(f"#{card_id}")).to_contain_text("the word does not match")
                 expect(page.locator(f"#{card_id}.approval-pending")).to_have_count(1)
 
-                page.locator(f"#{card_id}").get_by_label("Type mkdir to approve").fill("mkdir")
+                page.locator(f"#{card_id}").get_by_label("Type mkdir to approve", exact=True).fill("mkdir")
                 page.locator(f"#{card_id}").get_by_role("button", name="Approve", exact=True).click()
                 expect(page.locator(f"#{card_id}-done")).to_contain_text("Approved by admin")
                 assert not errors, errors
