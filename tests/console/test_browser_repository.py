@@ -16,6 +16,7 @@ import pytest
 
 from tests.console.browser import card, launch_chromium, running_server, shot
 from tests.console.test_browser_decisions import Console
+from tests.console.test_browser_inbox import open_inbox
 from tests.repos.conftest import GIT_ENV, sh
 
 pytestmark = pytest.mark.browser
@@ -87,14 +88,14 @@ def test_a_run_on_a_repository_from_the_form_to_an_approved_push(tmp_path: Path)
                 expect(page.get_by_text(f"Asked to push gatehouse/run-{run_id}")).to_be_visible()
                 shot(page, "repository-2-changes-page")
 
-                page.goto(server.origin + "/")
-                delivery = card(page, f"gatehouse/run-{run_id}")
+                inbox = open_inbox(console)  # live and caught up: no card is swapped under the test
+                delivery = card(inbox, f"gatehouse/run-{run_id}")
                 expect(delivery).to_contain_text("What Gatehouse will push")
                 expect(delivery.locator(".delivery-branch")).to_have_text(f"gatehouse/run-{run_id}")
                 expect(delivery.locator("tbody")).to_contain_text("NOTES.md")
                 expect(delivery.locator("tbody")).to_contain_text("LIVE.md")
                 expect(delivery.get_by_role("link", name="Changes so far")).to_have_attribute("href", f"/runs/{run_id}/changes/")
-                shot(page, "repository-3-delivery-card", delivery)
+                shot(inbox, "repository-3-delivery-card", delivery)
                 delivery.get_by_role("button", name="Approve", exact=True).click()
 
                 # The server's worker pushes the approved commit to the remote.
@@ -106,7 +107,7 @@ def test_a_run_on_a_repository_from_the_form_to_an_approved_push(tmp_path: Path)
                     time.sleep(0.2)
                 assert sh("show", f"{branch}:NOTES.md", cwd=remote) == "written by the agent"
                 assert sh("show", f"{branch}:LIVE.md", cwd=remote) == "after the approval"
-                assert not errors, errors
+                assert not errors and not inbox.errors, (errors, inbox.errors)
             except Exception:
                 shot(page, "repository-failure")
                 print(server.log())
