@@ -7,7 +7,7 @@ shape approved at least `threshold` times (default 10), by at least one reviewer
 denied, is suggested as an allow rule of the rule policy — never for what the policy
 classes destructive, protected, remote-mutation or outside-workspace, for an escape from
 the sandbox, for a command given exactly (code the policy cannot read), nor as an
-interpreter or shell alone (`node`, which would allow any script, not the one approved).
+program alone whose model runs the code it is given (`node`, which would allow any script).
 
 An allow rule cannot loosen what is denied: most restrictive wins, so a deny rule, a
 protected path, a secret read or the floor decides as before (a property test holds this).
@@ -23,16 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .classes import DESTRUCTIVE, EDIT_TOOLS, LOCAL, OUTSIDE, PROTECTED, REMOTE, SEVERITY
-from .programs.interpreters import SHELLS, STDIN_INTERPRETERS
+from .programs.registry import model_of, program_name
 from .request import NETWORK_TOOL
 
 DEFAULT_THRESHOLD = 10
 # What is never suggested, whatever its record.
 NEVER = frozenset({DESTRUCTIVE, PROTECTED, REMOTE, OUTSIDE, "escape"})
-# A rule naming only one of these would allow any code they are given (`node scripts/gen.js`
-# approved forty times must not become `node`, which allows `node x.js` of any script).
-CODE_RUNNERS = frozenset({*SHELLS, *STDIN_INTERPRETERS, "python3", "python2", "npx", "bunx", "deno", "bun", "java",
-                          "env", "xargs", "sudo", "exec", "nohup", "timeout", "nice", "time", "watch"})
 # An approval decided this fast (seconds) is a rubber-stamp candidate.
 RUBBER_STAMP_S = 3.0
 
@@ -136,8 +132,16 @@ def suggest(records: Iterable[Record], threshold: int = DEFAULT_THRESHOLD) -> li
 
 
 def _runs_any_code(entry: Suggestion) -> bool:
-    """A command rule that is a code runner alone (or with only options)."""
-    return entry.section == "commands" and entry.rule.split()[0] in CODE_RUNNERS and len(entry.rule.split()) == 1
+    """A command rule that names only a program whose model runs code it is given (an
+    interpreter, a shell, a launcher or wrapper, a program that runs scripts): `node scripts/gen.js`
+    approved forty times must not become `node`, which allows any script."""
+    words = entry.rule.split()
+    if entry.section != "commands" or len(words) != 1:
+        return False
+    name, extra = program_name(words[0])
+    model = model_of(name)
+    return bool(extra) or (model is not None and (model.inner is not None or model.code is not None
+                                                   or model.runs_scripts is not None))
 
 
 def rubber_stamps(records: Iterable[Record], limit: int = 20) -> list[Suggestion]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -135,3 +136,11 @@ def test_a_learned_command_rule_is_bounded_by_the_classes_people_approved():
     request = _request("bash", "rm -r src", WORKSPACE)
     assert evaluate(policy, request).decision == "deny"  # destructive: the class still decides
     assert evaluate(policy, _request("bash", "rm notes.txt", WORKSPACE)).decision == "allow"
+
+
+@pytest.mark.parametrize("command", ["rm -r src", "rm -R src", "rm --recursive src", "rm -fr src", "command rm -r src",
+                                     "sudo rm -r src", "bash -c 'rm -r src'", "env X=1 rm --force --recursive src",
+                                     "/bin/rm -r src", "cd . && rm -r src"])
+def test_a_bounded_learned_rule_is_not_got_around_by_a_respelling_or_a_wrapper(command):
+    policy = compile_policy(learn.with_rule(POLICY, "commands", "rm", "local-mutation"))
+    assert evaluate(policy, _request("bash", command, WORKSPACE)).decision != "allow", command
