@@ -55,6 +55,8 @@ def test_answers_go_back_in_each_field_s_type_and_unanswered_ones_are_left_out()
 
 @pytest.mark.parametrize(("answers", "message"), [
     ({"replicas": "3"}, "Project name needs an answer"),
+    ({"name": "   ", "replicas": "3"}, "Project name needs an answer"),  # blanks are no answer
+    ({"name": ["apollo"], "replicas": "3"}, "is not an option"),  # free text dressed as a choice
     ({"name": "apollo"}, "replicas needs an answer"),
     ({"name": "apollo", "replicas": "three"}, "is not a whole number"),
     ({"name": "apollo", "replicas": "12"}, "above the maximum 9"),
