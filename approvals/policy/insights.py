@@ -6,7 +6,7 @@ workspace-relative glob such as `src/**` for an edit tool or `read`, a host, a t
 shape approved at least `threshold` times (default 10), by at least one reviewer and never
 denied, is suggested as an allow rule of the rule policy — never for what the policy
 classes destructive, protected, remote-mutation or outside-workspace, for an escape from
-the sandbox, for a command given exactly (code the policy cannot read), nor as an
+the sandbox, for a command given exactly (code the policy cannot read), nor as a
 program alone whose model runs the code it is given (`node`, which would allow any script).
 
 An allow rule cannot loosen what is denied: most restrictive wins, so a deny rule, a
