@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from drivers.sandbox import Floor
 
 Kind = Literal["permission", "plan_review", "question"]
-Outcome = Literal["allow", "deny", "abort", "answer"]
+# "wait": a person must decide. Only the gate returns it (with the approval's id): the run
+# context, or the hook gateway, waits on that approval and asks again. No driver gets it.
+Outcome = Literal["allow", "deny", "abort", "answer", "wait"]
 RunStatus = Literal["completed", "failed", "cancelled"]
 
 
@@ -99,16 +101,25 @@ class ToolRequest:
 
 @dataclass(frozen=True)
 class Decision:
-    """The gate's answer. `step_id` names the recorded step for `ctx.step_finished`."""
+    """The gate's answer for one request: what `approvals.gate` returns, what the run
+    context hands the driver and what the hook gateway answers from (one type, no copies).
+
+    `step_id` names the recorded step for `ctx.step_finished` (the gate always sets it; a
+    driver's own refusal, or a test's, has none). `outcome` "wait" (the gate's, never a
+    driver's) comes with `approval_id`, the approval to wait on."""
 
     outcome: Outcome
     reason: str = ""
-    decided_by: str = "policy"  # policy | person | grant | mode | timeout
+    # Who decided, in `runs.models.Step.DecidedBy`'s words (what the step records), or
+    # "record": a replayed step answered from what is recorded on it.
+    decided_by: str = "policy"
     answers: Mapping[str, Any] | None = None  # questions: {question_id: [labels] | "text"}
     plan_mode: str = ""  # plan review approved: "default" | "accept-edits"
     scope: str = "once"  # "session" when a person granted "always allow"
     timed_out: bool = False
     step_id: int | None = None
+    # The approval the answer came from, or to wait on ("wait"); None: nobody was asked.
+    approval_id: int | None = None
     # A resumed run replays its requests: this one already ran before the worker changed
     # hands. The outcome is then "deny" (so no driver can execute it again), `reason` tells
     # the agent plainly that it already ran, and `recorded_output` is what it printed.

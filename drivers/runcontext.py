@@ -42,7 +42,7 @@ from runs.services import run_record_process, run_save_agent_state
 from runs.timeline import DRIVER_ACTIVITY_KINDS, queued_then
 
 if TYPE_CHECKING:
-    from approvals.gate import GateOutcome, RecordedStep
+    from approvals.gate import RecordedStep
 
 logger = logging.getLogger(__name__)
 
@@ -423,7 +423,7 @@ class WorkerRunContext:
 
     # --- waiting ----------------------------------------------------------------------------
 
-    async def _at_once(self, approval_id: int) -> tuple[bool, GateOutcome | None]:
+    async def _at_once(self, approval_id: int) -> tuple[bool, Decision | None]:
         """Woken by a decision: its approved permission handed out on the worker's own
         asynchronous connection, in this loop (no thread, no pooled connection), when the
         worker has one and nothing of this run's is queued to write first. Returns whether
@@ -434,10 +434,10 @@ class WorkerRunContext:
         async with self._writing:
             if self._pending:
                 return False, None  # the queue goes first, in one transaction: the general path
-            outcome: GateOutcome | None = await hand_out.allowed_at_once(approval_id, self.owner)
+            outcome: Decision | None = await hand_out.allowed_at_once(approval_id, self.owner)
             return outcome is not None or hand_out.connected, outcome
 
-    async def _settle(self, outcome: GateOutcome) -> Decision:
+    async def _settle(self, outcome: Decision) -> Decision:
         loop = asyncio.get_running_loop()
         while outcome.outcome == "wait":
             approval_id = outcome.approval_id
@@ -470,19 +470,7 @@ class WorkerRunContext:
                     woken = True
                 except TimeoutError:
                     woken = False
-        return Decision(
-            outcome=outcome.outcome,  # type: ignore[arg-type]  # "wait" was settled above
-            reason=outcome.reason,
-            decided_by=outcome.decided_by,
-            answers=outcome.answers,
-            plan_mode=outcome.plan_mode,
-            scope=outcome.scope,
-            timed_out=outcome.timed_out,
-            step_id=outcome.step_id,
-            already_done=outcome.already_done,
-            recorded_output=outcome.recorded_output,
-            updated_input=outcome.updated_input,
-        )
+        return outcome  # "wait" was settled above: the gate's answer, as it is
 
 
 def _nothing(*, owner: str | None) -> None:

@@ -12,7 +12,6 @@ Every write a worker makes here names its lease owner and is fenced (`runs.lease
 
 from .external import external_ask, external_point_of
 from .lifecycle import ALLOWED_MOVES, OPEN, TERMINAL, StepMoveRefused, can_move, step_move
-from .outcome import GateOutcome
 from .request import RUN_UNREAD, external_question, gate_request, gate_request_in
 from .resolution import gate_resolution, recheck_after_interruption
 from .resume import RecordedStep, answer_from_record, gate_replay, match_key, recorded_steps, steps_supersede
@@ -24,7 +23,6 @@ __all__ = [
     "ALLOWED_MOVES",
     "OPEN",
     "TERMINAL",
-    "GateOutcome",
     "RecordedStep",
     "StepMoveRefused",
     "answer_from_record",

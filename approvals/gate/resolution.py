@@ -19,6 +19,7 @@ from django.utils import timezone
 from approvals import policy as core
 from approvals.models import Approval, SecretAnswer
 from approvals.selectors import grants_for_run
+from drivers.base import Decision
 from infra.prepared import Prepared
 from runs.leases import held
 from runs.models import Run, Step
@@ -27,7 +28,6 @@ from runs.timeline import activity_record
 from .asking import approval_open, capability_of
 from .edits import edited_input_of
 from .handout import hand_out
-from .outcome import GateOutcome
 from .paths import floor_holds, path_context
 from .resume import answer_from_record
 
@@ -50,7 +50,7 @@ _APPROVAL: Prepared[Approval] = Prepared(
 
 def gate_resolution(
     *, approval_id: int, retry_supported: bool, owner: str | None = None, woken: bool = False
-) -> GateOutcome | None:
+) -> Decision | None:
     """The driver's answer for a resolved approval; None while it is still pending.
 
     `woken`: the run's doorbell rang (a decision was made). A worker's approved permission
@@ -113,7 +113,7 @@ def allowed_at_once_statement(approval_id: int, owner: str) -> tuple[str, list[A
     return _allowed_at_once_sql(connection.vendor), [*params, approval_id, approval_id, approval_id]
 
 
-def allowed_at_once_outcome(approval_id: int, row: Sequence[Any] | None) -> GateOutcome | None:
+def allowed_at_once_outcome(approval_id: int, row: Sequence[Any] | None) -> Decision | None:
     """What the driver is told from the statement's row (None: no row, not that case)."""
     if row is None:
         return None
@@ -123,11 +123,11 @@ def allowed_at_once_outcome(approval_id: int, row: Sequence[Any] | None) -> Gate
         if isinstance(request, (str, bytes)):  # (SQLite gives the JSON's text; psycopg the value)
             request = json.loads(request)
         updated_input = dict(request.get("input") or {})
-    return GateOutcome(step_id=step_id, outcome="allow", reason=reason, decided_by=via, approval_id=approval_id,
-                       plan_mode=plan_mode, scope=scope, updated_input=updated_input)
+    return Decision(step_id=step_id, outcome="allow", reason=reason, decided_by=via, approval_id=approval_id,
+                    plan_mode=plan_mode, scope=scope, updated_input=updated_input)
 
 
-def _allowed_at_once(approval_id: int, owner: str) -> GateOutcome | None:
+def _allowed_at_once(approval_id: int, owner: str) -> Decision | None:
     """The hand-out of an approved permission in one statement, or None (not that case:
     the caller reads the approval and decides, as for every other resolution)."""
     # (Tested beside the general path, and against `handed_out` and the lifecycle table:
@@ -150,7 +150,7 @@ def _told_answers(approval: Approval, step: Step) -> dict[str, Any]:
     return core.answers_for_agent(step.presentation.get("questions") or [], answers)
 
 
-def _resolved(approval: Approval, step: Step, retry_supported: bool) -> GateOutcome:
+def _resolved(approval: Approval, step: Step, retry_supported: bool) -> Decision:
     run = approval.run
     via = approval.decided_via
     if approval.status == Approval.Status.APPROVED and approval.kind == Approval.Kind.INTERRUPTED_SIDE_EFFECT:
@@ -188,7 +188,7 @@ def _resolved(approval: Approval, step: Step, retry_supported: bool) -> GateOutc
                 run=run, step=step, kind=approval.kind, subtype=approval.subtype, request=approval.request,
                 presentation=approval.presentation, attempt=approval.attempt + 1,
             )
-            return GateOutcome(step_id=step.pk, outcome="wait", approval_id=renewed.pk)
+            return Decision(step_id=step.pk, outcome="wait", approval_id=renewed.pk)
         else:
             fallback = "abort"
     if fallback == "continue":
@@ -196,7 +196,7 @@ def _resolved(approval: Approval, step: Step, retry_supported: bool) -> GateOutc
     return hand_out(step, outcome="abort", reason=failure, decided_by=via, approval_id=approval.pk, timed_out=timed_out)
 
 
-def recheck_after_interruption(*, approval: Approval) -> GateOutcome:
+def recheck_after_interruption(*, approval: Approval) -> Decision:
     """An approved interrupted side effect runs again only if the policy still allows it, or
     still asks for exactly the request a person already approved (same hash); anything
     else pauses the run on a new approval, or refuses it."""
@@ -227,7 +227,7 @@ def recheck_after_interruption(*, approval: Approval) -> GateOutcome:
             run=run, step=step, kind=Approval.Kind.PERMISSION, subtype=step.subtype, request=step.request,
             presentation=step.presentation, attempt=approval.attempt + 1, verdict=verdict,
         )
-        return GateOutcome(step_id=step.pk, outcome="wait", approval_id=renewed.pk)
+        return Decision(step_id=step.pk, outcome="wait", approval_id=renewed.pk)
     if verdict.decision == "deny":
         return hand_out(step, outcome="deny", reason=verdict.reason, decided_by="policy", approval_id=approval.pk)
     return hand_out(step, outcome="abort", reason="policy_abort", decided_by="policy", approval_id=approval.pk)

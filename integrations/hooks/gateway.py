@@ -26,7 +26,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.db.models.functions import Coalesce
 
-from approvals.gate import RUN_UNREAD, GateOutcome, gate_request_in, gate_resolution, step_finish
+from approvals.gate import RUN_UNREAD, gate_request_in, gate_resolution, step_finish
 from approvals.models import Approval
 from approvals.policy import PolicyError
 from approvals.services import approval_expire
@@ -79,7 +79,7 @@ class HookAnswer:
 
     run_id: int
     request: ToolRequest | None
-    outcome: GateOutcome | None = None
+    outcome: Decision | None = None
     # Answered by the gateway itself (no step): "allow" | "deny" | "ask" and why.
     local: tuple[str, str] | None = None
 
@@ -253,6 +253,7 @@ def _decide(hook: HookSession, call: PreToolUse) -> HookAnswer:
         run, tool=request.tool, input=dict(request.input), cwd=request.cwd, kind=request.kind,
         subtype=request.subtype, presentation=dict(request.presentation), tool_call_id=call.tool_use_id,
     )
+    assert outcome.step_id is not None  # the gate names the step it recorded
     if call.tool_use_id:
         HookStep.objects.create(hook_session=hook, tool_use_id=call.tool_use_id, step_id=outcome.step_id)
     if outcome.outcome == "wait" and outcome.approval_id is not None:
@@ -267,7 +268,7 @@ def _bound_deadline(approval_id: int) -> None:
     Approval.objects.filter(pk=approval_id, status=Approval.Status.PENDING).exclude(deadline__lt=latest).update(deadline=latest)
 
 
-def hook_resolution(*, approval_id: int) -> GateOutcome | None:
+def hook_resolution(*, approval_id: int) -> Decision | None:
     """The step's answer once its approval is resolved (None while pending). Retrying is
     something a hook cannot do: `retry` falls back to abort (the gate says so in a notice)."""
     outcome = gate_resolution(approval_id=approval_id, retry_supported=False)
@@ -277,7 +278,7 @@ def hook_resolution(*, approval_id: int) -> GateOutcome | None:
     return outcome
 
 
-def hook_give_up(*, approval_id: int) -> GateOutcome | None:
+def hook_give_up(*, approval_id: int) -> Decision | None:
     """Nobody will read the answer any more (the hook went away): expire the approval now,
     so no reviewer decides a request no agent waits for, and settle its step."""
     Approval.objects.filter(pk=approval_id, status=Approval.Status.PENDING).update(deadline=clock.now())
@@ -285,7 +286,7 @@ def hook_give_up(*, approval_id: int) -> GateOutcome | None:
     return hook_resolution(approval_id=approval_id)
 
 
-def hook_end_run(*, run_id: int, outcome: GateOutcome) -> None:
+def hook_end_run(*, run_id: int, outcome: Decision) -> None:
     """The policy or a fallback aborted: the run ends `failed` with the reason."""
     _finish(run_id, status=Run.Status.FAILED, failure_reason=outcome.reason or "aborted")
 
@@ -299,21 +300,8 @@ def _finish(run_id: int, *, status: str, failure_reason: str = "", text: str = "
         run_finish(run_id=run_id, status=status, failure_reason=failure_reason, text=text)
 
 
-def decision_of(outcome: GateOutcome) -> Decision:
-    return Decision(
-        outcome=outcome.outcome,  # type: ignore[arg-type]  # never "wait" here
-        reason=outcome.reason,
-        decided_by=outcome.decided_by,
-        answers=outcome.answers,
-        plan_mode=outcome.plan_mode,
-        scope=outcome.scope,
-        timed_out=outcome.timed_out,
-        step_id=outcome.step_id,
-    )
-
-
 def hook_output(
-    answer: HookAnswer, outcome: GateOutcome | None = None, *, tool_input: Mapping[str, Any], agent: str = "claude-code"
+    answer: HookAnswer, outcome: Decision | None = None, *, tool_input: Mapping[str, Any], agent: str = "claude-code"
 ) -> dict[str, Any]:
     """The agent's PreToolUse hook output for the answer (the Claude Code driver's reply, reused).
 
@@ -324,7 +312,7 @@ def hook_output(
     else:
         final = outcome or answer.outcome
         assert final is not None and answer.request is not None
-        reply = mapping.permission_reply(answer.request, tool_input, decision_of(final))
+        reply = mapping.permission_reply(answer.request, tool_input, final)
         if reply["behavior"] == "allow":
             decision, reason = "allow", f"Gatehouse allowed this tool call ({final.decided_by})."
         elif final.timed_out:

@@ -283,6 +283,34 @@ async def test_post_tool_use_records_the_result_and_session_end_completes_the_ru
     assert run.status == "completed"
 
 
+async def test_a_step_that_already_ran_is_told_as_the_record_says_never_allowed_again(
+    hook_token: str, hook_policy: str, api: APIClient
+) -> None:
+    """The gateway answers from the gate's own decision (one type, nothing dropped): asked
+    again about an approval whose step already ran and reported its result, it refuses with
+    the record's words (`already_done`), as the Claude Code driver tells its agent."""
+    from integrations.hooks import gateway
+
+    body = hook_input(tool_input={"command": "touch notes.txt"})
+    waiting = asyncio.create_task(call(hook_token, body))
+    approval = await pending_for(api)
+    await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/approve/", {"hash": approval["hash"]}, format="json")
+    assert decision(await asyncio.wait_for(waiting, 10))[0] == "allow"
+    await call(hook_token, {
+        "session_id": "sess-1", "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": body["tool_use_id"],
+        "tool_input": body["tool_input"], "tool_response": {"stdout": "touched\n", "stderr": "", "interrupted": False},
+    }, path="/api/v1/hooks/claude-code/post-tool-use/", policy="")
+    again = await sync_to_async(gateway.hook_resolution)(approval_id=approval["id"])
+    assert again is not None
+    assert (again.outcome, again.already_done, again.recorded_output) == ("deny", True, "touched\n")
+    request = gateway.mapping.build_request("Bash", body["tool_input"], body["cwd"], body["tool_use_id"], read_files=False)
+    answer = gateway.HookAnswer(run_id=approval["run"], request=request, outcome=again)
+    output = gateway.hook_output(answer, tool_input=body["tool_input"])["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny"
+    assert output["permissionDecisionReason"] == again.reason.strip()  # the record's words, as the driver tells them
+    assert again.reason.startswith("Already done:") and "touched" in again.reason
+
+
 async def test_questions_and_plans_stay_with_the_developer(hook_token: str, hook_policy: str) -> None:
     questions = {"questions": [{"question": "Which?", "header": "Pick", "options": [{"label": "A"}], "multiSelect": False}]}
     verdict, reason = decision(await call(hook_token, hook_input("AskUserQuestion", questions)))
