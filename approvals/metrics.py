@@ -113,8 +113,8 @@ def decision_times() -> list[DecisionTimes]:
 
 def decisions() -> list[tuple[str, str, str, int]]:
     """(kind, outcome, decided_by, count) of every decided step: what the gate's decisions
-    were and who or what made them (policy, grant, mode, external, console, api, person,
-    timeout, system)."""
+    were and who or what made them (`Step.DecidedBy`: policy, grant, mode, external, console,
+    api, link, person, timeout, system)."""
     rows = (
         Step.objects.filter(status__in=list(STEP_OUTCOMES))
         .values("kind", "status", "decided_by")

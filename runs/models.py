@@ -167,10 +167,56 @@ class Step(models.Model):
         ABORTED = "aborted"
         ANSWERED = "answered"  # a question answered or a plan reviewed; answers recorded
 
+    class Kind(models.TextChoices):
+        """What the agent asked (`drivers.base.Kind`), in `approvals.models.Approval.Kind`'s
+        words: a step's approval has its step's kind, or `interrupted_side_effect` when the
+        step may have run before a restart (`delivery` approvals have no step)."""
+
+        PERMISSION = "permission"
+        PLAN_REVIEW = "plan_review", "Plan review"
+        QUESTION = "question"
+
+    class Verdict(models.TextChoices):
+        """What the policy said (`approvals.policy` `Verdict.decision`), or the external
+        decision point where it decided (rule `external`); `shadow_verdict` too, or blank."""
+
+        ALLOW = "allow"
+        ASK = "ask"
+        DENY = "deny"
+        ABORT = "abort"
+
+    class DecidedBy(models.TextChoices):
+        """Who or what decided the step (blank while it waits). One vocabulary with
+        `approvals.models.Approval.Via`: a step decided through its approval records the
+        approval's `decided_via` as it is (the hand-out copies it), so every `Via` word is
+        here, meaning the same. The gate also writes `policy`, `grant` and `mode` when it
+        decides a request at once, and `system` for a step closed without an answer (the run
+        ended, a restart superseded it). Two words are the step's own:
+
+        - `external`: the rule policy's external decision point settled the request;
+        - `person`: an interrupted side effect run again because a person had approved this
+          same request before (same hash: `recheck_after_interruption`). Which way that
+          person decided (`console`, `api`, `link`) is on that approval, not here; stored
+          rows say `person`, so the word stays (no data migration).
+
+        A `drivers.base.Decision` may also say `record` (a replayed step answered from the
+        record); that is never stored."""
+
+        POLICY = "policy"
+        GRANT = "grant"
+        MODE = "mode"
+        EXTERNAL = "external"
+        CONSOLE = "console"
+        API = "api"
+        LINK = "link"  # a signed one-tap link from a notification
+        PERSON = "person"
+        TIMEOUT = "timeout"
+        SYSTEM = "system"
+
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
     seq = models.PositiveIntegerField()
     tool = models.CharField(max_length=128)
-    kind = models.CharField(max_length=32, default="permission")
+    kind = models.CharField(max_length=32, choices=Kind.choices, default=Kind.PERMISSION)
     subtype = models.CharField(max_length=32, blank=True)
     # The agent's own id of the tool call (Claude Code's tool_use_id, Codex's item id, ACP's
     # toolCallId, OpenCode's callID): an integration matches an approval to the transcript.
@@ -182,7 +228,7 @@ class Step(models.Model):
     original_request = models.JSONField(null=True, blank=True)
     presentation = models.JSONField(default=dict, blank=True)
     # What the policy said, and which rule of which policy version said it.
-    verdict = models.CharField(max_length=16)
+    verdict = models.CharField(max_length=16, choices=Verdict.choices)
     rule = models.CharField(max_length=200, blank=True)
     reason = models.TextField(blank=True)
     segments = models.JSONField(default=list, blank=True)
@@ -192,7 +238,7 @@ class Step(models.Model):
         "approvals.PolicyVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="steps"
     )
     # Shadow mode: what the run's shadow policy would have decided (it decided nothing).
-    shadow_verdict = models.CharField(max_length=16, blank=True)
+    shadow_verdict = models.CharField(max_length=16, choices=Verdict.choices, blank=True)
     shadow_rule = models.CharField(max_length=200, blank=True)
     shadow_version = models.ForeignKey(
         "approvals.PolicyVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="shadow_steps"
@@ -205,7 +251,7 @@ class Step(models.Model):
     external = models.JSONField(null=True, blank=True)
     # The final outcome after any human decision, and who made it.
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.REQUESTED)
-    decided_by = models.CharField(max_length=32, blank=True)
+    decided_by = models.CharField(max_length=32, choices=DecidedBy.choices, blank=True)
     # Questions and plan reviews: what the person answered (kept for resume and the log).
     answers = models.JSONField(null=True, blank=True)
     plan_mode = models.CharField(max_length=16, blank=True)
