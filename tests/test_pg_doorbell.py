@@ -15,7 +15,7 @@ from django.db import transaction
 from infra import pg_doorbell
 from tests.approvals.gate.test_resolution import waiting  # noqa: F401  (a run of `w1` waiting on one approval)
 from tests.console.conftest import make_approval  # noqa: F401  (the console's fixture)
-from tests.flow import decide, finished, pending_approval, start_run
+from tests.flow import decide, eventually, finished, pending_approval, start_run, watch
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -83,6 +83,7 @@ async def test_a_waiting_run_hears_its_decision_from_the_database_alone(
 ) -> None:
     """The channel layer's doorbell to the run is lost and the run would not re-read its row
     for ten minutes: the decision still reaches it, through PostgreSQL."""
+    from drivers import runcontext
     from infra import broadcast
 
     settings.GATEHOUSE_WAIT_POLL_S = 600
@@ -93,9 +94,10 @@ async def test_a_waiting_run_hears_its_decision_from_the_database_alone(
             real_send_now(group, message, **kwargs)
 
     monkeypatch.setattr(broadcast, "send_now", lose_run_doorbells)
+    rounds = watch(monkeypatch, runcontext, "_deadline_in")  # the run found its approval pending and waits
     run = await start_run(api, PUSH)
     approval = await pending_approval(api, run["id"])
-    await asyncio.sleep(0.2)  # the run is waiting on its doorbell, its first poll done
+    await eventually(lambda: rounds.matching(approval["id"]))  # its first poll done: only a doorbell wakes it now
     assert (await decide(api, approval, "approve")).status_code == 200
     done = await finished(run["id"], timeout=20)
     assert done.status == "completed"
