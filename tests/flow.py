@@ -112,3 +112,35 @@ async def reconcile_rounds(supervisor: Any, rounds: int = 2, *, timeout: float =
                 await asyncio.wait_for(finished_one.wait(), remaining)
     finally:
         supervisor.reconcile = real
+
+
+_MISSING = object()
+
+
+class Calls:
+    """Each call of a module's function, recorded as it returns (from any thread): when,
+    with what and what it returned. `watch` puts one in place; a test waits on these calls —
+    a wait loop's round, a poll — instead of sleeping for "long enough"."""
+
+    def __init__(self, module: Any, name: str) -> None:
+        self.real = getattr(module, name)
+        self.log: list[tuple[float, tuple[Any, ...], dict[str, Any], Any]] = []
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        result = self.real(*args, **kwargs)
+        self.log.append((time.monotonic(), args, kwargs, result))
+        return result
+
+    def matching(self, *args: Any, **kwargs: Any) -> list[tuple[float, Any]]:
+        """(when, result) of the calls made with these arguments (and perhaps others)."""
+        return [
+            (at, result) for at, positional, named, result in list(self.log)
+            if positional[: len(args)] == args and all(named.get(k, _MISSING) == v for k, v in kwargs.items())
+        ]  # fmt: skip
+
+
+def watch(monkeypatch: Any, module: Any, name: str) -> Calls:
+    """Record the calls of `module.name` (looked up by name where it is called) for this test."""
+    calls = Calls(module, name)
+    monkeypatch.setattr(module, name, calls)
+    return calls

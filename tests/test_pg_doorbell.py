@@ -15,7 +15,7 @@ from django.db import transaction
 from infra import pg_doorbell
 from tests.approvals.gate.test_resolution import waiting  # noqa: F401  (a run of `w1` waiting on one approval)
 from tests.console.conftest import make_approval  # noqa: F401  (the console's fixture)
-from tests.flow import decide, finished, pending_approval, start_run
+from tests.flow import decide, eventually, finished, pending_approval, start_run, watch
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -40,6 +40,26 @@ def _heard(conn: Any, timeout: float = 1.0) -> list[str]:
     return [note.payload for note in conn.notifies(timeout=timeout, stop_after=1)]
 
 
+MARK = "gatehouse-test-mark"
+
+
+def _heard_before_a_mark(conn: Any, timeout: float = 10.0) -> list[str]:
+    """What the listener hears before a mark notified now, on a connection of its own.
+    PostgreSQL delivers notifications in the order their transactions committed: anything
+    rung (and committed) before the mark arrives before it, so hearing the mark first proves
+    nothing was rung, without waiting "long enough" for a ring that does not come."""
+    import psycopg
+
+    with psycopg.connect(**pg_doorbell._connect_kwargs(), autocommit=True) as other:
+        other.execute("SELECT pg_notify(%s, %s)", [pg_doorbell.CHANNEL, MARK])
+    heard: list[str] = []
+    for note in conn.notifies(timeout=timeout):
+        if note.payload == MARK:
+            return heard
+        heard.append(note.payload)
+    raise AssertionError(f"the mark was not heard within {timeout} s (heard before it: {heard})")
+
+
 def test_a_decision_rings_at_commit_and_a_rolled_back_one_never(make_user: Any, make_approval: Any) -> None:  # noqa: F811
     from approvals.services import approval_decide
 
@@ -49,13 +69,13 @@ def test_a_decision_rings_at_commit_and_a_rolled_back_one_never(make_user: Any, 
     try:
         with transaction.atomic():
             approval_decide(approval_id=kept.pk, user=alice, approve=True, hash=kept.hash, via="api")
-            assert _heard(conn, timeout=0.3) == []  # not before commit
+            assert _heard_before_a_mark(conn) == []  # not before commit
         assert _heard(conn) == [str(kept.run_id)]
 
         with pytest.raises(RuntimeError), transaction.atomic():
             approval_decide(approval_id=undone.pk, user=alice, approve=False, hash=undone.hash, via="api")
             raise RuntimeError("the request failed after the decision")
-        assert _heard(conn, timeout=0.5) == []
+        assert _heard_before_a_mark(conn) == []
         undone.refresh_from_db()
         assert undone.status == "pending"
     finally:
@@ -71,7 +91,7 @@ def test_only_leaving_pending_rings(make_approval: Any) -> None:  # noqa: F811
     try:
         Approval.objects.filter(pk=approval.pk).update(reason="edited")
         Approval.objects.filter(pk=approval.pk).update(status="pending")
-        assert _heard(conn, timeout=0.3) == []
+        assert _heard_before_a_mark(conn) == []
         Approval.objects.filter(pk=approval.pk).update(status="expired")
         assert _heard(conn) == [str(approval.run_id)]
     finally:
@@ -83,6 +103,7 @@ async def test_a_waiting_run_hears_its_decision_from_the_database_alone(
 ) -> None:
     """The channel layer's doorbell to the run is lost and the run would not re-read its row
     for ten minutes: the decision still reaches it, through PostgreSQL."""
+    from drivers import runcontext
     from infra import broadcast
 
     settings.GATEHOUSE_WAIT_POLL_S = 600
@@ -93,9 +114,10 @@ async def test_a_waiting_run_hears_its_decision_from_the_database_alone(
             real_send_now(group, message, **kwargs)
 
     monkeypatch.setattr(broadcast, "send_now", lose_run_doorbells)
+    rounds = watch(monkeypatch, runcontext, "_deadline_in")  # the run found its approval pending and waits
     run = await start_run(api, PUSH)
     approval = await pending_approval(api, run["id"])
-    await asyncio.sleep(0.2)  # the run is waiting on its doorbell, its first poll done
+    await eventually(lambda: rounds.matching(approval["id"]))  # its first poll done: only a doorbell wakes it now
     assert (await decide(api, approval, "approve")).status_code == 200
     done = await finished(run["id"], timeout=20)
     assert done.status == "completed"

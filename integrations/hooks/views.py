@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -30,6 +31,8 @@ from integrations.hooks import gateway
 from integrations.models import Scope
 from project.api import json_error
 from runs.models import Run
+
+logger = logging.getLogger(__name__)
 
 # The gateway's database work runs on its own threads (GATEHOUSE_HOOK_DB_THREADS; one on
 # SQLite, where each keeps its connection; on PostgreSQL they borrow from the pool). Django's
@@ -93,6 +96,8 @@ async def wait_for_decision(run_id: int, approval_id: int) -> Decision:
                 await db(approval_expire)(approval_id=approval_id)
                 continue
             timeout = settings.GATEHOUSE_WAIT_POLL_S if remaining is None else min(settings.GATEHOUSE_WAIT_POLL_S, remaining)
+            # Each round that found the request undecided (tests of a `serve` process wait on it).
+            logger.debug("hook gateway: approval %s still pending, waiting up to %.1f s", approval_id, timeout)
             with contextlib.suppress(TimeoutError):
                 if channel:
                     await asyncio.wait_for(layer.receive(channel), timeout=max(timeout, 0.01))

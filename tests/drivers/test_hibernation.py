@@ -19,7 +19,7 @@ from approvals.models import Approval, Policy
 from runs.models import Activity, Run, Step
 from tests.drivers.test_agents_e2e import Agent, agent  # noqa: F401  (fixtures)
 from tests.drivers.test_claude_code import processes_in
-from tests.flow import decide, eventually, pending_approval, reconcile_rounds, start_run
+from tests.flow import decide, eventually, pending_approval, reconcile_rounds, start_run, watch
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -27,11 +27,12 @@ ASK_TOUCH = {"commands": {"ask": ["touch"]}, "default": "allow"}
 QUESTION = {"questions": [{"id": "color", "header": "Color", "question": "Which color?",
                            "options": [{"label": "Red"}, {"label": "Blue"}], "multi_select": False, "allow_other": False}]}
 TIMEOUT = 60
+HIBERNATE_AFTER_S = 0.5
 
 
 @pytest.fixture(autouse=True)
 def quick_sleep(settings: Any) -> None:
-    settings.GATEHOUSE_HIBERNATE_AFTER_S = 0.5
+    settings.GATEHOUSE_HIBERNATE_AFTER_S = HIBERNATE_AFTER_S
 
 
 @pytest.fixture
@@ -132,13 +133,22 @@ async def test_without_a_decision_a_sleeping_run_stays_asleep(api: Any, worker: 
     assert run["id"] not in worker.tasks or worker.tasks[run["id"]].done()
 
 
-async def test_hibernation_can_be_switched_off(api: Any, worker: Any, ask_touch: str, settings: Any) -> None:
-    import asyncio
+async def test_hibernation_can_be_switched_off(api: Any, worker: Any, ask_touch: str, settings: Any, monkeypatch: Any) -> None:
+    from drivers import runcontext
 
     settings.GATEHOUSE_HIBERNATE_AFTER_S = 0
+    rounds = watch(monkeypatch, runcontext, "_deadline_in")  # each round of the run's wait on the person
     run = await start_run(api, {"steps": [bash("touch b.txt")]}, policy=ask_touch)
     approval = await pending_approval(api, run["id"])
-    await asyncio.sleep(1.5)
+
+    def past_the_point() -> bool:
+        # A round of the wait began HIBERNATE_AFTER_S after its first (so after the wait
+        # began): with hibernation on, the run would have gone to sleep there; one round
+        # more says it did not (a hibernating run waits no more rounds).
+        times = [at for at, _ in rounds.matching(approval["id"])]
+        return any(later - times[0] >= HIBERNATE_AFTER_S for later in times[:-1])
+
+    await eventually(past_the_point, timeout=TIMEOUT)
     assert "run.hibernated" not in await sync_to_async(events_of)(run["id"])
     await decide(api, approval, "approve")
     assert (await done(run["id"])).status == "completed"

@@ -3,7 +3,6 @@ and as `manage.py runworker drivers` beside the web process over channels-redis.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import urllib.request
@@ -41,12 +40,25 @@ def redis_layer(settings: Any) -> str:
     return prefix
 
 
+def blocking_receive_ran_out(client_name: str) -> bool:
+    """One of the named client's connections is blocked in a receive (BZPOPMIN, 5 s) that
+    began at least 5 s after the connection opened: a blocking receive on it ran out and the
+    client went on listening on the same connection. (CLIENT LIST's `age` and `idle` are whole
+    seconds: age - idle >= 6 is at least 5 s.)"""
+    import redis
+
+    with redis.Redis(host="127.0.0.1", port=6379) as client:
+        mine = [c for c in client.client_list() if c.get("name") == client_name]
+    return any(c["cmd"] == "bzpopmin" and int(c["age"]) - int(c["idle"]) >= 6 for c in mine)
+
+
 async def test_runworker_process_runs_a_run_over_redis(api: Any, redis_layer: str, tmp_path: Path) -> None:
+    name = f"{redis_layer}-worker"  # its connections, in Redis's CLIENT LIST
     worker = manage(
         ["runworker", "drivers"],
         child_env(
             DATABASE_URL=database_url_of_test_db(),
-            REDIS_URL="redis://127.0.0.1:6379/0",
+            REDIS_URL=f"redis://127.0.0.1:6379/0?client_name={name}",
             GATEHOUSE_CHANNEL_PREFIX=redis_layer,
             GATEHOUSE_VAR_DIR=tmp_path / "worker-var",
         ),
@@ -54,7 +66,12 @@ async def test_runworker_process_runs_a_run_over_redis(api: Any, redis_layer: st
     try:
         # Idle longer than a blocking receive (5 s): the worker must still be listening.
         worker.wait_for_line("", timeout=30)
-        await asyncio.sleep(6.5)
+
+        def ran_out_and_listens() -> bool:
+            assert worker.proc.poll() is None, worker.lines[-20:]
+            return blocking_receive_ran_out(name)
+
+        await eventually(ran_out_and_listens, timeout=60, interval=0.2)
         assert worker.proc.poll() is None, worker.lines[-20:]
         response = await sync_to_async(api.post)(
             "/api/v1/runs/", {"driver": "scripted", "scenario": ECHO, "workspace": str(tmp_path)}, format="json"

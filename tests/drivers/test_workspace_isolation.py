@@ -112,10 +112,15 @@ async def test_administrator_mcp_server_starts_and_each_call_waits_for_the_gate(
     asked: list[ToolRequest] = []
 
     async def person(request: ToolRequest) -> Decision:
+        # The request reached the gate and the CLI waits on this answer. Whether the server
+        # was called before it is read from the server's log afterwards, not from a wait
+        # here: the answer is appended to the same log, in order with the server's own lines.
         asked.append(request)
-        await asyncio.sleep(0.5)  # a person reads the request; the server must not be called meanwhile
         assert not marker.exists(), "the MCP tool ran before the decision"
-        if len(asked) == 1:
+        outcome = "deny" if len(asked) == 1 else "allow"
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"event": "decided", "note": request.input.get("note"), "outcome": outcome}) + "\n")
+        if outcome == "deny":
             return Decision("deny", reason="not that note", decided_by="person")
         return Decision("allow", decided_by="person")
 
@@ -138,7 +143,12 @@ async def test_administrator_mcp_server_starts_and_each_call_waits_for_the_gate(
     assert denied["is_error"] and "not that note" in denied["text"]
     assert "marker written: second" in allowed["text"] and marker.read_text() == "second\n"
     calls = [e["params"]["arguments"] for e in mcp_log(log) if e.get("method") == "tools/call"]
+    # The denied call never reached the server in the whole run (the CLI went on to its next
+    # turn and finished, so any call of it would be logged by now); the allowed one only
+    # after its decision.
     assert calls == [{"note": "second"}], "only the allowed call may reach the MCP server"
+    order = [("decided" if e.get("event") == "decided" else e.get("method")) for e in mcp_log(log)]
+    assert [o for o in order if o in ("decided", "tools/call")] == ["decided", "decided", "tools/call"], order
     assert mcp_log(log)[0]["event"] == "started"
     # The workspace's own .mcp.json servers did not start beside the administrator's.
     assert ws.ran() == []

@@ -47,7 +47,9 @@ class Gatehouse:
             assert step.proc.wait(timeout=120) == 0, step.lines
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.server: ManagedProcess = manage(["serve", "--no-demo", "--host", "127.0.0.1", "--port", str(self.port)], self.env)
+        # At DEBUG the server logs each round of the hook's wait that found its request undecided.
+        serve_env = {**self.env, "GATEHOUSE_LOG_LEVEL": "DEBUG"}
+        self.server: ManagedProcess = manage(["serve", "--no-demo", "--host", "127.0.0.1", "--port", str(self.port)], serve_env)
         self.server.wait_for_line("Login link: ")
         self.hook_token = self.token("hooks")
         self.api_token = self.token("read,approvals:decide")
@@ -64,6 +66,11 @@ class Gatehouse:
         )
         with urllib.request.urlopen(request, timeout=10) as response:
             return json.loads(response.read())
+
+    def still_pending(self, approval_id: int) -> int:
+        """How many rounds of the hook's wait found this approval undecided (the server's log)."""
+        line = f"hook gateway: approval {approval_id} still pending"
+        return sum(line in logged for logged in list(self.server.lines))
 
     def stop(self) -> None:
         self.server.stop()
@@ -129,7 +136,9 @@ def test_claude_code_under_the_hook_gateway(tmp_path: Path) -> None:
             # The `ask` (touch) waits in the gateway until a reviewer approves it over the API.
             approval = wait_for(lambda: (gatehouse.api("GET", "/api/v1/approvals/?status=pending")["results"] or [None])[0], 90)
             assert approval["presentation"]["command"] == "touch approved.txt"
-            time.sleep(1.0)
+            # The gateway found the request undecided, waited a round and found it so again:
+            # had it been going to answer without the reviewer, it would have by then.
+            wait_for(lambda: gatehouse.still_pending(approval["id"]) >= 2, 30)
             assert not (workspace / "approved.txt").exists() and proc.poll() is None  # still waiting
             gatehouse.api("POST", f"/api/v1/approvals/{approval['id']}/approve/", {"hash": approval["hash"]})
             code, out, err = finish(proc)

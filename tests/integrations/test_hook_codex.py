@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +102,9 @@ def test_codex_under_the_hook_gateway(tmp_path: Path) -> None:
             proc = codex(binary, tmp_path, workspace, model, gatehouse.url, gatehouse.hook_token)
             approval = wait_for(lambda: (gatehouse.api("GET", "/api/v1/approvals/?status=pending")["results"] or [None])[0], 90)
             assert approval["presentation"]["command"] == "touch approved.txt"
-            time.sleep(1.0)
+            # The gateway found the request undecided, waited a round and found it so again:
+            # had it been going to answer without the reviewer, it would have by then.
+            wait_for(lambda: gatehouse.still_pending(approval["id"]) >= 2, 30)
             assert not (workspace / "approved.txt").exists() and proc.poll() is None  # still waiting
             gatehouse.api("POST", f"/api/v1/approvals/{approval['id']}/approve/", {"hash": approval["hash"]})
             code, out, err = finish(proc)

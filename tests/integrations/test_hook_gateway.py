@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from approvals.models import Approval
 from integrations.models import HookSession
 from runs.models import Run, Step
-from tests.flow import eventually, reconcile_rounds
+from tests.flow import eventually, reconcile_rounds, watch
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -144,13 +144,20 @@ async def pending_for(api: APIClient) -> dict[str, Any]:
     return await eventually(check, timeout=20)
 
 
-async def test_an_ask_waits_for_the_reviewer_then_allows(hook_token: str, hook_policy: str, api: APIClient) -> None:
+async def test_an_ask_waits_for_the_reviewer_then_allows(
+    hook_token: str, hook_policy: str, api: APIClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from integrations.hooks import gateway
+
+    reads = watch(monkeypatch, gateway, "hook_resolution")  # the long-poll's rounds
     body = hook_input(tool_input={"command": "touch notes.txt"})
     waiting = asyncio.create_task(call(hook_token, body))
     approval = await pending_for(api)
     assert approval["presentation"]["command"] == "touch notes.txt"
     assert approval["tool_call_id"] == body["tool_use_id"]  # Claude Code's own id of the call
-    await asyncio.sleep(0.3)
+    # The long-poll found the request pending, waited a round and found it pending again:
+    # had it been going to answer without the person, it would have by then.
+    await eventually(lambda: [r for _, r in reads.matching(approval_id=approval["id"])][:2] == [None, None])
     assert not waiting.done()  # the hook is still waiting on the person
     response = await sync_to_async(api.post)(f"/api/v1/approvals/{approval['id']}/approve/", {"hash": approval["hash"]}, format="json")
     assert response.status_code == HTTPStatus.OK
