@@ -36,8 +36,14 @@ def changed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
 def _pending(reviewer: Any, *, timeout_s: float | None) -> Approval:
     policy_save(policy=Policy(name="ask-all", document={"default": "ask"}))
     run_policy = {"approvals": {"timeout_s": timeout_s if timeout_s is not None else -1}}
-    run = run_create(driver="scripted", prompt="p", scenario={"steps": [{"message": "m"}]}, policy_name="ask-all",
-                     run_policy=run_policy, user=reviewer)
+    run = run_create(
+        driver="scripted",
+        prompt="p",
+        scenario={"steps": [{"message": "m"}]},
+        policy_name="ask-all",
+        run_policy=run_policy,
+        user=reviewer,
+    )
     asked = gate_request(run_id=run.pk, tool="bash", input={"command": "date"}, cwd="/tmp")
     assert asked.outcome == "wait" and asked.approval_id is not None
     return Approval.objects.get(pk=asked.approval_id)
