@@ -11,10 +11,12 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 
 from approvals import policy as core
 from approvals.errors import ApprovalError
@@ -33,8 +35,9 @@ from runs.timeline import activity_record, run_wake_on_commit
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ApprovalError", "BatchOutcome", "approval_answer", "approval_decide", "approval_decide_each", "approval_expire",
-           "grant_create", "grant_revoke", "grant_settle_pending", "policy_save"]
+__all__ = ["ApprovalError", "BatchOutcome", "approval_answer", "approval_deadline_bound", "approval_decide",
+           "approval_decide_each", "approval_expire", "approval_give_up", "grant_create", "grant_revoke",
+           "grant_settle_pending", "policy_save"]
 
 # The verbs each kind accepts: an answer is never a decision and a decision never an answer.
 VERBS_BY_KIND: dict[str, set[str]] = {
@@ -445,6 +448,39 @@ def approval_expire(*, approval_id: int, owner: str | None = None) -> bool:
             approval = Approval.objects.get(pk=approval_id)
             _after_resolution(approval, event_payload={"approval": approval_id, "decision": "expired", "via": "timeout"})
     return bool(changed)
+
+
+def approval_deadline_bound(*, approval_id: int, latest: datetime) -> bool:
+    """Bring a pending approval's deadline forward to `latest` (its asker cannot wait
+    longer: the hook gateway's hook times out): a deadline is only ever made earlier, or
+    set where there was none, never later. The card is replaced in place after commit
+    (`approval_changed`, as a second reviewer's sign-off does), so reviewers see when it
+    really expires. True when the deadline moved.
+
+    One compare-and-set of the approval row, taking no other lock after it (the hook
+    gateway calls it in the gate's transaction, which holds the run already)."""
+    changed = (
+        Approval.objects.filter(pk=approval_id, status=Approval.Status.PENDING)
+        .filter(Q(deadline__isnull=True) | Q(deadline__gt=latest))
+        .update(deadline=latest)
+    )
+    if changed:
+        run_id = Approval.objects.values_list("run_id", flat=True).get(pk=approval_id)
+        broadcast.fragment_on_commit(
+            [broadcast.INBOX_GROUP, broadcast.run_console_group(run_id)], "approval_changed", approval_id=approval_id
+        )
+    return bool(changed)
+
+
+def approval_give_up(*, approval_id: int) -> bool:
+    """Nobody will read the answer any more (the asker went away): a pending approval's
+    deadline becomes now and it expires at once, in one transaction (its run locked first,
+    as every writer takes it), recorded and broadcast as any expiry (`approval_expire`), so
+    no reviewer decides a request nobody waits for. True when it expired here."""
+    with transaction.atomic():
+        _lock_run_of(approval_id)
+        Approval.objects.filter(pk=approval_id, status=Approval.Status.PENDING).update(deadline=clock.now())
+        return approval_expire(approval_id=approval_id)
 
 
 # Read at every run's end (compiled once: `infra.prepared`).

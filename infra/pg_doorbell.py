@@ -18,9 +18,10 @@ ringing every waiting run once when the connection comes back.
 
 `HandOut` is the rest of that hop: the run the doorbell woke hands its approved permission
 out on a second connection of the worker's own, asynchronous, in the worker's event loop —
-the same fenced statement as `approvals.gate.resolution._allowed_at_once`, prepared on the
-server, which the worker hands in (this module knows no app) — instead of a thread hop to Django's database thread and a connection borrowed from
-the pool. Anything else (no such row, the connection down) falls back to that path.
+the fenced statement every path hands an approved permission out with
+(`approvals.gate.resolution.allowed_at_once_statement`), prepared on the server, which the
+worker hands in (this module knows no app) — instead of a thread hop to Django's database
+thread and a connection borrowed from the pool. Anything else (no such row, the connection down) falls back to that path.
 """
 
 from __future__ import annotations

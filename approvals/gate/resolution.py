@@ -3,6 +3,24 @@
 Denials follow the run policy's `on_reject`, timeouts `on_timeout`: `abort` ends the run,
 `continue` hands the driver a typed refusal, `retry` asks again (a new approval, attempt
 + 1) up to `max_retries` when the driver can re-ask, and aborts otherwise.
+
+An approved permission (of a permission step still waiting, with no newer attempt) is
+handed out by one implementation, whoever asks: the UPDATE … RETURNING of
+`allowed_at_once_statement`, read by `allowed_at_once_outcome`. It runs
+
+- on the worker's own asynchronous connection when the run's doorbell rang on PostgreSQL
+  (infra/pg_doorbell.py `HandOut`, wired in drivers/worker.py);
+- on Django's connection, before any read, when a woken worker has no such connection
+  (`gate_resolution(woken=True)` → `_allowed_at_once`);
+- inside `gate_resolution`'s locked read for everything else: a run that polls (not
+  woken), a woken run the statement could not settle at once, and the hook gateway's
+  external runs (`owner` None: the statement without the lease's fence, as `held` is
+  none for them) → `_resolved` → `_permission_handed_out`.
+
+`hand_out(step, outcome="allow", …)` (gate/handout.py) is left for what the statement does
+not cover: an approved plan review (answered, never executing), an approved interrupted
+side effect re-checked against the policy (`recheck_after_interruption`), and the policy's
+or a grant's allow at request time (gate/request.py, through `handed_out`).
 """
 
 from __future__ import annotations
@@ -28,6 +46,7 @@ from runs.timeline import activity_record
 from .asking import approval_open, capability_of
 from .edits import edited_input_of
 from .handout import hand_out
+from .lifecycle import StepMoveRefused
 from .paths import floor_holds, path_context
 from .resume import answer_from_record
 
@@ -75,42 +94,47 @@ def gate_resolution(
             return answer_from_record(step, owner=owner)
         # (The run's status needs no sync here: the resolution synced it, and a new attempt
         # that `_resolved` may open syncs it in `approval_open`; a hand-out moves no approval.)
-        return _resolved(approval, step, retry_supported)
+        return _resolved(approval, step, retry_supported, owner=owner)
 
 
 @functools.cache
-def _allowed_at_once_sql(vendor: str) -> str:
+def _allowed_at_once_sql(vendor: str, fenced: bool = True) -> str:
     """One UPDATE that is `gate_resolution` for the common case: an approved permission of
     a permission step still waiting, with no newer attempt, for the worker that holds the run (the
     fence: owner, not finished, the run row locked as `fence` locks it on PostgreSQL;
     SQLite serializes the statement with every other writer). It moves the step
     waiting → allowed → executing (`step_move`'s path, `hand_out`'s fields) and returns
-    what the driver is told."""
+    what the driver is told. Not `fenced`: a write no worker owns (the hook gateway's
+    external runs, a caller with no lease), which `fence` does not check either."""
     q = connection.ops.quote_name
     run, approval, step = (q(m._meta.db_table) for m in (Run, Approval, Step))
     finished = ", ".join(["%s"] * len(Run.FINISHED))
     lock = " FOR UPDATE" if vendor == "postgresql" else ""
     holder = (f"SELECT 1 FROM {run} r WHERE r.{q('id')} = a.{q('run_id')} AND r.{q('owner')} = %s "
               f"AND r.{q('status')} NOT IN ({finished}){lock}")
+    fence = f"AND EXISTS ({holder}) " if fenced else ""
     return (
         f"UPDATE {step} SET {q('status')} = %s, {q('decided_by')} = a.{q('decided_via')}, {q('started_at')} = %s "
         f"FROM {approval} a WHERE a.{q('id')} = %s AND {step}.{q('id')} = a.{q('step_id')} "
         f"AND a.{q('status')} = %s AND a.{q('kind')} = %s AND {step}.{q('kind')} = %s AND {step}.{q('status')} = %s "
         f"AND NOT EXISTS (SELECT 1 FROM {approval} n WHERE n.{q('step_id')} = a.{q('step_id')} AND n.{q('id')} > a.{q('id')}) "
-        f"AND EXISTS ({holder}) "
+        f"{fence}"
         # (SQLite's RETURNING names only the updated table: the approval's columns by subquery.)
         f"RETURNING {step}.{q('id')}, {step}.{q('decided_by')}, {step}.{q('request')}, {step}.{q('original_request')}, "
         + ", ".join(f"(SELECT {q(c)} FROM {approval} WHERE {q('id')} = %s)" for c in ("reason", "plan_mode", "scope"))
     )
 
 
-def allowed_at_once_statement(approval_id: int, owner: str) -> tuple[str, list[Any]]:
-    """`_allowed_at_once`'s SQL and parameters, for the connection's vendor (the worker's
-    asynchronous connection runs the same statement: infra/pg_doorbell.py)."""
+def allowed_at_once_statement(approval_id: int, owner: str | None) -> tuple[str, list[Any]]:
+    """The approved permission's hand-out (every path's: see the module docstring): its SQL
+    and parameters, for the connection's vendor, fenced by `owner`'s lease unless `owner`
+    is None (the worker's asynchronous connection runs the same statement:
+    infra/pg_doorbell.py)."""
     params = [S.EXECUTING, connection.ops.adapt_datetimefield_value(timezone.now()), approval_id,
-              Approval.Status.APPROVED, Approval.Kind.PERMISSION, Approval.Kind.PERMISSION, S.WAITING, owner,
-              *Run.FINISHED]
-    return _allowed_at_once_sql(connection.vendor), [*params, approval_id, approval_id, approval_id]
+              Approval.Status.APPROVED, Approval.Kind.PERMISSION, Approval.Kind.PERMISSION, S.WAITING]
+    if owner is not None:
+        params += [owner, *Run.FINISHED]
+    return _allowed_at_once_sql(connection.vendor, owner is not None), [*params, approval_id, approval_id, approval_id]
 
 
 def allowed_at_once_outcome(approval_id: int, row: Sequence[Any] | None) -> Decision | None:
@@ -127,7 +151,7 @@ def allowed_at_once_outcome(approval_id: int, row: Sequence[Any] | None) -> Deci
                     plan_mode=plan_mode, scope=scope, updated_input=updated_input)
 
 
-def _allowed_at_once(approval_id: int, owner: str) -> Decision | None:
+def _allowed_at_once(approval_id: int, owner: str | None) -> Decision | None:
     """The hand-out of an approved permission in one statement, or None (not that case:
     the caller reads the approval and decides, as for every other resolution)."""
     # (Tested beside the general path, and against `handed_out` and the lifecycle table:
@@ -150,11 +174,26 @@ def _told_answers(approval: Approval, step: Step) -> dict[str, Any]:
     return core.answers_for_agent(step.presentation.get("questions") or [], answers)
 
 
-def _resolved(approval: Approval, step: Step, retry_supported: bool) -> Decision:
+def _permission_handed_out(approval: Approval, step: Step, owner: str | None) -> Decision:
+    """An approved permission handed out by the one statement, in the caller's transaction
+    (which read the approval and its step and locked the run): the same statement every
+    other path runs. It always matches here; if it did not (the step moved meanwhile), it
+    is refused as `step_move` refuses a compare-and-set that changed nothing."""
+    outcome = _allowed_at_once(approval.pk, owner)
+    if outcome is None:
+        found = Step.objects.filter(pk=step.pk).values_list("status", flat=True).first()
+        raise StepMoveRefused(step.pk, S.ALLOWED, found)
+    return outcome
+
+
+def _resolved(approval: Approval, step: Step, retry_supported: bool, *, owner: str | None = None) -> Decision:
     run = approval.run
     via = approval.decided_via
     if approval.status == Approval.Status.APPROVED and approval.kind == Approval.Kind.INTERRUPTED_SIDE_EFFECT:
         return recheck_after_interruption(approval=approval)
+    if (approval.status == Approval.Status.APPROVED and approval.kind == Approval.Kind.PERMISSION
+            and step.kind == Approval.Kind.PERMISSION):
+        return _permission_handed_out(approval, step, owner)  # the one hand-out (module docstring)
     if approval.status in (Approval.Status.APPROVED, Approval.Status.ANSWERED):
         if approval.kind == Approval.Kind.QUESTION:
             if approval.answers is None:

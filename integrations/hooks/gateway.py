@@ -29,7 +29,7 @@ from django.db.models.functions import Coalesce
 from approvals.gate import RUN_UNREAD, gate_request_in, gate_resolution, step_finish
 from approvals.models import Approval
 from approvals.policy import PolicyError
-from approvals.services import approval_expire
+from approvals.services import approval_deadline_bound, approval_give_up
 from drivers.base import Decision, ToolRequest
 from drivers.claude_code import mapping
 from infra import clock
@@ -264,8 +264,7 @@ def _decide(hook: HookSession, call: PreToolUse) -> HookAnswer:
 def _bound_deadline(approval_id: int) -> None:
     """The hook cannot wait longer than GATEHOUSE_HOOK_WAIT_S (its own timeout is near):
     the approval's deadline is never later, so reviewers see when it really expires."""
-    latest = clock.now() + timedelta(seconds=settings.GATEHOUSE_HOOK_WAIT_S)
-    Approval.objects.filter(pk=approval_id, status=Approval.Status.PENDING).exclude(deadline__lt=latest).update(deadline=latest)
+    approval_deadline_bound(approval_id=approval_id, latest=clock.now() + timedelta(seconds=settings.GATEHOUSE_HOOK_WAIT_S))
 
 
 def hook_resolution(*, approval_id: int) -> Decision | None:
@@ -281,8 +280,7 @@ def hook_resolution(*, approval_id: int) -> Decision | None:
 def hook_give_up(*, approval_id: int) -> Decision | None:
     """Nobody will read the answer any more (the hook went away): expire the approval now,
     so no reviewer decides a request no agent waits for, and settle its step."""
-    Approval.objects.filter(pk=approval_id, status=Approval.Status.PENDING).update(deadline=clock.now())
-    approval_expire(approval_id=approval_id)
+    approval_give_up(approval_id=approval_id)
     return hook_resolution(approval_id=approval_id)
 
 

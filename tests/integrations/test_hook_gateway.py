@@ -17,6 +17,7 @@ from rest_framework.test import APIClient
 from approvals.models import Approval
 from integrations.models import HookSession
 from runs.models import Run, Step
+from tests.approvals.gate.test_resolution import statement_only  # noqa: F401  (no ORM allow for a permission)
 from tests.flow import eventually, reconcile_rounds, watch
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -502,3 +503,24 @@ def test_the_unfenced_gate_refuses_a_workers_run(reviewer: Any) -> None:
     with transaction.atomic(), pytest.raises(RuntimeError, match="is for external runs"):
         gate_request_in(run, tool="bash", input={"command": "ls"}, cwd=run.workspace)
     assert not Step.objects.filter(run=run).exists()
+
+
+def test_the_gateway_hands_an_approved_permission_out_by_the_one_statement(
+    reviewer: Any, admin_user: Any, hook_policy: str, statement_only: list[str]  # noqa: F811
+) -> None:
+    """The hook gateway's external run (no worker owns it): an approved permission is handed
+    out by the same statement as a worker's, without the lease's fence (issue 31)."""
+    from approvals.services import approval_decide
+    from integrations.hooks import gateway
+
+    call = gateway.parse_pre_tool_use(hook_input(tool_input={"command": "touch x"}))
+    answer = gateway.hook_pre_tool_use(user=reviewer, call=call, policy_name=hook_policy)
+    assert answer.outcome is not None and answer.outcome.outcome == "wait" and answer.outcome.approval_id is not None
+    approval = Approval.objects.get(pk=answer.outcome.approval_id)
+    approval_decide(approval_id=approval.pk, user=admin_user, approve=True, hash=approval.hash, via="console")
+    outcome = gateway.hook_resolution(approval_id=approval.pk)
+    assert statement_only == ["unfenced"]
+    assert outcome is not None and (outcome.outcome, outcome.decided_by, outcome.approval_id) == ("allow", "console", approval.pk)
+    step = Step.objects.get(pk=outcome.step_id)
+    assert (step.status, step.decided_by, step.finished_at) == (Step.Status.EXECUTING, "console", None)
+    assert step.started_at is not None and step.run.owner == ""

@@ -289,3 +289,125 @@ def test_a_woken_worker_hands_an_approved_plan_out_as_the_general_path_does(revi
     outcome = gate_resolution(approval_id=approval.pk, retry_supported=False, owner="w1", woken=True)
     assert outcome is not None and (outcome.outcome, outcome.plan_mode) == ("allow", "accept-edits")
     assert Step.objects.get(pk=outcome.step_id).status == Step.Status.ANSWERED
+
+
+# -- one hand-out of an approved permission, whoever asks (issue 31) --------------------------
+
+
+@pytest.fixture
+def statement_only(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Fails the test if an approved permission is handed out by the ORM's `hand_out`
+    instead of the one statement; collects the statements that ran (the hand-outs)."""
+    from approvals.gate import resolution
+
+    real = resolution.hand_out
+
+    def guarded(step: Step, *, outcome: Any, **fields: Any) -> Any:
+        assert not (outcome == "allow" and step.kind == Approval.Kind.PERMISSION), (
+            "an approved permission was handed out by hand_out, not by the one statement"
+        )
+        return real(step, outcome=outcome, **fields)
+
+    monkeypatch.setattr(resolution, "hand_out", guarded)
+    ran: list[str] = []
+    original = resolution._allowed_at_once
+
+    def counted(approval_id: int, owner: str | None) -> Any:
+        outcome = original(approval_id, owner)
+        if outcome is not None:
+            ran.append("fenced" if owner is not None else "unfenced")
+        return outcome
+
+    monkeypatch.setattr(resolution, "_allowed_at_once", counted)
+    return ran
+
+
+def test_a_polled_worker_hands_out_an_approved_permission_by_the_one_statement(
+    waiting: tuple[int, int], admin_user: Any, statement_only: list[str]
+) -> None:
+    """Not woken (the poll's timer): the locked read, then the same statement as a woken
+    worker's, fenced by the lease — never the ORM's hand-out."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    approval_id = _decided(waiting, admin_user)
+    with CaptureQueriesContext(connection) as queries:
+        outcome = gate_resolution(approval_id=approval_id, retry_supported=False, owner="w1")
+    assert statement_only == ["fenced"]
+    updates = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
+    assert len(updates) == 1 and "RETURNING" in updates[0]  # the statement, not step_move's UPDATE
+    assert outcome is not None and outcome.outcome == "allow" and outcome.approval_id == approval_id
+    step = Step.objects.get(pk=outcome.step_id)
+    assert (step.status, step.decided_by, step.finished_at) == (Step.Status.EXECUTING, "api", None)
+    assert step.started_at is not None
+
+
+def test_an_unowned_run_s_approved_permission_is_handed_out_by_the_one_statement_unfenced(
+    reviewer: Any, admin_user: Any, statement_only: list[str]
+) -> None:
+    """No owner (the hook gateway's external runs, a caller with no lease): the statement
+    without the lease's fence, as `fence` is none for them — the same step, the same answer."""
+    policy_save(policy=Policy(name="ask-all", document={"default": "ask"}))
+    run = run_create(driver="scripted", prompt="p", scenario={"steps": [{"message": "m"}]}, policy_name="ask-all", user=reviewer)
+    asked = gate_request(run_id=run.pk, tool="bash", input={"command": "date"}, cwd="/tmp")
+    assert asked.approval_id is not None
+    _decided((run.pk, asked.approval_id), admin_user)
+    outcome = gate_resolution(approval_id=asked.approval_id, retry_supported=False)
+    assert statement_only == ["unfenced"]
+    assert outcome is not None and (outcome.outcome, outcome.decided_by) == ("allow", "api")
+    assert Step.objects.get(pk=outcome.step_id).status == Step.Status.EXECUTING
+
+
+def test_every_path_leaves_an_approved_permission_s_step_alike(reviewer: Any, admin_user: Any, statement_only: list[str]) -> None:
+    """Woken, polled, and unowned: decided alike (once for the session, with a reason), the
+    driver hears the same and the steps end alike — one implementation."""
+    policy_save(policy=Policy(name="ask-all", document={"default": "ask"}))
+    told, steps = [], []
+    for owner, woken in (("w-woken", True), ("w-polled", False), (None, False)):
+        run = run_create(driver="scripted", prompt="p", scenario={"steps": [{"message": "m"}]}, policy_name="ask-all", user=reviewer)
+        if owner is not None:
+            assert run_claim(run_id=run.pk, owner=owner)
+            run_mark_running(run_id=run.pk, owner=owner)
+        asked = gate_request(run_id=run.pk, tool="bash", input={"command": "make deploy"}, cwd="/tmp", owner=owner)
+        assert asked.approval_id is not None
+        approval = Approval.objects.get(pk=asked.approval_id)
+        approval_decide(approval_id=approval.pk, user=admin_user, approve=True, hash=approval.hash, via="console",
+                        reason="fine", scope="session" if approval.suggested_grant else "once")
+        outcome = gate_resolution(approval_id=approval.pk, retry_supported=False, owner=owner, woken=woken)
+        assert outcome is not None
+        told.append({k: v for k, v in vars(outcome).items() if k not in ("step_id", "approval_id")})
+        step = Step.objects.get(pk=outcome.step_id)
+        steps.append((step.status, step.decided_by, step.told, step.answers, step.started_at is not None, step.finished_at))
+    assert statement_only == ["fenced", "fenced", "unfenced"]
+    assert told[0] == told[1] == told[2] and told[0]["outcome"] == "allow" and told[0]["reason"] == "fine"
+    assert steps[0] == steps[1] == steps[2]
+
+
+def test_an_approved_plan_review_is_still_answered_by_hand_out(reviewer: Any, admin_user: Any, statement_only: list[str]) -> None:
+    """What the statement does not cover keeps its path: a plan review is answered (never
+    executing), polled as woken."""
+    policy_save(policy=Policy(name="ask-all", document={"default": "ask"}))
+    run = run_create(driver="scripted", prompt="p", scenario={"steps": [{"message": "m"}]}, policy_name="ask-all", user=reviewer)
+    asked = gate_request(run_id=run.pk, tool="ExitPlanMode", input={"plan": "# Plan"}, cwd="/tmp", kind="plan_review",
+                         subtype="plan")
+    assert asked.approval_id is not None
+    approval = Approval.objects.get(pk=asked.approval_id)
+    approval_decide(approval_id=approval.pk, user=admin_user, approve=True, hash=approval.hash, mode="accept-edits")
+    outcome = gate_resolution(approval_id=approval.pk, retry_supported=False)
+    assert outcome is not None and (outcome.outcome, outcome.plan_mode) == ("allow", "accept-edits")
+    assert statement_only == []
+    assert Step.objects.get(pk=outcome.step_id).status == Step.Status.ANSWERED
+
+
+def test_the_guard_catches_the_orm_s_allow_for_a_permission(
+    waiting: tuple[int, int], admin_user: Any, statement_only: list[str]
+) -> None:
+    """The fixture above is no empty check: the ORM's allow for a permission trips it."""
+    from approvals.gate import resolution
+
+    approval_id = _decided(waiting, admin_user)
+    step = Approval.objects.select_related("step").get(pk=approval_id).step
+    assert step is not None
+    with pytest.raises(AssertionError, match="not by the one statement"):
+        resolution.hand_out(step, outcome="allow", decided_by="api", approval_id=approval_id)
+    assert Step.objects.get(pk=step.pk).status == Step.Status.WAITING
