@@ -89,11 +89,19 @@ def test_driver_options_are_the_drivers_own(schema: dict[str, Any]) -> None:
 
 def test_a_run_policy_has_known_fields_with_their_values(schema: dict[str, Any]) -> None:
     runs = body_schema(schema, "runs/")
-    ok = {"sandbox": "workspace-write", "approvals": {"permission": "ask", "timeout_s": 600, "max_retries": 2,
-                                                       "confirm": {"destructive": "typed"}}}
+    ok = {
+        "sandbox": "workspace-write",
+        "approvals": {"permission": "ask", "timeout_s": 600, "max_retries": 2, "confirm": {"destructive": "typed"}},
+    }
     assert valid(runs, {"driver": "codex", "prompt": "hi", "run_policy": ok})
-    for bad in ({"sandbox": "wide-open"}, {"approvals": {"question": "auto-approve"}}, {"approvals": {"timeout_s": 0}},
-                {"approvals": {"max_retries": 101}}, {"typo": 1}, {"approvals": {"confirm": {"no-such-class": "typed"}}}):
+    for bad in (
+        {"sandbox": "wide-open"},
+        {"approvals": {"question": "auto-approve"}},
+        {"approvals": {"timeout_s": 0}},
+        {"approvals": {"max_retries": 101}},
+        {"typo": 1},
+        {"approvals": {"confirm": {"no-such-class": "typed"}}},
+    ):
         assert not valid(runs, {"driver": "codex", "prompt": "hi", "run_policy": bad}), bad
 
 
@@ -239,9 +247,19 @@ def test_an_evaluation_answers_a_verdict(schema: dict[str, Any]) -> None:
     assert verdict["properties"]["decision"]["enum"] == ["allow", "ask", "deny", "abort"]
 
 
-@pytest.mark.parametrize("path", ["runs/", "approvals/{approval_id}/approve/", "approvals/{approval_id}/deny/",
-                                  "approvals/{approval_id}/answer/", "webhooks/", "policies/{policy_id}/evaluate/",
-                                  "hooks/claude-code/pre-tool-use/", "hooks/codex/session-end/"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "runs/",
+        "approvals/{approval_id}/approve/",
+        "approvals/{approval_id}/deny/",
+        "approvals/{approval_id}/answer/",
+        "webhooks/",
+        "policies/{policy_id}/evaluate/",
+        "hooks/claude-code/pre-tool-use/",
+        "hooks/codex/session-end/",
+    ],
+)
 def test_an_operation_with_a_body_documents_its_refusals_including_a_body_too_large(schema: dict[str, Any], path: str) -> None:
     responses = schema["paths"][f"/api/v1/{path}"]["post"]["responses"]
     assert {"400", "401", "403", "413"} <= set(responses)
