@@ -120,8 +120,10 @@ def document_errors(result: dict[str, Any], generator: Any, request: Any, public
         **error,
     }
     reused = {"description": "idempotency_key_reused: this Idempotency-Key was used for another request.", **error}
-    too_large = {"description": "body_too_large: the request body is larger than GATEHOUSE_MAX_BODY_BYTES "
-                 "(refused before it is read).", **error}
+    too_large = {
+        "description": "body_too_large: the request body is larger than GATEHOUSE_MAX_BODY_BYTES (refused before it is read).",
+        **error,
+    }
     for path in result.get("paths", {}).values():
         for operation in path.values():
             responses = operation.setdefault("responses", {})
