@@ -29,6 +29,10 @@ from approvals.errors import HASH_REQUIRED, ApprovalError
 from approvals.gate.edits import approval_editable
 from approvals.gate.paths import offline_path_context
 from approvals.models import Approval, Grant, Policy, PolicyVersion
+from approvals.policy import EDITABLE_KEYS
+from approvals.policy.classes import EDIT_TOOLS
+from approvals.policy.edits import MAX_EDITED_CHARS
+from approvals.policy.request import NETWORK_TOOL
 from approvals.policy_replay import policy_dry_run
 from approvals.policy_versions import PolicyInvalid, document_problems
 from approvals.policy_warnings import policy_warnings
@@ -133,6 +137,140 @@ class ApprovalDetailApi(APIView):
         return Response(ApprovalOutput(approval).data)
 
 
+# --- OpenAPI: what a decision and a policy evaluation validate ------------------------------
+
+_NO_NUL_PATH = {"type": "string", "minLength": 1, "pattern": r"^[^\x00]*[^\s\x00][^\x00]*$"}
+_ABSOLUTE = {"type": "string", "pattern": r"^/[^\x00]*$", "description": "An absolute path."}
+_MATCHED_TOOLS = sorted({"bash", "read", NETWORK_TOOL, *EDIT_TOOLS})
+
+
+def tool_request_schema() -> dict[str, Any]:
+    """A tool request as approvals.policy.validate_request reads it: one shape per tool."""
+
+    def shape(tool: dict[str, Any], tool_input: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "additionalProperties": False, "required": ["tool", "input"],
+                "properties": {"tool": tool, "input": tool_input, "cwd": _ABSOLUTE}}
+
+    return {
+        "oneOf": [
+            shape({"type": "string", "enum": ["bash"]},
+                  {"type": "object", "required": ["command"],
+                   "properties": {"command": {"type": "string", "pattern": r"^[^\x00]*$"}}}),
+            shape({"type": "string", "enum": sorted(EDIT_TOOLS)},
+                  {"type": "object", "anyOf": [{"required": ["file_path"]}, {"required": ["notebook_path"]}],
+                   "properties": {"file_path": _NO_NUL_PATH, "notebook_path": _NO_NUL_PATH, "move_path": _NO_NUL_PATH}}),
+            shape({"type": "string", "enum": [NETWORK_TOOL]},
+                  {"type": "object", "required": ["host", "port"],
+                   "properties": {"host": {"type": "string", "minLength": 1, "maxLength": 255},
+                                  "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+                                  "addresses": {"type": "array", "items": {"type": "string"}}}}),
+            shape({"type": "string", "pattern": r"\S", "not": {"enum": ["bash", NETWORK_TOOL, *sorted(EDIT_TOOLS)]},
+                   "description": "Any other tool (read, webFetch, an MCP tool...): its input as the agent sent it."},
+                  {"type": "object"}),
+        ],
+        "description": "`bash` needs `input.command`; the edit tools `input.file_path` (or `input.notebook_path`); "
+                       "`network` `input.host` and `input.port`.",
+        "example": {"tool": "bash", "input": {"command": "npm test"}, "cwd": "/srv/project"},
+    }
+
+
+def grant_schema() -> dict[str, Any]:
+    """A session grant as approvals.policy.validate_grant reads it."""
+    return {
+        "oneOf": [
+            {"type": "object", "additionalProperties": False, "required": ["tool"],
+             "properties": {"tool": {"type": "string", "enum": _MATCHED_TOOLS},
+                            "match": {"type": "string", "pattern": r"\S",
+                                      "description": "A command pattern (bash), a path glob (edit tools, read), a host "
+                                                     "(network)."}}},
+            {"type": "object", "additionalProperties": False, "required": ["tool"],
+             "properties": {"tool": {"type": "string", "pattern": r"\S", "not": {"enum": _MATCHED_TOOLS},
+                                     "description": "Any other tool, whole (no `match`)."}}},
+        ],
+        "example": {"tool": "bash", "match": "npm run build"},
+    }
+
+
+@extend_schema_field(tool_request_schema())
+class ToolRequestField(serializers.JSONField):
+    """A tool request (validated by the policy core; documented here)."""
+
+
+@extend_schema_field(grant_schema())
+class GrantField(serializers.JSONField):
+    """A session grant (validated by the policy core; documented here)."""
+
+
+@extend_schema_field({
+    "type": "object",
+    "nullable": True,
+    "minProperties": 1,
+    "additionalProperties": False,
+    "properties": {key: {"type": "string", "maxLength": MAX_EDITED_CHARS}
+                   for key in sorted(set().union(*EDITABLE_KEYS.values()))},
+    "example": {"command": "npm test -- --runInBand"},
+})
+class EditedInputField(serializers.DictField):
+    """Edit before approve (validated by approvals.policy.edited_request; documented here)."""
+
+
+@extend_schema_field({
+    "type": "object",
+    "additionalProperties": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+    "example": {"color": ["Red"], "name": "Ada"},
+})
+class AnswersField(serializers.DictField):
+    """Answers by question id (validated by approvals.policy.answers_of; documented here)."""
+
+
+@extend_schema_field({"type": "string", "enum": ["default", "accept-edits"],
+                      "description": "A plan review only: the mode the agent goes on in (omitted: as the plan said)."})
+class PlanModeField(serializers.ChoiceField):
+    pass
+
+
+def _as_the_plan_said() -> str:
+    # (a callable default: the schema shows no default outside the enum; omitted is "")
+    return ""
+
+
+@extend_schema_field({"type": "string", "minLength": 1, "pattern": r"^/[^\x00]*$"})
+class AbsolutePathField(StrictCharField):
+    pass
+
+
+class PathUseOutput(serializers.Serializer):
+    path = serializers.CharField()
+    access = serializers.CharField(help_text="read, write or link")
+    resolved = serializers.CharField(allow_null=True)
+    relative = serializers.CharField(allow_null=True)
+    side_effect_class = serializers.CharField(allow_null=True)
+    decision = serializers.CharField()
+    rule = serializers.CharField(allow_null=True)
+    reason = serializers.CharField()
+
+
+class SegmentOutput(serializers.Serializer):
+    command = serializers.CharField()
+    words = serializers.ListField(child=serializers.CharField())
+    side_effect_class = serializers.CharField(allow_null=True)
+    decision = serializers.CharField()
+    rule = serializers.CharField(allow_null=True)
+    writes_file = serializers.BooleanField()
+    reason = serializers.CharField()
+    cwd = serializers.CharField(allow_null=True)
+    paths = PathUseOutput(many=True)
+
+
+class VerdictOutput(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=["allow", "ask", "deny", "abort"])
+    reason = serializers.CharField()
+    rule = serializers.CharField()
+    segments = SegmentOutput(many=True, help_text="A command's verdict per simple command.")
+    paths = PathUseOutput(many=True, required=False, help_text="The paths an edit or read tool touches (when any).")
+    grant = serializers.DictField(required=False, help_text="The grant that turned ask into allow (when one did).")
+
+
 # A decision names the request it decides: the approval's hash, as shown (issue 12).
 def hash_field() -> StrictCharField:
     return StrictCharField(max_length=64, help_text="The approval's `hash`: the request you decide is the one you showed.")
@@ -156,11 +294,11 @@ class ApprovalApproveApi(IdempotentMixin, APIView):
     class ApprovalApproveInput(StrictSerializer):
         hash = hash_field()
         scope = serializers.ChoiceField(choices=["once", "session"], required=False, default="once")
-        mode = serializers.ChoiceField(choices=["default", "accept-edits"], required=False, default="")
+        mode = PlanModeField(choices=["default", "accept-edits"], required=False, default=_as_the_plan_said)
         confirmation = StrictCharField(
             max_length=200, required=False, default="", allow_blank=True,
             help_text="For a request whose `confirmation` is typed: its `confirmation_word`, as the card asks.")
-        edited_input = serializers.DictField(
+        edited_input = EditedInputField(
             required=False, default=None, allow_null=True,
             help_text="Edit before approve: the input keys to change (`command` for bash; `file_path`, `content` for "
                       "write; `file_path`, `old_string`, `new_string` for edit), each a string. The edited request is "
@@ -204,14 +342,15 @@ class ApprovalAnswerApi(IdempotentMixin, APIView):
 
     class ApprovalAnswerInput(StrictSerializer):
         hash = hash_field()
-        answers = serializers.DictField(
+        answers = AnswersField(
             required=False, default=dict,
             help_text="By question id: the chosen option labels (a list), or free text. Questions left out stay "
                       "unanswered (the agent is told so).")
         other = serializers.DictField(
             child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False, default=dict,
             help_text="By question id: free text beside the chosen options, where the question allows its own answer.")
-        decline = serializers.BooleanField(required=False, default=False)
+        decline = serializers.BooleanField(required=False, default=False,
+                                           help_text="Decline to answer (with no `answers` nor `other`).")
 
     @extend_schema(request=ApprovalAnswerInput, responses=ApprovalOutput, parameters=[IDEMPOTENCY_PARAMETER])
     @idempotent
@@ -246,12 +385,14 @@ class PolicyEvaluateApi(APIView):
     scopes = {"POST": Scope.READ}
 
     class PolicyEvaluateInput(StrictSerializer):
-        request = serializers.JSONField()
-        grants = serializers.ListField(child=serializers.JSONField(), required=False, default=list)
+        request = ToolRequestField()
+        grants = serializers.ListField(child=GrantField(), required=False, default=list)
         # Where the paths of the request are anchored (default: the request's cwd).
-        workspace = StrictCharField(required=False, allow_blank=False, trim_whitespace=False, max_length=4096)
+        workspace = AbsolutePathField(required=False, allow_blank=False, trim_whitespace=False, max_length=4096,
+                                    help_text="An absolute path: where the request's paths are anchored "
+                                              "(default: the request's `cwd`).")
 
-    @extend_schema(request=PolicyEvaluateInput, responses=dict)
+    @extend_schema(request=PolicyEvaluateInput, responses=VerdictOutput)
     def post(self, request: Request, policy_id: int) -> Response:
         policy = get_object_or_404(policies_visible(request.user), pk=policy_id)
         data = self.PolicyEvaluateInput(data=request.data)

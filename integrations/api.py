@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db import transaction
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import generics, permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,7 +16,7 @@ from drivers import registry
 from integrations.idempotency import IDEMPOTENCY_PARAMETER, IdempotentMixin, idempotent
 from integrations.models import Scope, WebhookDelivery, WebhookEndpoint
 from integrations.tokens import TokenScope
-from integrations.webhooks.signing import custom_secret_problem, new_secret
+from integrations.webhooks.signing import MIN_CUSTOM_SECRET_LENGTH, custom_secret_problem, new_secret
 from integrations.webhooks.targets import TargetRefused, check_url, resolve
 from project.api import ApiError, StrictCharField, StrictSerializer
 
@@ -122,6 +122,38 @@ def webhook_create(*, url: str, events: list[str], secret: str = "", user: Any =
         )
 
 
+# What webhook_create checks beyond the serializer, said in the schema (the checks stay there).
+@extend_schema_field({
+    "type": "string",
+    "pattern": r"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@]+([/?#][\s\S]*)?$",
+    "description": "An http(s) URL without credentials, whose host resolves to public addresses only "
+                   "(unless GATEHOUSE_WEBHOOK_ALLOW_PRIVATE); else 400 invalid_target.",
+    "example": "https://hooks.example.com/gatehouse",
+})
+class WebhookUrlField(StrictCharField):
+    pass
+
+
+@extend_schema_field({
+    "type": "array",
+    "minItems": 1,
+    "items": {"type": "string", "enum": list(WebhookEndpoint.Event.values)},
+    "description": "The events to send (at least one; repeats are kept once).",
+})
+class WebhookEventsField(serializers.ListField):
+    pass
+
+
+@extend_schema_field({
+    "type": "string",
+    "oneOf": [{"maxLength": 0}, {"minLength": MIN_CUSTOM_SECRET_LENGTH}],
+    "description": f"A custom signing secret (at least {MIN_CUSTOM_SECRET_LENGTH} characters, used as given), or "
+                   "empty or left out: Gatehouse generates one and shows it once.",
+})
+class WebhookSecretField(StrictCharField):
+    pass
+
+
 class WebhookListApi(IdempotentMixin, generics.ListAPIView):
     permission_classes = [permissions.IsAuthenticated, TokenScope, CanManageWebhooks]
     scopes = {"GET": Scope.WEBHOOKS_MANAGE, "POST": Scope.WEBHOOKS_MANAGE}
@@ -129,10 +161,10 @@ class WebhookListApi(IdempotentMixin, generics.ListAPIView):
     queryset = WebhookEndpoint.objects.order_by("id")
 
     class WebhookInput(StrictSerializer):
-        url = StrictCharField(max_length=2000)
-        events = serializers.ListField(child=serializers.ChoiceField(choices=WebhookEndpoint.Event.values), max_length=10)
+        url = WebhookUrlField(max_length=2000)
+        events = WebhookEventsField(child=serializers.ChoiceField(choices=WebhookEndpoint.Event.values), max_length=10)
         # Not trimmed: the key that signs is exactly the one its owner verifies with.
-        secret = StrictCharField(required=False, allow_blank=True, default="", max_length=200, trim_whitespace=False)
+        secret = WebhookSecretField(required=False, allow_blank=True, default="", max_length=200, trim_whitespace=False)
 
     @extend_schema(request=WebhookInput, responses={201: WebhookCreatedOutput}, parameters=[IDEMPOTENCY_PARAMETER])
     @idempotent

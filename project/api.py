@@ -15,6 +15,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.csrf import csrf_failure as page
 from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
 from rest_framework import exceptions, serializers
 from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
@@ -119,12 +120,18 @@ def document_errors(result: dict[str, Any], generator: Any, request: Any, public
         **error,
     }
     reused = {"description": "idempotency_key_reused: this Idempotency-Key was used for another request.", **error}
+    too_large = {
+        "description": "body_too_large: the request body is larger than GATEHOUSE_MAX_BODY_BYTES (refused before it is read).",
+        **error,
+    }
     for path in result.get("paths", {}).values():
         for operation in path.values():
             responses = operation.setdefault("responses", {})
             for status, description in statuses.items():
                 responses.setdefault(status, {"description": description, **error})
             responses.setdefault("429", throttled)
+            if "requestBody" in operation:
+                responses.setdefault("413", too_large)
             if any(p.get("in") == "header" and p.get("name") == "Idempotency-Key" for p in operation.get("parameters", [])):
                 responses.setdefault("422", reused)
     return result
@@ -189,3 +196,39 @@ def exception_handler(exc: Exception, context: Any) -> Response | None:
         detail = response.data["detail"]
         response.data = {"code": getattr(detail, "code", "error"), "message": str(detail)}
     return response
+
+
+# --- OpenAPI: the schema says what the strict boundary refuses ------------------------------
+
+
+class StrictSerializerSchema(OpenApiSerializerExtension):
+    """A StrictSerializer refuses unknown fields: `additionalProperties: false`."""
+
+    target_class = StrictSerializer
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> Any:
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        if direction == "request":
+            schema["additionalProperties"] = False
+        return schema
+
+
+class StrictCharFieldSchema(OpenApiSerializerFieldExtension):
+    """A StrictCharField refuses NUL characters (DRF's CharField does); one that may not be
+    blank refuses "" (and, trimmed, whitespace only)."""
+
+    target_class = StrictCharField
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> Any:
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        field = self.target
+        if direction != "request":
+            return schema
+        if field.allow_blank:
+            schema.setdefault("pattern", r"^[^\x00]*$")
+        else:
+            schema["minLength"] = max(1, field.min_length or 0)
+            schema.setdefault("pattern", r"^[^\x00]*[^\s\x00][^\x00]*$" if field.trim_whitespace else r"^[^\x00]*$")
+        return schema

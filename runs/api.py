@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import generics, permissions, serializers, status
 from rest_framework.request import Request
@@ -12,7 +14,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from approvals.access import activities_visible, runs_visible, sessions_visible
+from approvals.policy import run_policy
+from approvals.policy.classnames import CLASSES
+from approvals.policy.questions import FORMATS, VALUE_TYPES
 from drivers import registry
+from drivers.base import OptionsError
+from drivers.scripted import MAX_STEPS
 from integrations.idempotency import IDEMPOTENCY_PARAMETER, IdempotentMixin, idempotent
 from integrations.models import Scope
 from integrations.tokens import TokenScope
@@ -56,6 +63,172 @@ class DriverNameField(StrictCharField):
     pass
 
 
+# --- OpenAPI: what POST /runs/ validates (run_create: drivers.registry.validate_options,
+# drivers.scripted.validate_scenario, approvals.policy.parse_run_policy), built when the
+# schema is, so it follows the registry and the configured ACP agents. ------------------
+
+
+def _nullable_choice(values: tuple[str, ...] | list[str], description: str = "") -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string", "enum": [*values, None], "nullable": True}
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def run_policy_schema() -> dict[str, Any]:
+    """A run policy as `parse_run_policy` reads it: known fields only, each an enum or a bound."""
+    approvals = {
+        "type": "object",
+        "nullable": True,
+        "additionalProperties": False,
+        "properties": {
+            "permission": _nullable_choice(run_policy.ROUTING),
+            "plan_review": _nullable_choice(run_policy.ROUTING),
+            "question": _nullable_choice(run_policy.QUESTION_ROUTING),
+            "timeout_s": {
+                "type": "number", "nullable": True, "maximum": run_policy.MAX_TIMEOUT_S, "not": {"enum": [0]},
+                "description": "Seconds a reviewer has; negative: no deadline; never 0.",
+            },
+            "on_timeout": _nullable_choice(run_policy.FALLBACK),
+            "on_reject": _nullable_choice(run_policy.FALLBACK),
+            "max_retries": {"type": "integer", "nullable": True, "minimum": 0, "maximum": run_policy.MAX_RETRIES},
+            "confirm": {
+                "type": "object",
+                "nullable": True,
+                "additionalProperties": False,
+                "properties": {name: {"type": "string", "enum": list(run_policy.CONFIRM)} for name in CLASSES},
+                "description": "What approving a request of this side-effect class takes beyond Approve.",
+            },
+        },
+    }
+    return {
+        "type": "object",
+        "nullable": True,
+        "additionalProperties": False,
+        "description": "The run policy (null: inherit). A preset stands for a whole document; fields beside it replace its.",
+        "properties": {
+            "preset": {"type": "string", "enum": list(run_policy.PRESETS)},
+            "sandbox": _nullable_choice(run_policy.SANDBOX),
+            "web_search": _nullable_choice(run_policy.FEATURE),
+            "browser": _nullable_choice(run_policy.FEATURE),
+            "approvals": approvals,
+        },
+        "example": {"sandbox": "workspace-write", "approvals": {"permission": "ask", "timeout_s": 600}},
+    }
+
+
+_TEXT = {"type": "string"}
+_NON_EMPTY = {"type": "string", "minLength": 1}
+# The scripted tools whose inputs the scenario checks (drivers.scripted._validate_tool_input).
+_SCRIPTED_INPUTS = {
+    "bash": ("command",),
+    "write": ("file_path", "content"),
+    "edit": ("file_path", "old_string", "new_string"),
+    "read": ("file_path",),
+}
+
+
+def _question_schema() -> dict[str, Any]:
+    """One question as approvals.policy.validate_questions reads it."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["id", "question"],
+        "properties": {
+            "id": _NON_EMPTY,
+            "header": _TEXT,
+            "question": _NON_EMPTY,
+            "options": {
+                "type": "array",
+                "items": {"type": "object", "additionalProperties": False, "required": ["label"],
+                          "properties": {"label": _NON_EMPTY, "description": _TEXT}},
+            },
+            "multi_select": {"type": "boolean"},
+            "allow_other": {"type": "boolean"},
+            "secret": {"type": "boolean"},
+            "required": {"type": "boolean"},
+            "value_type": {"type": "string", "enum": list(VALUE_TYPES)},
+            "minimum": {"type": "number"},
+            "maximum": {"type": "number"},
+            "min_length": {"type": "integer", "minimum": 0},
+            "max_length": {"type": "integer", "minimum": 0},
+            "format": {"type": "string", "enum": list(FORMATS)},
+        },
+    }
+
+
+def scenario_schema() -> dict[str, Any]:
+    """The scripted driver's scenario (drivers.scripted.validate_scenario): one kind per step."""
+    tool_steps = [
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["tool", "input"],
+            "properties": {
+                "tool": {"type": "string", "enum": [tool]},
+                "input": {"type": "object", "required": list(keys), "properties": {k: _TEXT for k in keys}},
+            },
+        }
+        for tool, keys in _SCRIPTED_INPUTS.items()
+    ]
+    tool_steps.append({
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["tool"],
+        "properties": {
+            "tool": {"type": "string", "minLength": 1, "not": {"enum": list(_SCRIPTED_INPUTS)},
+                     "description": "Any other tool: asked, not executed."},
+            "input": {"type": "object"},
+        },
+    })
+
+    def only(key: str, schema: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "additionalProperties": False, "required": [key], "properties": {key: schema}}
+
+    steps = [
+        *tool_steps,
+        only("message", _TEXT),
+        only("plan", _TEXT),
+        only("question", {"type": "object", "required": ["questions"],
+                          "properties": {"questions": {"type": "array", "minItems": 1, "items": _question_schema()}}}),
+        only("elicitation", {"type": "object", "additionalProperties": False,
+                             "properties": {"server": _TEXT, "message": _TEXT, "schema": {"type": "object"}},
+                             "description": "An MCP server's form: its JSON schema (flat, of the supported kinds)."}),
+    ]
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["steps"],
+        "properties": {"steps": {"type": "array", "minItems": 1, "maxItems": MAX_STEPS, "items": {"oneOf": steps}}},
+        "example": {"steps": [{"tool": "bash", "input": {"command": "echo hello > hello.txt"}}, {"message": "Done."}]},
+    }
+
+
+def _driver_options_schema(driver: str) -> dict[str, Any]:
+    """What `options` a driver takes: the acp driver an `agent` it has configured; the
+    others none (an empty object, or null)."""
+    if driver != "acp":
+        return {"type": "object", "nullable": True, "maxProperties": 0, "description": f"The {driver} driver takes no options."}
+    from drivers.acp import agents as acp_agents  # (lazily, as the registry imports drivers)
+
+    try:
+        agents = sorted(acp_agents.configured_agents(registry.driver_settings("acp")))
+    except OptionsError:  # a misconfigured agent: the run is refused naming it; document the name alone
+        agents = []
+    agent: dict[str, Any] = {"type": "string", "description": "An ACP agent the server configured (default: claude-code-acp)."}
+    if agents:
+        agent["enum"] = agents
+    return {"type": "object", "nullable": True, "additionalProperties": False, "properties": {"agent": agent},
+            "example": {"agent": "opencode"}}
+
+
+
+
+@extend_schema_field(run_policy_schema())
+class RunPolicyField(serializers.DictField):
+    """A run policy (validated by run_create / session_set_modes; documented here)."""
+
+
 class RunListApi(IdempotentMixin, generics.ListAPIView):
     permission_classes = [permissions.IsAuthenticated, TokenScope, CanCreateRuns]
     scopes = {"POST": Scope.RUNS_WRITE}
@@ -73,7 +246,7 @@ class RunListApi(IdempotentMixin, generics.ListAPIView):
                                      help_text="a registered repository's name, instead of workspace")
         ref = StrictCharField(required=False, allow_blank=True, default="", max_length=200,
                               help_text="with repository: the branch, tag or commit to start from (default: its default ref)")
-        run_policy = serializers.DictField(required=False, default=None, allow_null=True)
+        run_policy = RunPolicyField(required=False, default=None, allow_null=True)
         policy = StrictCharField(required=False, allow_blank=True, default="", max_length=100)
         session = serializers.IntegerField(required=False, default=None, allow_null=True, min_value=1, max_value=2**63 - 1)
 
@@ -120,6 +293,44 @@ class RunListApi(IdempotentMixin, generics.ListAPIView):
             user=request.user,
         )
         return Response(RunOutput(run).data, status=status.HTTP_201_CREATED)
+
+
+def _component_name(driver: str) -> str:
+    return "".join(part.capitalize() for part in driver.split("-")) + "RunInput"
+
+
+class RunInputSchema(OpenApiSerializerExtension):
+    """POST /runs/: one shape per driver (`driver` says which). The scripted driver needs a
+    `scenario`, the others take none; `options` are the driver's own."""
+
+    target_class = RunListApi.RunListInput
+    priority = 1  # before project.api's StrictSerializer extension
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> Any:
+        base = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        mapping = {}
+        for driver in registry.names():
+            if driver in registry.external_names():
+                continue
+            properties = {k: dict(v) for k, v in base["properties"].items() if k != "scenario"}
+            properties["driver"] = {"type": "string", "enum": [driver], "description": registry.descriptor(driver).title}
+            properties["options"] = _driver_options_schema(driver)
+            properties["run_policy"] = run_policy_schema()
+            required = ["driver"]
+            if driver == "scripted":
+                properties["scenario"] = scenario_schema()
+                required.append("scenario")
+            schema = {"type": "object", "additionalProperties": False, "properties": properties, "required": required}
+            component = ResolvedComponent(name=_component_name(driver), type=ResolvedComponent.SCHEMA,
+                                          object=f"run-input-{driver}", schema=schema)
+            auto_schema.registry.register_on_missing(component)
+            mapping[driver] = component.ref["$ref"]
+        return {
+            "required": ["driver"],  # (and so the request body is required)
+            "oneOf": [{"$ref": ref} for ref in mapping.values()],
+            "discriminator": {"propertyName": "driver", "mapping": mapping},
+            "description": "One shape per driver of GET /api/v1/drivers/ (not an external one: its agent starts those runs).",
+        }
 
 
 class RunDetailApi(APIView):
@@ -173,7 +384,7 @@ class SessionDetailApi(APIView):
     class SessionDetailInput(StrictSerializer):
         runtime_mode = serializers.ChoiceField(choices=RuntimeMode.values, required=False, default=None)
         interaction_mode = serializers.ChoiceField(choices=InteractionMode.values, required=False, default=None)
-        run_policy = serializers.DictField(
+        run_policy = RunPolicyField(
             required=False, allow_null=True,
             help_text="The session's run policy (null: inherit); same validation and ceiling as a run's.")
 

@@ -91,3 +91,24 @@ def test_the_api_answers_as_documented(case: Any, auth_header: dict[str, str], s
         response,
         checks=[not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance],
     )
+
+
+# The hook gateway reads the token on its own database threads: with the token committed
+# (a transactional test), generated hook inputs reach the gateway instead of a 401.
+@pytest.mark.django_db(transaction=True)
+@schema.include(path_regex="^/api/v1/hooks/").parametrize()
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+def test_the_hook_gateway_answers_as_documented(case: Any, auth_header: dict[str, str]) -> None:
+    response = case.call(headers=auth_header)
+    case.validate_response(
+        response,
+        checks=[not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance],
+    )
+    if response.request.headers.get("Authorization") == auth_header["Authorization"]:
+        assert response.status_code != 401, response.text  # the token is seen: the input reached the gateway
