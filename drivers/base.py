@@ -195,6 +195,12 @@ class RunContext(Protocol):
     # the agent continues that conversation with this run's prompt (a follow-up turn).
     conversation: Mapping[str, Any]
 
+    @property
+    def resume_state(self) -> Mapping[str, Any]:
+        """The agent state a driver continues from: this run's own `agent_state` when it is
+        resuming (a worker changed hands), else the session's `conversation` (a follow-up
+        run); {} when there is none."""
+
     async def save_agent_state(self, state: Mapping[str, Any]) -> None:
         """Persist what the driver needs to resume the agent's own conversation later."""
 

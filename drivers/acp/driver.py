@@ -183,8 +183,8 @@ class AcpRun:
         for a new run of the session the conversation an earlier run of it had (a follow-up
         turn with this run's prompt). False to start a new session (after a restart the gate
         then answers the steps that already ran from the record)."""
-        restarted = bool(self.ctx.resuming)
-        state = (self.ctx.agent_state if restarted else getattr(self.ctx, "conversation", None)) or {}
+        restarted = self.ctx.resuming
+        state = self.ctx.resume_state
         session_id = str(state.get("session_id") or "")
         if not session_id or state.get("agent") != self.agent_name:
             return False

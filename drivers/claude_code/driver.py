@@ -316,9 +316,8 @@ class _ClaudeRun:
         Without one, the run starts again from its prompt and the gate answers the steps
         that already ran from the record.
         """
-        self._restarted = bool(getattr(self.ctx, "resuming", False))
-        state = (getattr(self.ctx, "agent_state", None) or {}) if self._restarted else (getattr(self.ctx, "conversation", None) or {})
-        session_id = str(state.get("session_id") or "")
+        self._restarted = self.ctx.resuming
+        session_id = str(self.ctx.resume_state.get("session_id") or "")
         if not re.fullmatch(r"[A-Za-z0-9-]{1,100}", session_id):
             return ""
         transcripts = self.config_dir / "projects"
@@ -328,7 +327,7 @@ class _ClaudeRun:
 
     async def _start_notices(self, scan: workspace_config.Scan) -> None:
         """Once per run (not again when a worker resumes it): what the agent was kept from."""
-        if getattr(self.ctx, "resuming", False):
+        if self.ctx.resuming:
             return
         for payload in (
             agent_env.refused_notice(self.settings, driver="claude-code"),

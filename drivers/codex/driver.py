@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from drivers import agent_env, elicitation, workspace_config
-from drivers.base import Decision, Descriptor, DriverError, RunAborted, RunResult, ToolRequest
+from drivers.base import Decision, Descriptor, DriverError, RunAborted, RunContext, RunResult, ToolRequest
 from drivers.sandbox import urls_in_env
 from drivers.subprocess_io import JsonLinesProcess, ProcessExitedError, ProcessStartError, ProtocolError
 
@@ -79,12 +79,12 @@ class CodexDriver:
     def __init__(self, descriptor: Descriptor) -> None:
         self.descriptor = descriptor
 
-    async def run(self, ctx: Any) -> RunResult:
+    async def run(self, ctx: RunContext) -> RunResult:
         return await _Session(ctx).run()
 
 
 class _Session:
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
         settings: Mapping[str, Any] = ctx.settings or {}
         self.settings = settings
@@ -160,7 +160,7 @@ class _Session:
 
     async def _start_notices(self, scan: workspace_config.Scan) -> None:
         """Once per run (not again when a worker resumes it): what the agent was kept from."""
-        if getattr(self.ctx, "resuming", False):
+        if self.ctx.resuming:
             return
         for payload in (
             agent_env.refused_notice(self.settings, driver="codex"),
@@ -217,9 +217,8 @@ class _Session:
         """Continue this run's Codex thread (kept in its CODEX_HOME) after a restart, with
         the same approval policy; None when there is none to resume (start afresh: the gate
         then answers the steps that already ran from the record)."""
-        restarted = bool(getattr(self.ctx, "resuming", False))
-        state = (self.ctx.agent_state if restarted else getattr(self.ctx, "conversation", None)) or {}
-        thread_id = str(state.get("thread_id") or "")
+        restarted = self.ctx.resuming
+        thread_id = str(self.ctx.resume_state.get("thread_id") or "")
         if not thread_id:
             return None
         fut = await self._send_request(

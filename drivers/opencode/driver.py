@@ -161,9 +161,8 @@ class OpenCodeRun:
         restart this run's own ("restart"), or for a new run of the session the one an
         earlier run had ("follow-up", with this run's prompt); "" to create one (after a
         restart the gate then answers the steps that already ran from the record)."""
-        restarted = bool(self.ctx.resuming)
-        state = (self.ctx.agent_state if restarted else getattr(self.ctx, "conversation", None)) or {}
-        session_id = str(state.get("session_id") or "")
+        restarted = self.ctx.resuming
+        session_id = str(self.ctx.resume_state.get("session_id") or "")
         if not session_id:
             return ""
         status, body = await self._request("GET", f"/session/{session_id}")
