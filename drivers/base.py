@@ -9,7 +9,7 @@ into the native reply.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -67,6 +67,14 @@ class Descriptor:
     # (`Decision.updated_input`). Empty: the console offers no Edit and the API answers
     # 409 edit_unsupported.
     edits: frozenset[str] = frozenset()
+    # What the registry checks before a run of this driver is created (drivers/registry.py).
+    # `validate_options(options, settings)` raises OptionsError; None: the driver takes no options.
+    validate_options: Callable[[Mapping[str, Any], Mapping[str, Any]], None] | None = field(default=None, compare=False)
+    # `check_workspace(workspace, options, settings)` raises WorkspaceConfigError for a workspace
+    # whose agent configuration the agent would load anyway; None: nothing to check.
+    check_workspace: Callable[[Path, Mapping[str, Any], Mapping[str, Any]], None] | None = field(default=None, compare=False)
+    # `validate_scenario(scenario)` raises ScenarioError; None: the driver takes no scenario.
+    validate_scenario: Callable[[Any], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -162,6 +170,14 @@ class OptionsError(Exception):
         self.field = field
 
 
+class ScenarioError(ValueError):
+    """A run's scenario is refused; `field` names the offending part."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
 class WorkspaceConfigError(Exception):
     """The workspace holds agent configuration the agent would load and that Gatehouse
     cannot switch off (it could run a program or widen a permission): the run is refused."""
@@ -205,6 +221,12 @@ class RunContext(Protocol):
     # A new run of a session: what an earlier run of this driver in the session saved, so
     # the agent continues that conversation with this run's prompt (a follow-up turn).
     conversation: Mapping[str, Any]
+
+    @property
+    def resume_state(self) -> Mapping[str, Any]:
+        """The agent state a driver continues from: this run's own `agent_state` when it is
+        resuming (a worker changed hands), else the session's `conversation` (a follow-up
+        run); {} when there is none."""
 
     async def save_agent_state(self, state: Mapping[str, Any]) -> None:
         """Persist what the driver needs to resume the agent's own conversation later."""

@@ -10,11 +10,11 @@ from typing import Any
 
 from django.conf import settings
 
-from drivers.base import Descriptor, Driver, OptionsError, WorkspaceConfigError
-from drivers.scripted import ScenarioError, validate_scenario
+from drivers.base import Descriptor, Driver, OptionsError, ScenarioError, WorkspaceConfigError
 from runs.errors import RunError
 
-# name -> "module:attribute" of the driver class; the module also exports DESCRIPTOR.
+# name -> "module:attribute" of the driver class; the module also exports DESCRIPTOR, whose
+# hooks (`validate_scenario`, `validate_options`, `check_workspace`) the checks below call.
 DRIVERS: dict[str, str] = {
     "scripted": "drivers.scripted:ScriptedDriver",
     "claude-code": "drivers.claude_code:ClaudeCodeDriver",
@@ -53,7 +53,7 @@ def descriptor(name: str) -> Descriptor:
 @functools.cache
 def external_names() -> frozenset[str]:
     """Drivers whose runs no worker executes (their descriptor says `external`)."""
-    return frozenset(name for name in DRIVERS if getattr(_module(name).DESCRIPTOR, "external", False))
+    return frozenset(name for name in DRIVERS if descriptor(name).external)
 
 
 def create(name: str) -> Driver:
@@ -64,14 +64,15 @@ def create(name: str) -> Driver:
 def validate_options(
     name: str, *, scenario: Mapping[str, Any] | None, options: Mapping[str, Any] | None = None
 ) -> None:
-    """Driver-specific options: the scripted driver needs a scenario, the others refuse one;
-    `options` are checked by the driver's module (`validate_options(options, settings)`),
-    and refused whole by a driver that takes none."""
-    if name == "scripted":
+    """Driver-specific options: a driver that declares `validate_scenario` (the scripted one)
+    needs a scenario, the others refuse one; `options` are checked by the descriptor's
+    `validate_options(options, settings)`, and refused whole by a driver that takes none."""
+    d = descriptor(name)
+    if d.validate_scenario is not None:
         if scenario is None:
-            raise RunError("invalid_scenario", "the scripted driver needs a scenario", field="scenario")
+            raise RunError("invalid_scenario", f"the {name} driver needs a scenario", field="scenario")
         try:
-            validate_scenario(scenario)
+            d.validate_scenario(scenario)
         except ScenarioError as exc:
             raise RunError("invalid_scenario", str(exc), field=exc.field) from None
     elif scenario is not None:
@@ -80,7 +81,7 @@ def validate_options(
         return
     if not isinstance(options, Mapping):
         raise RunError("invalid_options", "options must be a JSON object", field="options")
-    validator = getattr(_module(name), "validate_options", None)
+    validator = d.validate_options
     if validator is None:
         if options:
             raise RunError("invalid_options", f"the {name} driver takes no options", field="options")
@@ -94,7 +95,7 @@ def validate_options(
 def check_workspace(name: str, *, workspace: str, options: Mapping[str, Any] | None) -> None:
     """Refuse a workspace whose agent configuration the driver's agent would load and
     Gatehouse cannot switch off (`workspace_agent_config`, naming the file)."""
-    checker = getattr(_module(name), "check_workspace", None)
+    checker = descriptor(name).check_workspace
     if checker is None:
         return
     try:

@@ -134,6 +134,10 @@ class WorkerRunContext:
         self._external_point: Any = _UNREAD  # the policy's external decision point, once read
         self._on_mark_failure: Callable[[], Any] | None = None
 
+    @property
+    def resume_state(self) -> Mapping[str, Any]:
+        return (self.agent_state if self.resuming else self.conversation) or {}
+
     # --- doorbell ---------------------------------------------------------------------------
 
     async def open(self) -> None:

@@ -29,40 +29,12 @@ from typing import Any
 
 from approvals.policy import PolicyError, mask_secrets, validate_questions
 from drivers import agent_env, elicitation, processes, sandbox
-from drivers.base import FLOOR_SANDBOX, Decision, Descriptor, RunContext, RunResult, ToolRequest
-
-DESCRIPTOR = Descriptor(
-    name="scripted",
-    title="Scripted (replays a scenario)",
-    # Gatehouse's floor (drivers/sandbox/) holds the agent and all it starts.
-    sandbox=FLOOR_SANDBOX,
-    web_search=frozenset(),
-    browser=frozenset(),
-    approval_modes={
-        "permission": frozenset({"ask", "auto-approve", "auto-deny"}),
-        "plan_review": frozenset({"ask", "auto-approve", "auto-deny"}),
-        "question": frozenset({"ask", "auto-deny"}),
-    },
-    retry=True,
-    resumes=True,  # replayed from the record: finished steps answered, never re-run
-    structured_output=False,
-    sees=("every step of the scenario, reads included",),
-    cannot_see=(),
-    gates=frozenset({"commands", "edits", "reads", "tools"}),
-    edits=frozenset({"bash", "write", "edit"}),  # the edited input is what the driver executes (issue 32.3)
-    isolation=("allow-listed environment", "own HOME per run"),
-)
+from drivers.base import FLOOR_SANDBOX, Decision, Descriptor, RunContext, RunResult, ScenarioError, ToolRequest
 
 EDIT_TOOLS = {"write": "file-change", "edit": "file-change", "MultiEdit": "file-change", "NotebookEdit": "file-change"}
 STEP_KEYS = {"tool", "message", "question", "elicitation", "plan"}
 OUTPUT_LIMIT = 64 * 1024
 MAX_STEPS = 500
-
-
-class ScenarioError(ValueError):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
 
 
 def _require_str(value: Any, field: str) -> None:
@@ -166,6 +138,30 @@ def _presentation(tool: str, tool_input: Mapping[str, Any]) -> dict[str, Any]:
     if tool == "read":
         return {"title": f"Read {tool_input['file_path']}", "path": tool_input["file_path"]}
     return {"title": f"Use {tool}", "input": dict(tool_input)}
+
+
+DESCRIPTOR = Descriptor(
+    name="scripted",
+    title="Scripted (replays a scenario)",
+    # Gatehouse's floor (drivers/sandbox/) holds the agent and all it starts.
+    sandbox=FLOOR_SANDBOX,
+    web_search=frozenset(),
+    browser=frozenset(),
+    approval_modes={
+        "permission": frozenset({"ask", "auto-approve", "auto-deny"}),
+        "plan_review": frozenset({"ask", "auto-approve", "auto-deny"}),
+        "question": frozenset({"ask", "auto-deny"}),
+    },
+    retry=True,
+    resumes=True,  # replayed from the record: finished steps answered, never re-run
+    structured_output=False,
+    sees=("every step of the scenario, reads included",),
+    cannot_see=(),
+    gates=frozenset({"commands", "edits", "reads", "tools"}),
+    edits=frozenset({"bash", "write", "edit"}),  # the edited input is what the driver executes (issue 32.3)
+    isolation=("allow-listed environment", "own HOME per run"),
+    validate_scenario=validate_scenario,
+)
 
 
 class StepFailed(Exception):

@@ -64,6 +64,8 @@ DESCRIPTOR = Descriptor(
         "session/load resumes only agents that offer it (agentCapabilities.loadSession); "
         "others start again from the prompt, and the gate answers finished steps from the record",
     ),
+    validate_options=validate_options,
+    check_workspace=check_workspace,
 )
 
 

@@ -26,9 +26,8 @@ from acp.schema import (
     Implementation,
 )
 
-from drivers import agent_env, workspace_config
-from drivers.base import OptionsError, RunContext, RunResult, WorkspaceConfigError
-from drivers.subprocess_io import JsonLinesProcess, ProcessStartError
+from drivers.base import OptionsError, RunContext, RunResult, RunStatus, WorkspaceConfigError
+from drivers.session import CONTINUE_PROMPT, Cancelled, RunFailed, StdioSession, stop_tasks
 
 from . import agents
 from .client import AcpClient
@@ -38,40 +37,21 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-DEFAULT_IDLE_TIMEOUT_S = 300.0
 STOP_GRACE_S = 10.0
-MAX_LINE_BYTES = 8 * 1024 * 1024
-STDERR_TAIL_BYTES = 64 * 1024
 # Follow-up prompts that tell the agent why Gatehouse refused something, per run.
 MAX_REFUSAL_PROMPTS = 10
-CONTINUE_PROMPT = (
-    "Gatehouse restarted while you were working. Continue the task from where you left off; "
-    "a tool call that was waiting for approval can be made again."
-)
-
-
-class _Failed(Exception):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
-
-
-class _Cancelled(Exception):
-    pass
 
 
 class _Aborted(Exception):
     pass
 
 
-class AcpRun:
+class AcpRun(StdioSession):
+    driver = "acp"
+
     def __init__(self, ctx: RunContext) -> None:
-        self.ctx = ctx
-        self.settings: Mapping[str, Any] = ctx.settings or {}
-        self.idle_timeout = float(self.settings.get("idle_timeout_s") or DEFAULT_IDLE_TIMEOUT_S)
+        super().__init__(ctx)
         self.workspace = Path(ctx.workspace).resolve()
-        self.proc = JsonLinesProcess(max_line_bytes=MAX_LINE_BYTES, stderr_tail_bytes=STDERR_TAIL_BYTES)
         self.transport = ProcessTransport(self.proc)
         self.client: AcpClient | None = None
         self.conn: Any = None
@@ -81,40 +61,30 @@ class AcpRun:
         self.prompt_text = ""
         self.abort: tuple[str, str] | None = None
         self._abort_event = asyncio.Event()
-        self._cancel_waiter: asyncio.Future[Any] | None = None
         self._prompt: asyncio.Future[Any] | None = None  # the open session/prompt, kept for a cancel
 
-    # -- entry -------------------------------------------------------------------------------
+    # -- entry (the run itself, its failures and its ending: drivers/session.py) ---------------
 
-    async def run(self) -> RunResult:
-        if self.ctx.cancelled():
-            return RunResult(status="cancelled")
-        self._cancel_waiter = asyncio.ensure_future(self.ctx.wait_cancelled())
+    async def drive(self) -> RunResult:
         try:
-            try:
-                await self._start()
-                return await self._turns()
-            except _Cancelled:
-                await self._stop_turn()
-                await self._notice("info", "Run cancelled: session/cancel sent to the agent.")
-                return self._result("cancelled")
-            except _Aborted:
-                await self._stop_turn()
-                assert self.abort is not None
-                reason, detail = self.abort
-                await self._notice("error", detail, reason=reason)
-                return self._result("failed", reason)
-            except _Failed as failed:
-                await self._notice("error", failed.detail, reason=failed.reason)
-                return self._result("failed", failed.reason)
-        finally:
-            await self._shutdown()
+            await self._start()
+            return await self._turns()
+        except Cancelled:
+            await self._stop_turn()
+            await self.notice("info", "Run cancelled: session/cancel sent to the agent.")
+            return self.result("cancelled")
+        except _Aborted:
+            await self._stop_turn()
+            assert self.abort is not None
+            reason, detail = self.abort
+            await self.notice("error", detail, reason=reason)
+            return self.result("failed", reason)
 
-    def _result(self, status: str, reason: str = "") -> RunResult:
+    def result(self, status: RunStatus, reason: str = "") -> RunResult:
         client = self.client
         text = "\n".join(client.texts) if client else ""
         usage = dict(client.usage) if client else {}
-        return RunResult(status=status, failure_reason=reason, text=text, usage=usage)  # type: ignore[arg-type]
+        return RunResult(status=status, failure_reason=reason, text=text, usage=usage)
 
     # -- start -------------------------------------------------------------------------------
 
@@ -122,31 +92,23 @@ class AcpRun:
         try:
             spec = agents.agent_for(self.ctx.options or {}, self.settings)
         except OptionsError as exc:
-            raise _Failed("invalid_options", str(exc)) from None
+            raise RunFailed("invalid_options", str(exc)) from None
         self.agent_name = spec.name
         self._stays_after_eof = spec.profile in agents.STAYS_AFTER_EOF
-        scan = await asyncio.to_thread(workspace_config.scan, self.workspace)
+        scan = await self.scan_workspace()
         env = agents.environment(spec, self.settings, Path(self.ctx.runtime_dir), scan.git_env())
         program = spec.argv[0] if Path(spec.argv[0]).is_absolute() else shutil.which(spec.argv[0], path=env.get("PATH"))
         if not program or not Path(program).exists():
-            raise _Failed("agent_not_found", f"ACP agent {spec.name!r}: {spec.argv[0]} not found (run `make agents`, or set GATEHOUSE_ACP_AGENTS).")
+            raise RunFailed("agent_not_found", f"ACP agent {spec.name!r}: {spec.argv[0]} not found (run `make agents`, or set GATEHOUSE_ACP_AGENTS).")
         if spec.profile == "claude-code-acp" and spec.argv[1].endswith(".js") and not Path(spec.argv[1]).exists():
-            raise _Failed("agent_not_found", f"ACP agent {spec.name!r}: {spec.argv[1]} not found (run `make agents`).")
+            raise RunFailed("agent_not_found", f"ACP agent {spec.name!r}: {spec.argv[1]} not found (run `make agents`).")
         try:
             agents.check_workspace(self.workspace, self.ctx.options or {}, self.settings)
         except WorkspaceConfigError as exc:
             # Checked at run creation too; a file that appeared since is refused here.
-            raise _Failed("workspace_agent_config", str(exc)) from None
-        if not self.ctx.resuming:
-            # Once per run: what the agent was kept from.
-            for payload in (agent_env.refused_notice(self.settings, driver="acp"), scan.notice(agents=agents.SCANNED[spec.profile], driver="acp")):
-                if payload is not None:
-                    await self._emit("notice", payload)
-        try:
-            floor = self.ctx.floor.reaching(agents.model_urls(spec, self.settings, env)) if self.ctx.floor else None
-            await self.proc.start([program, *spec.argv[1:]], cwd=self.workspace, env=env, floor=floor)
-        except ProcessStartError as exc:
-            raise _Failed("agent_not_found", str(exc)) from exc
+            raise RunFailed("workspace_agent_config", str(exc)) from None
+        await self.start_notices(scan, agents.SCANNED[spec.profile])
+        await self.spawn([program, *spec.argv[1:]], env=env, floor=self.floor_reaching(agents.model_urls(spec, self.settings, env)))
         self.transport.last_received = asyncio.get_running_loop().time()
         self.client = AcpClient(self.ctx, env=env, on_abort=self._on_abort)
         # Unstable methods are routed (elicitation/create is one); each is answered on purpose.
@@ -172,7 +134,7 @@ class AcpRun:
                 await self._enter_plan_mode(session)
         self.client.session_id = self.session_id
         info = init.agent_info
-        await self._emit("turn", {"phase": "start", "agent": spec.name, "session_id": self.session_id, "resumed": resumed,
+        await self.emit("turn", {"phase": "start", "agent": spec.name, "session_id": self.session_id, "resumed": resumed,
                                   "agent_version": getattr(info, "version", None)})  # fmt: skip
         if not self.prompt_text:
             self.prompt_text = self.ctx.prompt or ""
@@ -183,34 +145,32 @@ class AcpRun:
         for a new run of the session the conversation an earlier run of it had (a follow-up
         turn with this run's prompt). False to start a new session (after a restart the gate
         then answers the steps that already ran from the record)."""
-        restarted = bool(self.ctx.resuming)
-        state = (self.ctx.agent_state if restarted else getattr(self.ctx, "conversation", None)) or {}
+        state = self.ctx.resume_state
         session_id = str(state.get("session_id") or "")
         if not session_id or state.get("agent") != self.agent_name:
             return False
         capabilities = getattr(init, "agent_capabilities", None)
         if not getattr(capabilities, "load_session", False):
-            await self._notice("info", f"The agent cannot load session {session_id}; starting a new one.")
+            await self.notice("info", f"The agent cannot load session {session_id}; starting a new one.")
             return False
         assert self.client is not None
         self.client.replaying = True
         try:
             await self._call(self.conn.load_session(cwd=str(self.workspace), session_id=session_id, mcp_servers=[], **meta), "session/load")
-        except _Failed as failed:
+        except RunFailed as failed:
             if failed.reason != "agent_error":
                 raise
-            await self._notice("warning", f"Could not load session {session_id} ({failed.detail}); starting a new one.")
+            await self.notice("warning", f"Could not load session {session_id} ({failed.detail}); starting a new one.")
             return False
         finally:
             self.client.replaying = False
         self.session_id = session_id
-        if restarted:
-            await self.ctx.resumed_conversation()
+        if await self.conversation_continued(
+            f"Resumed the agent's session {session_id} (session/load).",
+            f"Continued the session's conversation with the agent ({session_id}, session/load).",
+            save={"agent": self.agent_name, "session_id": session_id},
+        ):
             self.prompt_text = CONTINUE_PROMPT
-            await self._notice("info", f"Resumed the agent's session {session_id} (session/load).")
-        else:
-            await self.ctx.save_agent_state({"agent": self.agent_name, "session_id": session_id})
-            await self._notice("info", f"Continued the session's conversation with the agent ({session_id}, session/load).")
         return True
 
     async def _enter_plan_mode(self, session: Any) -> None:
@@ -219,7 +179,7 @@ class AcpRun:
         if "plan" in available:
             await self._call(self.conn.set_session_mode(session_id=self.session_id, mode_id="plan"), "session/set_mode")
         else:
-            await self._notice("warning", "Plan mode was asked for, but this agent offers no plan mode; running in its default mode.")
+            await self.notice("warning", "Plan mode was asked for, but this agent offers no plan mode; running in its default mode.")
 
     # -- turns -------------------------------------------------------------------------------
 
@@ -233,32 +193,32 @@ class AcpRun:
             stop = str(response.stop_reason)
             if response.usage is not None:
                 self.client.usage = response.usage.model_dump(mode="json", by_alias=True, exclude_none=True)
-                await self._emit("usage", self.client.usage)
-            await self._emit("turn", {"phase": "end", "stop_reason": stop})
+                await self.emit("usage", self.client.usage)
+            await self.emit("turn", {"phase": "end", "stop_reason": stop})
             if self.abort is not None:
                 raise _Aborted()
             if stop == "cancelled" and self.ctx.cancelled():
-                raise _Cancelled()
+                raise Cancelled()
             if stop != "end_turn":
-                return self._result("failed", f"agent_{stop}")
+                return self.result("failed", f"agent_{stop}")
             if not self.client.refusals:
-                return self._result("completed")
+                return self.result("completed")
             # The agent could not read why: tell it now, in the conversation.
             text = "\n".join(self.client.refusals)
             self.client.refusals = []
-        return self._result("completed")
+        return self.result("completed")
 
     # -- waiting on the agent --------------------------------------------------------------------
 
     async def _call(self, awaitable: Awaitable[T], method: str, *, cancellable: bool = True) -> T:
-        """The agent's answer to `method`; raises _Cancelled, _Aborted or _Failed first when
+        """The agent's answer to `method`; raises Cancelled, _Aborted or RunFailed first when
         the run is cancelled, the gate aborts it, or the agent fails or falls silent. An
         open session/prompt is left running then, for `_stop_turn` to wait on."""
         task = asyncio.ensure_future(awaitable)
         abort = asyncio.ensure_future(self._abort_event.wait())
         waiters: set[asyncio.Future[Any]] = {task, abort}
-        if cancellable and self._cancel_waiter is not None:
-            waiters.add(self._cancel_waiter)
+        if cancellable and self.cancel_waiter is not None:
+            waiters.add(self.cancel_waiter)
         loop = asyncio.get_running_loop()
         try:
             while True:
@@ -267,12 +227,12 @@ class AcpRun:
                     return self._unwrap(task, method)
                 if abort in done:
                     raise _Aborted()
-                if self._cancel_waiter in done:
-                    raise _Cancelled()
+                if self.cancel_waiter in done:
+                    raise Cancelled()
                 busy = self.client is not None and (self.client.gates_waiting or any(
                     t.exit_status() is None for t in self.client.terminals.values()))  # fmt: skip
                 if not busy and loop.time() - self.transport.last_received > self.idle_timeout:
-                    raise _Failed("agent_timeout", f"The agent wrote nothing for {self.idle_timeout:g} s while no decision was pending.{self._stderr_hint()}")
+                    raise RunFailed("agent_timeout", f"The agent wrote nothing for {self.idle_timeout:g} s while no decision was pending.{self.stderr_hint()}")
         finally:
             abort.cancel()
             if not task.done() and task is not self._prompt:
@@ -285,12 +245,12 @@ class AcpRun:
             return task.result()
         except acp.RequestError as exc:
             data = f" ({exc.data})" if exc.data else ""
-            raise _Failed("agent_error", f"The agent refused {method}: {exc}{data}{self._stderr_hint()}") from None
+            raise RunFailed("agent_error", f"The agent refused {method}: {exc}{data}{self.stderr_hint()}") from None
         except ConnectionError:
             if self.transport.error:
-                raise _Failed("agent_protocol_error", f"ACP protocol error: {self.transport.error}") from None
+                raise RunFailed("agent_protocol_error", f"ACP protocol error: {self.transport.error}") from None
             code = self.proc.returncode
-            raise _Failed("agent_exited", f"The agent exited{f' (exit code {code})' if code is not None else ''} before {method} finished.{self._stderr_hint()}") from None
+            raise RunFailed("agent_exited", f"The agent exited{f' (exit code {code})' if code is not None else ''} before {method} finished.{self.stderr_hint()}") from None
 
     def _on_abort(self, reason: str, detail: str) -> None:
         if self.abort is None:
@@ -315,37 +275,26 @@ class AcpRun:
             await asyncio.wait({prompt, eof}, timeout=STOP_GRACE_S, return_when=asyncio.FIRST_COMPLETED)
             eof.cancel()
             if prompt.done() and not prompt.cancelled() and prompt.exception() is None:
-                await self._emit("turn", {"phase": "end", "stop_reason": str(prompt.result().stop_reason)})
+                await self.emit("turn", {"phase": "end", "stop_reason": str(prompt.result().stop_reason)})
 
-    async def _shutdown(self) -> None:
-        if self._prompt is not None and not self._prompt.done():
-            self._prompt.cancel()
-            with contextlib.suppress(BaseException):
-                await self._prompt
+    async def shutdown(self) -> None:
+        await stop_tasks(self._prompt)
         if self.client is not None:
             self.client.stopping.set()
             await self.client.close_terminals()
         if self.conn is not None:
             with contextlib.suppress(Exception):
                 await self.conn.close()
-        if self._cancel_waiter is not None:
-            self._cancel_waiter.cancel()
-            with contextlib.suppress(BaseException):
-                await self._cancel_waiter
-        await self.proc.close(timeout=5.0, terminate_first=self._stays_after_eof)
+        await super().shutdown()
+        await self.close_agent(terminate_first=self._stays_after_eof)
 
     # -- helpers -----------------------------------------------------------------------------------
 
-    async def _emit(self, kind: str, payload: Mapping[str, Any]) -> None:
+    async def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
         if self.client is not None:
-            await self.client.emit(kind, payload)
+            await self.client.emit(kind, payload)  # in order with the agent's own updates
         else:
-            with contextlib.suppress(Exception):
-                await self.ctx.emit(kind, payload)
+            await super().emit(kind, payload)
 
-    async def _notice(self, level: str, text: str, **extra: Any) -> None:
-        await self._emit("notice", {"level": level, "text": text, "driver": "acp", "agent": self.agent_name, **extra})
-
-    def _stderr_hint(self) -> str:
-        tail = self.proc.stderr_tail.strip()
-        return f" stderr: {tail[-2000:]}" if tail else ""
+    async def notice(self, level: str, text: str, **extra: Any) -> None:
+        await super().notice(level, text, agent=self.agent_name, **extra)

@@ -41,9 +41,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from drivers import agent_env, sandbox, workspace_config
-from drivers.base import FLOOR_SANDBOX, Decision, Descriptor, DriverError, RunAborted, RunContext, RunResult, ToolRequest
-from drivers.subprocess_io import JsonLinesProcess, ProcessExitedError, ProcessStartError, ProtocolError
+from drivers import agent_env, sandbox
+from drivers.base import (
+    FLOOR_SANDBOX,
+    Decision,
+    Descriptor,
+    DriverError,
+    RunAborted,
+    RunContext,
+    RunResult,
+    RunStatus,
+    ToolRequest,
+)
+from drivers.session import CONTINUE_PROMPT, RunFailed, StdioSession, stop_tasks
+from drivers.subprocess_io import ProcessExitedError, ProtocolError
 
 from . import isolation, mapping
 
@@ -127,30 +138,11 @@ ISOLATION_ENV = {
 HOOK_CALLBACK_ID = "gatehouse_pre_tool_use"
 HOOKS = {"PreToolUse": [{"matcher": None, "hookCallbackIds": [HOOK_CALLBACK_ID]}]}
 
-DEFAULT_IDLE_TIMEOUT_S = 300.0
 DRAIN_TIMEOUT_S = 15.0
-MAX_LINE_BYTES = 8 * 1024 * 1024
-STDERR_TAIL_BYTES = 64 * 1024
-STEP_OUTPUT_CHARS = 64 * 1024
 MESSAGE_CHARS = 64 * 1024
 ACTIVITY_CHARS = 4000
 
 _EXIT_CODE = re.compile(r"^Exit code (\d+)")
-
-# The user message that continues a resumed conversation (the CLI restores the history;
-# the model then re-issues whatever was pending when the CLI stopped).
-CONTINUE_PROMPT = (
-    "Gatehouse restarted while you were working. Continue the task from where you left off; "
-    "a tool call that was waiting for approval can be made again."
-)
-
-
-class _RunFailed(Exception):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
-
 
 def find_binary(settings: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
     """GATEHOUSE_CLAUDE_BIN (settings "claude_bin"), else `claude` on PATH, else make's copy."""
@@ -172,13 +164,11 @@ class ClaudeCodeDriver:
         return await _ClaudeRun(ctx).run()
 
 
-class _ClaudeRun:
+class _ClaudeRun(StdioSession):
+    driver = "claude-code"
+
     def __init__(self, ctx: RunContext) -> None:
-        self.ctx = ctx
-        self.settings: Mapping[str, Any] = ctx.settings or {}
-        self.idle_timeout = float(self.settings.get("idle_timeout_s") or DEFAULT_IDLE_TIMEOUT_S)
-        self.output_limit = int(self.settings.get("output_limit") or STEP_OUTPUT_CHARS)
-        self.proc = JsonLinesProcess(max_line_bytes=MAX_LINE_BYTES, stderr_tail_bytes=STDERR_TAIL_BYTES)
+        super().__init__(ctx)
         self.runtime_home = Path(ctx.runtime_dir) / "home"
         self.config_dir = self.runtime_home / ".claude"
         self.cli_mode = "default"
@@ -200,31 +190,19 @@ class _ClaudeRun:
         self._wake = asyncio.Event()
         self._last_activity = 0.0
         self._read_task: asyncio.Task[dict[str, Any] | None] | None = None
-        self._cancel_task: asyncio.Task[None] | None = None
         self._texts: list[str] = []
         self._resume_session = ""  # the CLI session this run continues (`--resume`)
-        self._resumable_stop = False
-        self._restarted = False  # this run restarted (vs a follow-up run continuing the session)
 
-    # -- entry -----------------------------------------------------------------------------
+    # -- entry (the run itself, its failures and its ending: drivers/session.py) -------------
+    # A stop by the worker (shutdown, a lost lease, hibernation) sends SIGTERM first, so the
+    # CLI flushes its transcript with the pending request still open (`resumable_stop`).
 
-    async def run(self) -> RunResult:
-        if self.ctx.cancelled():
-            return RunResult(status="cancelled")
-        try:
-            try:
-                await self._start()
-                return await self._loop()
-            except _RunFailed as failed:
-                await self._notice("error", failed.detail, reason=failed.reason)
-                return RunResult(status="failed", failure_reason=failed.reason, text="\n".join(self._texts))
-        except asyncio.CancelledError:
-            # The worker stops this run (shutdown, a lost lease, hibernation): SIGTERM first,
-            # so the CLI flushes its transcript with the pending request still open.
-            self._resumable_stop = True
-            raise
-        finally:
-            await self._shutdown()
+    async def drive(self) -> RunResult:
+        await self._start()
+        return await self._loop()
+
+    def result(self, status: RunStatus, reason: str = "") -> RunResult:
+        return RunResult(status=status, failure_reason=reason, text="\n".join(self._texts))
 
     # -- start -----------------------------------------------------------------------------
 
@@ -249,27 +227,25 @@ class _ClaudeRun:
         """The run's floor, reaching the model API (ANTHROPIC_BASE_URL, else Anthropic's) and
         the administrator's HTTP MCP servers. Claude Code's own sandbox stays off (its
         default): the floor holds the CLI and everything it starts, not only its Bash."""
-        if self.ctx.floor is None:
-            return None
         servers = (self.settings.get("mcp_servers") or {}).values()
         mcp_urls = [str(s["url"]) for s in servers if isinstance(s, Mapping) and s.get("url")]
-        return self.ctx.floor.reaching([*(sandbox.urls_in_env(env) or [DEFAULT_MODEL_URL]), *mcp_urls])
+        return self.floor_reaching([*(sandbox.urls_in_env(env) or [DEFAULT_MODEL_URL]), *mcp_urls])
 
     async def _start(self) -> None:
         mode = self._permission_mode()
         if self.ctx.interaction_mode != "plan" and self.ctx.runtime_mode == "full-access" and mode != "bypassPermissions":
-            await self._notice(
+            await self.notice(
                 "warning",
                 "full-access was requested but this server does not allow Claude Code's bypassPermissions; "
                 "running in default mode (every tool call still goes through the gate).",
             )
         self.cli_mode = mode
-        scan = await asyncio.to_thread(workspace_config.scan, Path(self.ctx.workspace))
-        await self._start_notices(scan)
+        scan = await self.scan_workspace()
+        await self.start_notices(scan, isolation.AGENTS)
         env = self._environment(mode, scan.git_env())
         binary = find_binary(self.settings, env)
         if not binary:
-            raise _RunFailed("agent_not_found", "Claude Code CLI not found: set GATEHOUSE_CLAUDE_BIN, put `claude` on PATH, or run `make agents`.")
+            raise RunFailed("agent_not_found", "Claude Code CLI not found: set GATEHOUSE_CLAUDE_BIN, put `claude` on PATH, or run `make agents`.")
         argv = [
             binary,
             "--output-format", "stream-json",
@@ -285,16 +261,13 @@ class _ClaudeRun:
         isolation.prepare_config_dir(self.config_dir)
         argv += isolation.argv(
             files_dir=Path(self.ctx.runtime_dir) / "claude-code",
-            workspace=Path(self.ctx.workspace),
+            workspace=self.workspace,
             mcp_servers=self.settings.get("mcp_servers") or {},
         )
         self._resume_session = self._resumable_session()
         if self._resume_session:
             argv += ["--resume", self._resume_session]
-        try:
-            await self.proc.start(argv, cwd=self.ctx.workspace, env=env, floor=self._floor(env))
-        except ProcessStartError as exc:
-            raise _RunFailed("agent_not_found", str(exc)) from exc
+        await self.spawn(argv, env=env, floor=self._floor(env))
         self._last_activity = asyncio.get_running_loop().time()
         self._init_id = f"req_{next(self._ids)}_initialize"
         await self._send(
@@ -308,7 +281,7 @@ class _ClaudeRun:
 
     def _resumable_session(self) -> str:
         """The CLI session to continue, if a transcript of it survived: this run's own after
-        a restart (then `_restarted`), else — for a new run of the session — the session's
+        a restart, else — for a new run of the session — the session's
         conversation with Claude Code (a follow-up turn with this run's prompt).
 
         The CLI keeps its transcript at `$CLAUDE_CONFIG_DIR/projects/<cwd>/<session>.jsonl`
@@ -316,9 +289,7 @@ class _ClaudeRun:
         Without one, the run starts again from its prompt and the gate answers the steps
         that already ran from the record.
         """
-        self._restarted = bool(getattr(self.ctx, "resuming", False))
-        state = (getattr(self.ctx, "agent_state", None) or {}) if self._restarted else (getattr(self.ctx, "conversation", None) or {})
-        session_id = str(state.get("session_id") or "")
+        session_id = str(self.ctx.resume_state.get("session_id") or "")
         if not re.fullmatch(r"[A-Za-z0-9-]{1,100}", session_id):
             return ""
         transcripts = self.config_dir / "projects"
@@ -326,21 +297,9 @@ class _ClaudeRun:
             return ""
         return session_id
 
-    async def _start_notices(self, scan: workspace_config.Scan) -> None:
-        """Once per run (not again when a worker resumes it): what the agent was kept from."""
-        if getattr(self.ctx, "resuming", False):
-            return
-        for payload in (
-            agent_env.refused_notice(self.settings, driver="claude-code"),
-            scan.notice(agents=isolation.AGENTS, driver="claude-code"),
-        ):
-            if payload is not None:
-                await self.ctx.emit("notice", payload)
-
     # -- the loop --------------------------------------------------------------------------
 
     async def _loop(self) -> RunResult:
-        self._cancel_task = asyncio.create_task(self.ctx.wait_cancelled())
         while True:
             event, value = await self._next_event()
             if event == "message":
@@ -354,15 +313,15 @@ class _ClaudeRun:
                     return await self._finish_cancelled()
                 assert self._abort is not None
                 reason, detail = self._abort
-                await self._notice("error", detail, reason=reason)
+                await self.notice("error", detail, reason=reason)
                 await self._drain()
                 return RunResult(status="failed", failure_reason=reason, text="\n".join(self._texts))
             elif event == "eof":
                 code = await self.proc.close(timeout=5.0)
-                raise _RunFailed("agent_exited", f"Claude Code exited (code {code}) before the turn finished.{self._stderr_hint()}")
+                raise RunFailed("agent_exited", f"Claude Code exited (code {code}) before the turn finished.{self.stderr_hint()}")
             elif event == "timeout":
-                raise _RunFailed(
-                    "agent_timeout", f"Claude Code wrote nothing for {self.idle_timeout:g} s while no decision was pending.{self._stderr_hint()}"
+                raise RunFailed(
+                    "agent_timeout", f"Claude Code wrote nothing for {self.idle_timeout:g} s while no decision was pending.{self.stderr_hint()}"
                 )
 
     async def _next_event(self, *, deadline: float | None = None) -> tuple[str, Any]:
@@ -377,8 +336,8 @@ class _ClaudeRun:
                 self._read_task = asyncio.create_task(self.proc.read())
             wake = asyncio.create_task(self._wake.wait())
             waiters: set[asyncio.Future[Any]] = {self._read_task, wake}
-            if self._cancel_task is not None and not self._stopping:
-                waiters.add(self._cancel_task)
+            if self.cancel_waiter is not None and not self._stopping:
+                waiters.add(self.cancel_waiter)
             now = loop.time()
             if deadline is not None:
                 timeout: float | None = max(0.0, deadline - now)
@@ -397,9 +356,9 @@ class _ClaudeRun:
                 try:
                     message = task.result()
                 except ProtocolError as exc:
-                    raise _RunFailed("agent_protocol_error", f"Claude Code protocol error: {exc}") from exc
+                    raise RunFailed("agent_protocol_error", f"Claude Code protocol error: {exc}") from exc
                 return ("eof", None) if message is None else ("message", message)
-            if self._cancel_task is not None and self._cancel_task in done and not self._stopping:
+            if self.cancel_waiter is not None and self.cancel_waiter in done and not self._stopping:
                 return "cancel", None
             if done:
                 continue  # woken: a gate started or finished, or an abort was decided
@@ -429,7 +388,7 @@ class _ClaudeRun:
         elif kind in ("stream_event", "keep_alive", "rate_limit_event", "tool_progress", "auth_status"):
             pass
         elif not isinstance(kind, str):
-            raise _RunFailed("agent_protocol_error", f"Claude Code wrote a message without a type: {mapping.bounded(repr(msg), 300)}")
+            raise RunFailed("agent_protocol_error", f"Claude Code wrote a message without a type: {mapping.bounded(repr(msg), 300)}")
         else:
             log.debug("claude-code: ignoring message type %s", kind)
         return None
@@ -439,17 +398,17 @@ class _ClaudeRun:
         if response.get("request_id") != self._init_id or self._initialized:
             return
         if response.get("subtype") != "success":
-            raise _RunFailed("agent_protocol_error", f"Claude Code refused initialize: {mapping.bounded(str(response.get('error')), 500)}")
+            raise RunFailed("agent_protocol_error", f"Claude Code refused initialize: {mapping.bounded(str(response.get('error')), 500)}")
         self._initialized = True
 
     async def _begin_turn(self) -> None:
-        restarted = bool(self._resume_session) and self._restarted
-        if restarted:
-            # The agent remembers what it did: the gate matches only what was still open.
-            await self.ctx.resumed_conversation()
-            await self._notice("info", f"Resumed Claude Code's conversation {self._resume_session}.")
-        elif self._resume_session:
-            await self._notice("info", f"Continuing the session's Claude Code conversation {self._resume_session}.")
+        restarted = False
+        if self._resume_session:
+            # After a restart the agent remembers what it did: the gate matches only what was still open.
+            restarted = await self.conversation_continued(
+                f"Resumed Claude Code's conversation {self._resume_session}.",
+                f"Continuing the session's Claude Code conversation {self._resume_session}.",
+            )
         await self._send(
             {
                 "type": "user",
@@ -463,7 +422,7 @@ class _ClaudeRun:
         request_id = msg.get("request_id")
         request = msg.get("request")
         if not isinstance(request_id, str) or not isinstance(request, dict):
-            raise _RunFailed("agent_protocol_error", "Claude Code sent a control_request without request_id or request.")
+            raise RunFailed("agent_protocol_error", "Claude Code sent a control_request without request_id or request.")
         subtype = request.get("subtype")
         if subtype == "hook_callback":
             await self._reply(request_id, self._hook_answer(request))
@@ -477,7 +436,7 @@ class _ClaudeRun:
             task.add_done_callback(functools.partial(self._handler_done, request_id))
         else:
             # The CLI waits for an answer to every control request: never leave one hanging.
-            await self._notice("warning", f"Claude Code asked for {subtype!r}, which Gatehouse does not support; refused.")
+            await self.notice("warning", f"Claude Code asked for {subtype!r}, which Gatehouse does not support; refused.")
             await self._send(
                 {
                     "type": "control_response",
@@ -552,7 +511,7 @@ class _ClaudeRun:
         if local is not None:
             reply, notice = local
             if notice:
-                await self._notice("warning", notice, tool=native, tool_use_id=tool_use_id)
+                await self.notice("warning", notice, tool=native, tool_use_id=tool_use_id)
             if tool_use_id:
                 self._decided[tool_use_id] = (None, None, reply)
             await self._reply(request_id, reply)
@@ -581,7 +540,7 @@ class _ClaudeRun:
         if decision.allowed and decision.updated_input is not None:
             # The allow's `updatedInput` is the only place the protocol has: the model sees the
             # edited input in its own tool call's result, the timeline says so here.
-            await self._notice("info", f"A reviewer edited this {native} request; Claude Code ran the edited version.",
+            await self.notice("info", f"A reviewer edited this {native} request; Claude Code ran the edited version.",
                                tool=native, tool_use_id=tool_use_id)
         if decision.outcome == "abort":
             reason = decision.reason or "aborted"
@@ -694,7 +653,7 @@ class _ClaudeRun:
         elif subtype == "status" and msg.get("permissionMode"):
             previous, self.cli_mode = self.cli_mode, str(msg["permissionMode"])
             if previous != self.cli_mode:
-                await self._notice("info", f"Claude Code permission mode: {previous} -> {self.cli_mode}.")
+                await self.notice("info", f"Claude Code permission mode: {previous} -> {self.cli_mode}.")
 
     async def _on_result(self, msg: dict[str, Any]) -> RunResult:
         usage = {
@@ -713,14 +672,14 @@ class _ClaudeRun:
         if ok:
             return RunResult(status="completed", text=text, usage=usage)
         detail = f"Claude Code ended the turn with {msg.get('subtype')}: {mapping.bounded(text, 2000)}"
-        await self._notice("error", detail, reason="agent_error")
+        await self.notice("error", detail, reason="agent_error")
         return RunResult(status="failed", failure_reason="agent_error", text=text, usage=usage)
 
     # -- cancel, drain, shutdown -----------------------------------------------------------
 
     async def _finish_cancelled(self) -> RunResult:
         self._stopping = True
-        await self._notice("info", "Cancel requested: interrupting Claude Code.")
+        await self.notice("info", "Cancel requested: interrupting Claude Code.")
         # Answer whatever waits for a decision (deny + interrupt), then interrupt the turn
         # (stops a running command). The CLI may also send control_cancel_request.
         for request_id, task in list(self._pending.items()):
@@ -740,28 +699,20 @@ class _ClaudeRun:
         while True:
             try:
                 event, value = await self._next_event(deadline=deadline)
-            except (_RunFailed, ProcessExitedError):
+            except (RunFailed, ProcessExitedError):
                 return
             if event != "message":
                 return
             if value.get("type") == "result":
                 return
-            with contextlib.suppress(_RunFailed, ProcessExitedError):
+            with contextlib.suppress(RunFailed, ProcessExitedError):
                 await self._dispatch(value)
 
-    async def _shutdown(self) -> None:
+    async def shutdown(self) -> None:
         self._stopping = True
-        for task in list(self._pending.values()):
-            task.cancel()
-        tasks: list[asyncio.Task[Any]] = [
-            t for t in (self._read_task, self._cancel_task, *self._pending.values()) if t is not None
-        ]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(BaseException):
-                await task
-        await self.proc.close(timeout=5.0, terminate_first=self._resumable_stop)
+        await stop_tasks(self._read_task, *self._pending.values())
+        await super().shutdown()
+        await self.close_agent()
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -776,10 +727,3 @@ class _ClaudeRun:
 
     async def _reply(self, request_id: str, response: dict[str, Any]) -> None:
         await self._send({"type": "control_response", "response": {"subtype": "success", "request_id": request_id, "response": response}})
-
-    async def _notice(self, level: str, text: str, **extra: Any) -> None:
-        await self.ctx.emit("notice", {"level": level, "text": text, "driver": "claude-code", **extra})
-
-    def _stderr_hint(self) -> str:
-        tail = self.proc.stderr_tail.strip()
-        return f" stderr: {tail[-2000:]}" if tail else ""

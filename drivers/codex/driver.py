@@ -10,10 +10,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from drivers import agent_env, elicitation, workspace_config
-from drivers.base import Decision, Descriptor, DriverError, RunAborted, RunResult, ToolRequest
-from drivers.sandbox import urls_in_env
-from drivers.subprocess_io import JsonLinesProcess, ProcessExitedError, ProcessStartError, ProtocolError
+from drivers import elicitation
+from drivers.base import Decision, Descriptor, DriverError, RunAborted, RunContext, RunResult, RunStatus, ToolRequest
+from drivers.sandbox import Floor, urls_in_env
+from drivers.session import Cancelled, RunFailed, StdioSession, stop_tasks
+from drivers.subprocess_io import ProcessExitedError, ProtocolError
 
 from . import config, translate
 
@@ -23,8 +24,6 @@ APPROVAL_POLICY = "untrusted"
 # Workspace configuration Codex would read (drivers/workspace_config.py); the run's timeline
 # names what of it was ignored (`.codex/`, pinned untrusted) or switched off (git programs).
 WORKSPACE_AGENTS = ("codex", "git")
-DEFAULT_IDLE_TIMEOUT_S = 300.0
-DEFAULT_OUTPUT_LIMIT = 64 * 1024
 # After an interrupt (cancel) or a `cancel` reply (abort): how long to wait for turn/completed.
 STOP_GRACE_S = 10.0
 STDERR_NOTICE_CHARS = 4000
@@ -59,16 +58,6 @@ _QUIET = frozenset(
 )
 
 
-class _Failure(Exception):
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-
-
-class _Cancelled(Exception):
-    pass
-
-
 class _Aborted(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -79,23 +68,21 @@ class CodexDriver:
     def __init__(self, descriptor: Descriptor) -> None:
         self.descriptor = descriptor
 
-    async def run(self, ctx: Any) -> RunResult:
+    async def run(self, ctx: RunContext) -> RunResult:
         return await _Session(ctx).run()
 
 
-class _Session:
-    def __init__(self, ctx: Any) -> None:
-        self.ctx = ctx
+class _Session(StdioSession):
+    driver = "codex"
+
+    def __init__(self, ctx: RunContext) -> None:
         settings: Mapping[str, Any] = ctx.settings or {}
-        self.settings = settings
-        self.idle_timeout = float(settings.get("idle_timeout_s") or DEFAULT_IDLE_TIMEOUT_S)
-        self.output_limit = int(settings.get("output_limit") or DEFAULT_OUTPUT_LIMIT)
-        self.workspace = Path(ctx.workspace)
-        self.plan_mode = ctx.interaction_mode == "plan"
-        self.proc = JsonLinesProcess(
+        super().__init__(
+            ctx,
             max_line_bytes=int(settings.get("max_line_bytes") or 8 * 1024 * 1024),
             stderr_tail_bytes=int(settings.get("stderr_tail_bytes") or 64 * 1024),
         )
+        self.plan_mode = ctx.interaction_mode == "plan"
         self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.ids = itertools.count(1)
         self.responses: dict[int, asyncio.Future[Any]] = {}
@@ -110,73 +97,52 @@ class _Session:
         self.stopping = False  # after interrupt/cancel: drop further server requests
         self._turn_requested = False
         self.resumed = False  # the thread was resumed: the turn continues it
-        self.resumable_stop = False
         self.asked: set[str] = set()  # itemIds Codex asked about
         self.reader: asyncio.Task[None] | None = None
-        self.cancel_waiter: asyncio.Future[Any] | None = None
 
-    # -- the run ---------------------------------------------------------------------------
+    # -- the run (its start, failures and ending: drivers/session.py) -----------------------
+    # A stop by the worker keeps the thread resumable (`resumable_stop`: SIGTERM first).
 
-    async def run(self) -> RunResult:
-        ctx = self.ctx
-        if ctx.cancelled():
-            return RunResult(status="cancelled")
-        home = config.prepare_home(Path(ctx.runtime_dir), self.settings, ctx.run_policy or {}, self.workspace)
+    async def drive(self) -> RunResult:
+        home = config.prepare_home(Path(self.ctx.runtime_dir), self.settings, self.ctx.run_policy or {}, self.workspace)
         argv = [config.find_binary(self.settings), "app-server"]
-        scan = await asyncio.to_thread(workspace_config.scan, self.workspace)
-        await self._start_notices(scan)
-        self.cancel_waiter = asyncio.ensure_future(ctx.wait_cancelled())
+        scan = await self.scan_workspace()
+        await self.start_notices(scan, WORKSPACE_AGENTS)
         try:
-            try:
-                env = config.child_env(self.settings, home, scan.git_env())
-                await self.proc.start(argv, cwd=self.workspace, env=env, floor=self._floor(env))
-            except ProcessStartError as exc:
-                raise _Failure("agent_exited", str(exc)) from exc
+            env = config.child_env(self.settings, home, scan.git_env())
+            await self.spawn(argv, env=env, floor=self._floor(env), failure="agent_exited")
             self.reader = asyncio.create_task(self._read_loop())
             await self._handshake()
             await self._start_turn()
             while self.turn is None:
                 await self._dispatch(await self._next())
             return await self._finish_turn()
-        except _Cancelled:
+        except Cancelled:
             await self._stop_turn(interrupt=True)
-            await self._emit("notice", {"level": "info", "text": "Run cancelled; Codex turn interrupted."})
-            return RunResult(status="cancelled", text=self.last_text, usage=self.usage)
+            await self.notice("info", "Run cancelled; Codex turn interrupted.")
+            return self.result("cancelled")
         except _Aborted as exc:
             await self._stop_turn(interrupt=False)
-            await self._emit("notice", {"level": "error", "text": f"Run aborted: {exc.reason}"})
-            return RunResult(status="failed", failure_reason=exc.reason, text=self.last_text, usage=self.usage)
-        except _Failure as exc:
-            await self._emit(
-                "notice",
-                {"level": "error", "text": str(exc), "reason": exc.reason, "stderr": self._stderr_excerpt()},
-            )
-            return RunResult(status="failed", failure_reason=exc.reason, text=self.last_text, usage=self.usage)
-        except asyncio.CancelledError:
-            self.resumable_stop = True  # stopped by the worker: keep the thread resumable
-            raise
-        finally:
-            await self._shutdown()
+            await self.notice("error", f"Run aborted: {exc.reason}")
+            return self.result("failed", exc.reason)
 
-    async def _start_notices(self, scan: workspace_config.Scan) -> None:
-        """Once per run (not again when a worker resumes it): what the agent was kept from."""
-        if getattr(self.ctx, "resuming", False):
-            return
-        for payload in (
-            agent_env.refused_notice(self.settings, driver="codex"),
-            scan.notice(agents=WORKSPACE_AGENTS, driver="codex"),
-        ):
-            if payload is not None:
-                await self._emit("notice", payload)
+    def result(self, status: RunStatus, reason: str = "") -> RunResult:
+        return RunResult(status=status, failure_reason=reason, text=self.last_text, usage=self.usage)
 
-    def _floor(self, env: Mapping[str, str]) -> Any:
+    async def failed(self, failed: RunFailed) -> RunResult:
+        await self.notice("error", failed.detail, reason=failed.reason, stderr=self._stderr_excerpt())
+        return self.result("failed", failed.reason)
+
+    async def notice(self, level: str, text: str, **extra: Any) -> None:
+        # Codex's notices do not name their driver (the run does).
+        await self.emit("notice", {"level": level, "text": text, **extra})
+
+    def _floor(self, env: Mapping[str, str]) -> Floor | None:
         """The run's floor, reaching the model API (the configured base URL, else OpenAI's)."""
-        if self.ctx.floor is None:
-            return None
         servers = (self.settings.get("mcp_servers") or {}).values()
         mcp_urls = [str(s["url"]) for s in servers if isinstance(s, Mapping) and s.get("url")]
-        floor = self.ctx.floor.reaching([self.settings.get("base_url") or config.DEFAULT_MODEL_URL, *urls_in_env(env), *mcp_urls])
-        return floor.replace(own_hosts=config.OWN_HOSTS)
+        floor = self.floor_reaching([self.settings.get("base_url") or config.DEFAULT_MODEL_URL, *urls_in_env(env), *mcp_urls])
+        return floor.replace(own_hosts=config.OWN_HOSTS) if floor is not None else None
 
     async def _handshake(self) -> None:
         await self._call(
@@ -191,7 +157,7 @@ class _Session:
         sandbox_value = str((self.ctx.run_policy or {}).get("sandbox") or "inherit")
         sandbox = config.SANDBOX_MODES.get(sandbox_value)
         if sandbox is None:
-            raise _Failure("agent_protocol_error", f"sandbox {sandbox_value!r} is not supported by the codex driver")
+            raise RunFailed("agent_protocol_error", f"sandbox {sandbox_value!r} is not supported by the codex driver")
         if self.ctx.floor is not None:
             sandbox = config.IN_FLOOR  # the floor holds Codex and its commands (config.IN_FLOOR)
         result = await self._resume_thread(sandbox)
@@ -202,10 +168,10 @@ class _Session:
             )
         thread = result.get("thread") if isinstance(result, Mapping) else None
         if not isinstance(thread, Mapping) or not thread.get("id"):
-            raise _Failure("agent_protocol_error", "thread/start returned no thread id")
+            raise RunFailed("agent_protocol_error", "thread/start returned no thread id")
         # Refuse to run un-gated if this Codex silently replaced the approval policy.
         if result.get("approvalPolicy") != APPROVAL_POLICY:
-            raise _Failure(
+            raise RunFailed(
                 "agent_protocol_error",
                 f"Codex reports approvalPolicy {result.get('approvalPolicy')!r}, not {APPROVAL_POLICY!r}: "
                 "it would run commands without asking",
@@ -217,9 +183,7 @@ class _Session:
         """Continue this run's Codex thread (kept in its CODEX_HOME) after a restart, with
         the same approval policy; None when there is none to resume (start afresh: the gate
         then answers the steps that already ran from the record)."""
-        restarted = bool(getattr(self.ctx, "resuming", False))
-        state = (self.ctx.agent_state if restarted else getattr(self.ctx, "conversation", None)) or {}
-        thread_id = str(state.get("thread_id") or "")
+        thread_id = str(self.ctx.resume_state.get("thread_id") or "")
         if not thread_id:
             return None
         fut = await self._send_request(
@@ -232,14 +196,12 @@ class _Session:
             await self._dispatch(await self._next())
         result = fut.result()
         if not isinstance(result, Mapping):
-            await self._emit("notice", {"level": "warning", "text": f"Could not resume Codex thread {thread_id}; starting again from the prompt."})
+            await self.emit("notice", {"level": "warning", "text": f"Could not resume Codex thread {thread_id}; starting again from the prompt."})
             return None
-        if restarted:
-            self.resumed = True  # the turn continues where the run stopped
-            await self.ctx.resumed_conversation()
-            await self._emit("notice", {"level": "info", "text": f"Resumed Codex thread {thread_id}."})
-        else:
-            await self._emit("notice", {"level": "info", "text": f"Continuing the session's Codex thread {thread_id}."})
+        # After a restart the turn continues where the run stopped (`resumed`).
+        self.resumed = await self.conversation_continued(
+            f"Resumed Codex thread {thread_id}.", f"Continuing the session's Codex thread {thread_id}."
+        )
         return result
 
     async def _start_turn(self) -> None:
@@ -274,7 +236,7 @@ class _Session:
         error: Mapping[str, Any] = raw_error if isinstance(raw_error, Mapping) else {}
         message = str(error.get("message") or f"turn ended {status}")
         reason = "agent_error" if status == "failed" else "agent_interrupted"
-        await self._emit("notice", {"level": "error", "text": f"Codex turn {status}: {message}", "reason": reason})
+        await self.emit("notice", {"level": "error", "text": f"Codex turn {status}: {message}", "reason": reason})
         return RunResult(status="failed", failure_reason=reason, text=self.last_text or message, usage=self.usage)
 
     async def _stop_turn(self, *, interrupt: bool) -> None:
@@ -299,20 +261,14 @@ class _Session:
                 if remaining <= 0:
                     break
                 await self._dispatch(await self._next(timeout=remaining, cancellable=False))
-        except (_Failure, _Cancelled, ProcessExitedError) as exc:
+        except (RunFailed, Cancelled, ProcessExitedError) as exc:
             log.debug("codex: stopping turn: %s", exc)
 
-    async def _shutdown(self) -> None:
+    async def shutdown(self) -> None:
         with contextlib.suppress(Exception):
-            await self.proc.close(timeout=5.0, terminate_first=self.resumable_stop)
-        if self.reader is not None:
-            self.reader.cancel()
-            with contextlib.suppress(BaseException):
-                await self.reader
-        if self.cancel_waiter is not None:
-            self.cancel_waiter.cancel()
-            with contextlib.suppress(BaseException):
-                await self.cancel_waiter
+            await self.close_agent()
+        await stop_tasks(self.reader)
+        await super().shutdown()
         for fut in self.responses.values():
             fut.cancel()
 
@@ -332,38 +288,30 @@ class _Session:
             await self.queue.put(("protocol", f"reading from codex failed: {exc!r}"))
 
     async def _next(self, timeout: float | None = None, cancellable: bool = True) -> dict[str, Any]:
-        """The next message from Codex. Raises _Cancelled, or _Failure for EOF, a bad line,
+        """The next message from Codex. Raises Cancelled, or RunFailed for EOF, a bad line,
         or silence longer than the idle timeout (time spent in the gate is not counted)."""
         timeout = self.idle_timeout if timeout is None else timeout
-        getter = asyncio.ensure_future(self.queue.get())
-        waiters: set[asyncio.Future[Any]] = {getter}
-        if cancellable and self.cancel_waiter is not None:
-            waiters.add(self.cancel_waiter)
-        try:
-            done, _ = await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if not getter.done():
-                getter.cancel()
-        if getter in done:
-            return self._unwrap(getter.result())
-        if cancellable and self.cancel_waiter in done:
-            raise _Cancelled()
-        raise _Failure("agent_timeout", f"no message from Codex for {timeout:.0f} s")
+        kind, value = await self.next_entry(self.queue, timeout=timeout, cancellable=cancellable)
+        if kind == "cancel":
+            raise Cancelled()
+        if kind != "timeout":
+            return self._unwrap((kind, value))
+        raise RunFailed("agent_timeout", f"no message from Codex for {timeout:.0f} s")
 
     def _unwrap(self, entry: tuple[str, Any]) -> dict[str, Any]:
         kind, value = entry
         if kind == "msg":
             return value
         if kind == "protocol":
-            raise _Failure("agent_protocol_error", f"Codex protocol error: {value}")
+            raise RunFailed("agent_protocol_error", f"Codex protocol error: {value}")
         code = self.proc.returncode
-        raise _Failure("agent_exited", "Codex exited before the turn completed" + (f" (exit code {code})" if code is not None else ""))
+        raise RunFailed("agent_exited", "Codex exited before the turn completed" + (f" (exit code {code})" if code is not None else ""))
 
     async def _send(self, obj: Mapping[str, Any]) -> None:
         try:
             await self.proc.send(obj)
         except ProcessExitedError as exc:
-            raise _Failure("agent_exited", f"Codex closed its input: {exc}") from exc
+            raise RunFailed("agent_exited", f"Codex closed its input: {exc}") from exc
 
     async def _notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         msg: dict[str, Any] = {"method": method}
@@ -396,12 +344,12 @@ class _Session:
         elif "id" in msg and ("result" in msg or "error" in msg):
             self._on_response(msg)
         else:
-            raise _Failure("agent_protocol_error", f"Codex sent a message that is not JSON-RPC: {str(msg)[:200]}")
+            raise RunFailed("agent_protocol_error", f"Codex sent a message that is not JSON-RPC: {str(msg)[:200]}")
 
     def _on_response(self, msg: Mapping[str, Any]) -> None:
         fut = self.responses.pop(msg.get("id"), None)  # type: ignore[arg-type]
         if fut is None:
-            raise _Failure("agent_protocol_error", f"Codex answered a request we never sent (id {msg.get('id')!r})")
+            raise RunFailed("agent_protocol_error", f"Codex answered a request we never sent (id {msg.get('id')!r})")
         method = getattr(fut, "method", "?")
         if "error" in msg:
             error = msg.get("error") or {}
@@ -411,7 +359,7 @@ class _Session:
                 # not be added (the turn ended), the decline itself still stands.
                 fut.set_result(None)
                 return
-            raise _Failure("agent_protocol_error", f"Codex refused {method}: {text}")
+            raise RunFailed("agent_protocol_error", f"Codex refused {method}: {text}")
         fut.set_result(msg.get("result"))
 
     async def _on_notification(self, method: str, params: Mapping[str, Any]) -> None:
@@ -421,7 +369,7 @@ class _Session:
             turn = params.get("turn") or {}
             if turn.get("id"):
                 self.turn_id = str(turn["id"])
-            await self._emit("turn", {"event": "started", "turn_id": self.turn_id})
+            await self.emit("turn", {"event": "started", "turn_id": self.turn_id})
         elif method == "turn/completed":
             turn = dict(params.get("turn") or {})
             if turn.get("id") and self.turn_id and turn["id"] != self.turn_id:
@@ -430,7 +378,7 @@ class _Session:
             payload: dict[str, Any] = {"event": "completed", "turn_id": turn.get("id", ""), "status": turn.get("status")}
             if isinstance(turn.get("error"), Mapping):
                 payload["error"] = str(turn["error"].get("message") or "")
-            await self._emit("turn", payload)
+            await self.emit("turn", payload)
         elif method == "item/started":
             await self._on_item_started(params.get("item") or {})
         elif method == "item/completed":
@@ -446,11 +394,11 @@ class _Session:
                     "reasoning_output_tokens": total.get("reasoningOutputTokens"),
                     "total_tokens": total.get("totalTokens"),
                 }
-                await self._emit("usage", dict(self.usage))
+                await self.emit("usage", dict(self.usage))
         elif method == "error":
             error = params.get("error") or {}
             text = error.get("message") if isinstance(error, Mapping) else str(error)
-            await self._emit("notice", {"level": "warning", "text": f"Codex error: {text}", "will_retry": bool(params.get("willRetry"))})
+            await self.emit("notice", {"level": "warning", "text": f"Codex error: {text}", "will_retry": bool(params.get("willRetry"))})
         elif method in ("warning", "configWarning"):
             pass  # startup noise (fallback model metadata, bundled bubblewrap)
         # Other notifications (new ones in later versions) are ignored on purpose.
@@ -460,9 +408,9 @@ class _Session:
         item_id = str(item.get("id") or "")
         if item_type in ("commandExecution", "fileChange"):
             self.items[item_id] = dict(item)
-            await self._emit("tool", self._tool_payload("started", item))
+            await self.emit("tool", self._tool_payload("started", item))
         elif item_type in ("webSearch", "mcpToolCall", "dynamicToolCall", "imageView", "collabAgentToolCall"):
-            await self._emit("tool", {"event": "started", "item_id": item_id, "tool": item_type, "detail": _short(item)})
+            await self.emit("tool", {"event": "started", "item_id": item_id, "tool": item_type, "detail": _short(item)})
 
     async def _on_item_completed(self, item: Mapping[str, Any]) -> None:
         item_type = item.get("type")
@@ -471,12 +419,12 @@ class _Session:
             text = str(item.get("text") or "")
             if text:
                 self.last_text = text
-                await self._emit("message", {"text": text})
+                await self.emit("message", {"text": text})
         elif item_type == "plan":
             text = str(item.get("text") or "")
             if text:
                 self.last_text = text
-                await self._emit("message", {"text": text, "plan": True})
+                await self.emit("message", {"text": text, "plan": True})
         elif item_type in ("commandExecution", "fileChange"):
             self.items.pop(item_id, None)
             payload = self._tool_payload("completed", item)
@@ -485,7 +433,7 @@ class _Session:
                 # (a grant is asked about every time), so nothing is expected to: a gap
                 # worth surfacing.
                 payload["asked"] = False
-                await self._emit(
+                await self.emit(
                     "notice",
                     {
                         "level": "warning",
@@ -495,11 +443,11 @@ class _Session:
                         "command": payload.get("command", ""),
                     },
                 )
-            await self._emit("tool", payload)
+            await self.emit("tool", payload)
             for step_id in self.steps.pop(item_id, []):
                 await self._finish_step(step_id, item)
         elif item_type in ("webSearch", "mcpToolCall", "dynamicToolCall", "imageView", "collabAgentToolCall"):
-            await self._emit("tool", {"event": "completed", "item_id": item_id, "tool": item_type, "detail": _short(item)})
+            await self.emit("tool", {"event": "completed", "item_id": item_id, "tool": item_type, "detail": _short(item)})
 
     def _tool_payload(self, event: str, item: Mapping[str, Any]) -> dict[str, Any]:
         payload: dict[str, Any] = {"event": event, "item_id": str(item.get("id") or ""), "status": item.get("status")}
@@ -608,7 +556,7 @@ class _Session:
         elif method == "mcpServer/elicitation/request":
             await self._on_elicitation(request_id, params)
         else:
-            await self._emit(
+            await self.emit(
                 "notice",
                 {"level": "warning", "text": f"Codex asked {method!r}, which Gatehouse does not handle; refused."},
             )
@@ -638,7 +586,7 @@ class _Session:
                 raise elicitation.Unsupported(f"Codex's {kind!r} approval, which Gatehouse does not know")
             request = translate.elicitation_request(params, self.workspace)
         except elicitation.Unsupported as exc:
-            await self._emit("notice", {"level": "warning", "text": (
+            await self.emit("notice", {"level": "warning", "text": (
                 f"The MCP server {params.get('serverName')!r} asked for {exc}; Gatehouse cannot show it, so it was declined.")})
             await self._send({"id": request_id, "result": {"action": "decline"}})
             return
@@ -670,15 +618,15 @@ class _Session:
             except RunAborted as exc:
                 # The gate may stop the run by raising instead of answering `abort`.
                 if self.ctx.cancelled():
-                    raise _Cancelled() from exc
+                    raise Cancelled() from exc
                 return Decision("abort", reason=exc.reason or "aborted")
             except DriverError as exc:
-                raise _Failure(exc.reason, str(exc)) from exc
+                raise RunFailed(exc.reason, str(exc)) from exc
         gate.cancel()
         with contextlib.suppress(BaseException):
             await gate
         if self.cancel_waiter in done:
-            raise _Cancelled()
+            raise Cancelled()
         # The reader ended: Codex exited or wrote garbage. Surface what it was.
         while True:
             kind, value = self.queue.get_nowait() if not self.queue.empty() else ("eof", None)
@@ -686,12 +634,6 @@ class _Session:
                 self._unwrap((kind, value))
 
     # -- helpers ---------------------------------------------------------------------------------
-
-    async def _emit(self, kind: str, payload: Mapping[str, Any]) -> None:
-        try:
-            await self.ctx.emit(kind, payload)
-        except Exception:  # the timeline must never kill the run
-            log.exception("codex: emitting %s activity failed", kind)
 
     def _stderr_excerpt(self) -> str:
         tail = self.proc.stderr_tail

@@ -55,6 +55,7 @@ DESCRIPTOR = Descriptor(
         "server on 127.0.0.1 with a per-run password",
         "the repository's git programs switched off",
     ),
+    check_workspace=check_workspace,
     sees=(
         "every permission OpenCode asks (every permission is set to ask): bash commands, file "
         "edits and writes with their diff, reads, globs, greps, web fetches, tasks, todos, "

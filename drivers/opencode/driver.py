@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from drivers import agent_env, sandbox, workspace_config
+from drivers import sandbox
 from drivers.acp.mapping import bounded_value, clip, refusal_text
-from drivers.base import Decision, DriverError, RunAborted, RunContext, RunResult, ToolRequest
+from drivers.base import Decision, DriverError, RunAborted, RunContext, RunResult, RunStatus, ToolRequest
+from drivers.session import CONTINUE_PROMPT, AgentSession, RunFailed, stop_tasks
 
 from . import config, mapping
 from .http import HttpError, OpenCodeHttp, StreamError
@@ -20,29 +21,16 @@ from .server import OpenCodeServer, ServerStartError
 
 log = logging.getLogger(__name__)
 
-DEFAULT_IDLE_TIMEOUT_S = 300.0
 STOP_GRACE_S = 10.0
 MESSAGE_CHARS = 64 * 1024
 MAX_FOLLOW_UPS = 10
-CONTINUE_PROMPT = (
-    "Gatehouse restarted while you were working. Continue the task from where you left off; "
-    "a tool call that was waiting for approval can be made again."
-)
 
 
-class _Failed(Exception):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
+class OpenCodeRun(AgentSession):
+    driver = "opencode"
 
-
-class OpenCodeRun:
     def __init__(self, ctx: RunContext) -> None:
-        self.ctx = ctx
-        self.settings: Mapping[str, Any] = ctx.settings or {}
-        self.idle_timeout = float(self.settings.get("idle_timeout_s") or DEFAULT_IDLE_TIMEOUT_S)
-        self.output_limit = int(self.settings.get("output_limit") or 64 * 1024)
+        super().__init__(ctx)
         self.workspace = Path(ctx.workspace).resolve()
         self.server = OpenCodeServer()
         self.http: OpenCodeHttp | None = None
@@ -66,74 +54,58 @@ class OpenCodeRun:
         self._running_seen: set[str] = set()
         self._last_event = 0.0
 
-    # -- entry -------------------------------------------------------------------------------
+    # -- entry (the run itself, its failures and its ending: drivers/session.py) ---------------
 
-    async def run(self) -> RunResult:
-        if self.ctx.cancelled():
-            return RunResult(status="cancelled")
-        cancel = asyncio.ensure_future(self.ctx.wait_cancelled())
-        try:
-            try:
-                await self._start()
-                status = await self._follow(cancel)
-                for _ in range(MAX_FOLLOW_UPS):
-                    if status != "idle" or not self.follow_ups:
-                        break
-                    # What OpenCode could not tell the model itself (a declined question
-                    # ends its loop): said in the conversation, and the session goes on.
-                    text, self.follow_ups = "\n".join(self.follow_ups), []
-                    await self._prompt(text)
-                    status = await self._follow(cancel)
-                if status == "cancelled":
-                    await self._stop("Run cancelled: the OpenCode session was aborted.")
-                    await self._turn_end("cancelled")
-                    return self._result("cancelled")
-                if self.abort is not None:
-                    reason, detail = self.abort
-                    await self._stop(detail, level="error", reason=reason)
-                    await self._turn_end("aborted")
-                    return self._result("failed", reason)
-                await self._turn_end("idle")
-                if self.session_error:
-                    await self._notice("error", f"OpenCode reported an error: {self.session_error}", reason="agent_error")
-                    return self._result("failed", "agent_error")
-                return self._result("completed")
-            except _Failed as failed:
-                await self._notice("error", failed.detail, reason=failed.reason)
-                return self._result("failed", failed.reason)
-        finally:
-            cancel.cancel()
-            await self._shutdown()
+    async def drive(self) -> RunResult:
+        await self._start()
+        status = await self._follow()
+        for _ in range(MAX_FOLLOW_UPS):
+            if status != "idle" or not self.follow_ups:
+                break
+            # What OpenCode could not tell the model itself (a declined question
+            # ends its loop): said in the conversation, and the session goes on.
+            text, self.follow_ups = "\n".join(self.follow_ups), []
+            await self._prompt(text)
+            status = await self._follow()
+        if status == "cancelled":
+            await self._stop("Run cancelled: the OpenCode session was aborted.")
+            await self._turn_end("cancelled")
+            return self.result("cancelled")
+        if self.abort is not None:
+            reason, detail = self.abort
+            await self._stop(detail, level="error", reason=reason)
+            await self._turn_end("aborted")
+            return self.result("failed", reason)
+        await self._turn_end("idle")
+        if self.session_error:
+            await self.notice("error", f"OpenCode reported an error: {self.session_error}", reason="agent_error")
+            return self.result("failed", "agent_error")
+        return self.result("completed")
 
-    def _result(self, status: str, reason: str = "") -> RunResult:
-        return RunResult(status=status, failure_reason=reason, text="\n".join(self.emitted_texts), usage=dict(self.usage))  # type: ignore[arg-type]
+    def result(self, status: RunStatus, reason: str = "") -> RunResult:
+        return RunResult(status=status, failure_reason=reason, text="\n".join(self.emitted_texts), usage=dict(self.usage))
 
     # -- start -------------------------------------------------------------------------------
 
     def _floor(self) -> sandbox.Floor | None:
         """The run's floor, reaching the configured model endpoint (else OpenAI's)."""
-        if self.ctx.floor is None:
-            return None
-        return self.ctx.floor.reaching([self.settings.get("opencode_base_url") or config.DEFAULT_MODEL_URL])
+        return self.floor_reaching([self.settings.get("opencode_base_url") or config.DEFAULT_MODEL_URL])
 
     async def _start(self) -> None:
         binary = config.find_binary(self.settings)
         if not binary or not Path(binary).exists():
-            raise _Failed("agent_not_found", "opencode not found: set GATEHOUSE_OPENCODE_BIN, put `opencode` on PATH, or run `make agents`.")
+            raise RunFailed("agent_not_found", "opencode not found: set GATEHOUSE_OPENCODE_BIN, put `opencode` on PATH, or run `make agents`.")
         found = config.blocking_config_files(self.workspace)
         if found:
             # Checked at run creation too; a file that appeared since is refused here.
-            raise _Failed("workspace_agent_config", config.refusal(found))
-        scan = await asyncio.to_thread(workspace_config.scan, self.workspace)
-        if not self.ctx.resuming:
-            for payload in (agent_env.refused_notice(self.settings, driver="opencode"), scan.notice(agents=("git",), driver="opencode")):
-                if payload is not None:
-                    await self._emit("notice", payload)
+            raise RunFailed("workspace_agent_config", config.refusal(found))
+        scan = await self.scan_workspace()
+        await self.start_notices(scan, ("git",))
         env = config.environment(self.settings, Path(self.ctx.runtime_dir), scan.git_env())
         try:
             await self.server.start(binary, cwd=self.workspace, env=env, floor=self._floor())
         except ServerStartError as exc:
-            raise _Failed("agent_exited", str(exc)) from exc
+            raise RunFailed("agent_exited", str(exc)) from exc
         self.http = OpenCodeHttp(self.server.host, self.server.port, username=self.server.username, password=self.server.password,
                                  unix_socket=self.server.unix_socket)
         self.reader = asyncio.create_task(self._read_events())
@@ -144,40 +116,37 @@ class OpenCodeRun:
         if not resumed:
             status, body = await self._request("POST", "/session", {"title": f"Gatehouse run {self.ctx.run_id}"})
             if status != 200 or not isinstance(body, Mapping) or not body.get("id"):
-                raise _Failed("agent_error", f"OpenCode did not create a session ({status}): {clip(str(body), 500)}")
+                raise RunFailed("agent_error", f"OpenCode did not create a session ({status}): {clip(str(body), 500)}")
             self.session_id = str(body["id"])
             await self.ctx.save_agent_state({"session_id": self.session_id})
         self.sessions.add(self.session_id)
-        await self._emit("turn", {"phase": "start", "session_id": self.session_id, "resumed": resumed or False, "port": self.server.port})
+        await self.emit("turn", {"phase": "start", "session_id": self.session_id, "resumed": resumed or False, "port": self.server.port})
         await self._prompt(CONTINUE_PROMPT if resumed == "restart" else (self.ctx.prompt or ""))
 
     async def _prompt(self, text: str) -> None:
         status, body = await self._request("POST", f"/session/{self.session_id}/prompt_async", {"parts": [{"type": "text", "text": text}]})
         if status not in (200, 204):
-            raise _Failed("agent_error", f"OpenCode refused the prompt ({status}): {clip(str(body), 500)}")
+            raise RunFailed("agent_error", f"OpenCode refused the prompt ({status}): {clip(str(body), 500)}")
 
     async def _resume_session(self) -> str:
         """Continue an OpenCode session (kept in the session's data directory): after a
         restart this run's own ("restart"), or for a new run of the session the one an
         earlier run had ("follow-up", with this run's prompt); "" to create one (after a
         restart the gate then answers the steps that already ran from the record)."""
-        restarted = bool(self.ctx.resuming)
-        state = (self.ctx.agent_state if restarted else getattr(self.ctx, "conversation", None)) or {}
-        session_id = str(state.get("session_id") or "")
+        session_id = str(self.ctx.resume_state.get("session_id") or "")
         if not session_id:
             return ""
         status, body = await self._request("GET", f"/session/{session_id}")
         if status != 200 or not isinstance(body, Mapping):
-            await self._notice("warning", f"OpenCode session {session_id} is gone; starting a new one.")
+            await self.notice("warning", f"OpenCode session {session_id} is gone; starting a new one.")
             return ""
         self.session_id = session_id
-        if restarted:
-            await self.ctx.resumed_conversation()
-            await self._notice("info", f"Resumed OpenCode session {session_id}.")
-            return "restart"
-        await self.ctx.save_agent_state({"session_id": session_id})
-        await self._notice("info", f"Continued the session's conversation with OpenCode ({session_id}).")
-        return "follow-up"
+        restarted = await self.conversation_continued(
+            f"Resumed OpenCode session {session_id}.",
+            f"Continued the session's conversation with OpenCode ({session_id}).",
+            save={"session_id": session_id},
+        )
+        return "restart" if restarted else "follow-up"
 
     # -- the event stream -------------------------------------------------------------------------
 
@@ -192,33 +161,17 @@ class OpenCodeRun:
         except (HttpError, OSError, ValueError) as exc:
             await self.events.put(("eof", str(exc)))
 
-    async def _next(self, *, timeout: float | None = None, cancel: asyncio.Future[Any] | None = None) -> tuple[str, Any]:
-        getter = asyncio.ensure_future(self.events.get())
-        waiters: set[asyncio.Future[Any]] = {getter}
-        if cancel is not None:
-            waiters.add(cancel)
-        exited = asyncio.ensure_future(self.server.wait())
-        waiters.add(exited)
-        try:
-            done, _ = await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            exited.cancel()
-            if not getter.done():
-                getter.cancel()
-        if getter in done:
-            return getter.result()
-        if cancel is not None and cancel in done:
-            return "cancel", None
-        if exited in done:
-            return "exited", self.server.returncode
-        return "timeout", None
+    async def _next(self, *, timeout: float | None = None, cancellable: bool = False) -> tuple[str, Any]:
+        """The next event; else "cancel" (`cancellable`), "exited" (the server ended) or "timeout"."""
+        kind, value = await self.next_entry(self.events, timeout=timeout, cancellable=cancellable, exited=self.server.wait())
+        return (kind, self.server.returncode) if kind == "exited" else (kind, value)
 
-    async def _follow(self, cancel: asyncio.Future[Any]) -> str:
+    async def _follow(self) -> str:
         """Dispatch events until our session is idle; "idle", "cancelled" or "aborted"."""
         while True:
             if self.abort is not None:
                 return "aborted"
-            kind, value = await self._next(timeout=1.0, cancel=cancel)
+            kind, value = await self._next(timeout=1.0, cancellable=True)
             if kind == "cancel":
                 return "cancelled"
             if kind == "timeout":
@@ -232,18 +185,18 @@ class OpenCodeRun:
         if self.gates_waiting or not self._last_event:
             self._last_event = loop.time()
         elif loop.time() - self._last_event > self.idle_timeout:
-            raise _Failed("agent_timeout", f"OpenCode sent nothing for {self.idle_timeout:g} s while no decision was pending.")
+            raise RunFailed("agent_timeout", f"OpenCode sent nothing for {self.idle_timeout:g} s while no decision was pending.")
 
     async def _dispatch_entry(self, kind: str, value: Any) -> bool:
         """Handle one entry of the queue; True when our session went idle."""
         if kind == "protocol":
-            raise _Failed("agent_protocol_error", f"OpenCode protocol error: {value}")
+            raise RunFailed("agent_protocol_error", f"OpenCode protocol error: {value}")
         if kind in ("eof", "exited"):
             code = self.server.returncode
             detail = f" (exit code {code})" if code is not None else (f" ({value})" if value else "")
-            raise _Failed("agent_exited", f"OpenCode exited{detail} before the session was idle. {clip(self.server.output_tail[-2000:], 2000)}".strip())
+            raise RunFailed("agent_exited", f"OpenCode exited{detail} before the session was idle. {clip(self.server.output_tail[-2000:], 2000)}".strip())
         if kind == "timeout":
-            raise _Failed("agent_timeout", "OpenCode did not open its event stream in time.")
+            raise RunFailed("agent_timeout", "OpenCode did not open its event stream in time.")
         self._last_event = asyncio.get_running_loop().time()
         return await self._on_event(value)
 
@@ -316,7 +269,7 @@ class OpenCodeRun:
                 exit_code = metadata.get("exit") if isinstance(metadata, Mapping) and isinstance(metadata.get("exit"), int) else None
                 error = clip(output, self.output_limit) if status == "error" else ""
                 await self.ctx.step_finished(step_id, output=clip(output, self.output_limit), exit_code=exit_code, error=error)
-        await self._emit("tool", payload)
+        await self.emit("tool", payload)
 
     def _on_message(self, info: Mapping[str, Any]) -> None:
         if info.get("role") == "user" and info.get("id"):
@@ -331,13 +284,13 @@ class OpenCodeRun:
             if text.strip():
                 text = clip(text, MESSAGE_CHARS)
                 self.emitted_texts.append(text)
-                await self._emit("message", {"text": text})
+                await self.emit("message", {"text": text})
 
     async def _turn_end(self, status: str) -> None:
         await self._flush_texts()
         if self.usage:
-            await self._emit("usage", bounded_value(self.usage))
-        await self._emit("turn", {"phase": "end", "status": status})
+            await self.emit("usage", bounded_value(self.usage))
+        await self.emit("turn", {"phase": "end", "status": status})
 
     # -- permissions and questions -------------------------------------------------------------------
 
@@ -377,7 +330,7 @@ class OpenCodeRun:
             # Files are the workspace's only, as for the ACP client: refused without asking
             # anyone (an approval could not make it right).
             text = f"Gatehouse refused: {outside} is outside the run's workspace; files are served inside the workspace only."
-            await self._notice("warning", text, permission=props.get("permission"))
+            await self.notice("warning", text, permission=props.get("permission"))
             await self._request("POST", path, {"reply": "reject", "message": text})
             return
         decision = await self._gate(request)
@@ -422,27 +375,21 @@ class OpenCodeRun:
         for task in list(self.pending.values()):
             task.cancel()
         if self.session_id and self.server.returncode is None:
-            with contextlib.suppress(HttpError, _Failed):
+            with contextlib.suppress(HttpError, RunFailed):
                 await self._request("POST", f"/session/{self.session_id}/abort")
             deadline = asyncio.get_running_loop().time() + STOP_GRACE_S
-            with contextlib.suppress(_Failed):
+            with contextlib.suppress(RunFailed):
                 while (remaining := deadline - asyncio.get_running_loop().time()) > 0:
                     kind, value = await self._next(timeout=remaining)
                     if kind == "timeout" or await self._dispatch_entry(kind, value):
                         break
-        await self._notice(level, text, **extra)
+        await self.notice(level, text, **extra)
 
-    async def _shutdown(self) -> None:
+    async def shutdown(self) -> None:
         self.stopping = True
-        for task in list(self.pending.values()):
-            task.cancel()
-        for task in list(self.pending.values()):
-            with contextlib.suppress(BaseException):
-                await task
-        if self.reader is not None:
-            self.reader.cancel()
-            with contextlib.suppress(BaseException):
-                await self.reader
+        await stop_tasks(*self.pending.values())
+        await stop_tasks(self.reader)
+        await super().shutdown()
         await self.server.stop()
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -453,16 +400,5 @@ class OpenCodeRun:
             return await self.http.request(method, path, body)
         except HttpError as exc:
             if self.server.returncode is not None:
-                raise _Failed("agent_exited", f"OpenCode exited (code {self.server.returncode}): {exc}") from exc
-            raise _Failed("agent_error", str(exc)) from exc
-
-    async def _emit(self, kind: str, payload: Mapping[str, Any]) -> None:
-        try:
-            await self.ctx.emit(kind, payload)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("opencode: emitting %s activity failed", kind)
-
-    async def _notice(self, level: str, text: str, **extra: Any) -> None:
-        await self._emit("notice", {"level": level, "text": text, "driver": "opencode", **extra})
+                raise RunFailed("agent_exited", f"OpenCode exited (code {self.server.returncode}): {exc}") from exc
+            raise RunFailed("agent_error", str(exc)) from exc

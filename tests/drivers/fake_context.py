@@ -62,6 +62,10 @@ class FakeRunContext:
             object.__setattr__(self, "floor", run_floor(workspace=self.workspace, runtime_dir=self.runtime_dir,
                                                         run_policy=self.run_policy))
 
+    @property
+    def resume_state(self) -> Mapping[str, Any]:
+        return (self.agent_state if self.resuming else self.conversation) or {}
+
     async def gate(self, request: ToolRequest) -> Decision:
         self.requests.append(request)
         decision = self.decide(request)
