@@ -19,14 +19,26 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 
 from approvals import policy as core
-from approvals.gate import gate_replay, gate_request, gate_resolution, match_key, recorded_steps, step_finish, steps_supersede
+from approvals.gate import (
+    RecordedStep,
+    external_ask,
+    external_point_of,
+    external_question,
+    gate_replay,
+    gate_request,
+    gate_resolution,
+    match_key,
+    recorded_steps,
+    step_finish,
+    steps_supersede,
+)
 from approvals.models import Approval
 from approvals.policy.request import NETWORK_TOOL
 from approvals.services import approval_expire
@@ -40,9 +52,6 @@ from runs.models import Activity, Run, Step
 from runs.selectors import runtime_mode_for
 from runs.services import run_record_process, run_save_agent_state
 from runs.timeline import DRIVER_ACTIVITY_KINDS, queued_then
-
-if TYPE_CHECKING:
-    from approvals.gate import RecordedStep
 
 logger = logging.getLogger(__name__)
 
@@ -380,7 +389,6 @@ class WorkerRunContext:
         """The answer of the rule policy's external decision point (None: it names none),
         asked before the gate's transaction and off the database thread: a slow one holds
         neither the write lock nor the other runs of this worker (issue 30.9)."""
-        from approvals.gate import external_ask, external_point_of, external_question
 
         if request.kind != "permission":
             return None

@@ -18,6 +18,7 @@ from approvals.policy import run_policy
 from approvals.policy.classnames import CLASSES
 from approvals.policy.questions import FORMATS, VALUE_TYPES
 from drivers import registry
+from drivers.acp import agents as acp_agents
 from drivers.base import OptionsError
 from drivers.scripted import MAX_STEPS
 from integrations.idempotency import IDEMPOTENCY_PARAMETER, IdempotentMixin, idempotent
@@ -209,7 +210,6 @@ def _driver_options_schema(driver: str) -> dict[str, Any]:
     others none (an empty object, or null)."""
     if driver != "acp":
         return {"type": "object", "nullable": True, "maxProperties": 0, "description": f"The {driver} driver takes no options."}
-    from drivers.acp import agents as acp_agents  # (lazily, as the registry imports drivers)
 
     try:
         agents = sorted(acp_agents.configured_agents(registry.driver_settings("acp")))

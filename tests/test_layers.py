@@ -233,3 +233,22 @@ if __name__ == "__main__":
     print(f"import statements inside functions: {sum(statements.values())}")
     for module, count in statements.most_common():
         print(f"  {count:3d} {module}")
+
+
+# The imports made inside a function that stay, each with why: an app's `ready()` registers
+# what needs every app loaded (checks, signal listeners, the schema's token scheme).
+IN_FUNCTION_IMPORTS_KEPT = {
+    ("drivers.apps", "drivers.checks"): "ready(): registers the sandbox floor's system check",
+    ("integrations.apps", "integrations.schema"): "ready(): registers the token scheme for the OpenAPI schema",
+    ("integrations.apps", "integrations.notifications.outbox"): "ready(): the outbox's listener needs the models",
+    ("integrations.apps", "integrations.webhooks.outbox"): "ready(): the outbox's listener needs the models",
+}
+
+
+def test_a_tool_requests_path_imports_nothing_inside_a_function() -> None:
+    """A tool request's path (driver → run context → gate → services → reviewer and back) can
+    be read module by module: no first-party import inside a function anywhere, but the
+    apps' `ready()` registrations listed above (the three outside-party ones in
+    project/settings.py and project/api.py break no cycle of ours)."""
+    found = {(i.importer, i.imported) for i in all_imports() if i.in_function and not i.type_checking}
+    assert found == set(IN_FUNCTION_IMPORTS_KEPT), sorted(found ^ set(IN_FUNCTION_IMPORTS_KEPT))
