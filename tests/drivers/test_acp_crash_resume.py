@@ -27,7 +27,7 @@ from asgiref.sync import sync_to_async
 from approvals.models import Approval
 from runs.models import Activity, Step
 from tests.drivers.e2e import start
-from tests.drivers.test_acp_e2e import Agent, agent, agent_processes  # noqa: F401  (fixtures)
+from tests.drivers.test_acp_e2e import Agent, agent  # noqa: F401  (fixtures)
 from tests.drivers.test_claude_code import processes_in
 from tests.drivers.test_crash_resume import APPEND, ask_touch, finished, pending_permission, server  # noqa: F401  (fixtures)
 from tests.flow import decide, eventually, pending_approval
@@ -39,14 +39,20 @@ TIMEOUT = 90
 HELD = "touch started.txt && until [ -e go ]; do sleep 0.1; done && echo x | tee -a log.txt"
 
 
-def server_env(agent: Agent) -> dict[str, str]:
+def server_env(under_test: Agent) -> dict[str, str]:
     """What `serve` needs in its environment to reach the agent's fake model (the tests in
     this process pass the same as Django settings, tests/drivers/test_acp_e2e.py)."""
-    values = agent.settings()
+    values = under_test.settings()
     env = dict(values["env_values"])
-    if not agent.claude:
-        env.update({"GATEHOUSE_OPENCODE_BIN": values["opencode_bin"], "GATEHOUSE_OPENCODE_BASE_URL": values["opencode_base_url"],
-                    "GATEHOUSE_OPENCODE_MODEL": values["opencode_model"], "GATEHOUSE_OPENCODE_ENV_KEY": values["opencode_env_key"]})
+    if not under_test.claude:
+        env.update(
+            {
+                "GATEHOUSE_OPENCODE_BIN": values["opencode_bin"],
+                "GATEHOUSE_OPENCODE_BASE_URL": values["opencode_base_url"],
+                "GATEHOUSE_OPENCODE_MODEL": values["opencode_model"],
+                "GATEHOUSE_OPENCODE_ENV_KEY": values["opencode_env_key"],
+            }
+        )
     return env
 
 
@@ -69,7 +75,11 @@ def events(run_id: int) -> list[str]:
 
 
 async def test_killed_while_a_request_waits_on_a_person(
-    api: Any, server: Any, agent: Agent, workspace: Path, ask_touch: str  # noqa: F811
+    api: Any,
+    server: Any,  # noqa: F811
+    agent: Agent,  # noqa: F811
+    workspace: Path,
+    ask_touch: str,  # noqa: F811
 ) -> None:
     agent.script(agent.command(APPEND), agent.command("touch second.txt"))
     env = server_env(agent)
@@ -95,7 +105,11 @@ async def test_killed_while_a_request_waits_on_a_person(
 
 
 async def test_killed_while_an_approved_command_runs(
-    api: Any, server: Any, agent: Agent, workspace: Path, ask_touch: str  # noqa: F811
+    api: Any,
+    server: Any,  # noqa: F811
+    agent: Agent,  # noqa: F811
+    workspace: Path,
+    ask_touch: str,  # noqa: F811
 ) -> None:
     agent.script(agent.command(HELD))
     env = server_env(agent)
