@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
-from .classes import SEVERITY, classify_invocation
+from .classes import CLASS_SEVERITY, classify_invocation
 from .options import WILD, Invocation, invocation, read_words, spec_of
 
 SEP = "\x00"  # words never contain NUL, so it separates them unambiguously
@@ -82,7 +82,7 @@ class CommandPattern:
             return False
         if allow and self.ceiling is not None:
             own = classify_invocation(inv) if cls is False else cls
-            if own is not None and SEVERITY[own] > self.ceiling:  # type: ignore[index]
+            if own is not None and CLASS_SEVERITY[own] > self.ceiling:  # type: ignore[index]
                 return False
         if self.requirements:
             have = inv.options
@@ -171,14 +171,14 @@ def compile_command(pattern: str, up_to: str | None = None) -> CommandPattern:
         strict=re.compile(strict + f"(?={SEP}|\\Z)", re.DOTALL),
         loose=re.compile("".join(loose_parts) + f"(?={SEP}|\\Z)", re.DOTALL),
         loose_wild=re.compile("".join(wild_parts) + f"(?={SEP}|\\Z)", re.DOTALL),
-        ceiling=_ceiling(None if own_class is None else SEVERITY[own_class], up_to),
+        ceiling=_ceiling(None if own_class is None else CLASS_SEVERITY[own_class], up_to),
     )
 
 
 def _ceiling(own: int | None, up_to: str | None) -> int | None:
     if up_to is None:
         return own
-    bound = SEVERITY[up_to]  # type: ignore[index]
+    bound = CLASS_SEVERITY[up_to]  # type: ignore[index]
     return bound if own is None else min(own, bound)
 
 

@@ -15,7 +15,7 @@ from .operands import file_uses
 from .options import invocation
 from .path_eval import decide_use
 from .shell import SimpleCommand
-from .verdicts import PathUse
+from .verdicts import Decision, PathUse
 
 NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
 
@@ -118,12 +118,12 @@ def _extracted(walk, cmd: SimpleCommand, fu: FileUse, dynamic: bool) -> tuple[li
         written = posixpath.join(fu.word, member.name)
         loc = resolver.locate(written, walk.cwds, access="write")  # (through a link already there)
         use, more = decide_use(walk.policy, resolver, loc, "write")
-        if use.decision == "allow" and member.link is not None:
+        if use.decision == Decision.ALLOW and member.link is not None:
             target = link_target(member)
             link = resolver.locate(target if target.startswith("/") else posixpath.join(fu.word, target), walk.cwds,
                                    access="link")
             use, more = decide_use(walk.policy, resolver, link, "link")
-        if use.decision != "allow":
+        if use.decision != Decision.ALLOW:
             verb = "patches" if kind == "patch" else "extracts"
             out.append(replace(use, reason=f"{what} {verb} `{member.name}` from `{source}`: {use.reason}"))
             floors += more

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from approvals.policy import CLASSES, PathContext, RunView, compile_policy, evaluate
-from approvals.policy.rules import SEVERITY
+from approvals.policy import CLASSES, Decision, PathContext, RunView, compile_policy, evaluate
 from approvals.policy.strictness import loosenings
 
 PRESETS = {p["name"]: p["document"] for p in importlib.import_module("approvals.migrations.0005_policy_presets").PRESETS}
@@ -249,7 +248,7 @@ def test_a_policy_with_no_loosening_never_decides_a_request_more_loosely(pair):
     for floor in (False, True):
         for tool, tool_input in REQUESTS:
             mine, theirs = decide(candidate, tool, tool_input, floor), decide(baseline, tool, tool_input, floor)
-            assert SEVERITY[mine] >= SEVERITY[theirs], (floor, tool, tool_input, mine, theirs)
+            assert Decision(mine).severity >= Decision(theirs).severity, (floor, tool, tool_input, mine, theirs)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
