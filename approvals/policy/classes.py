@@ -72,6 +72,8 @@ program's commands are is its model's class facet (``programs/``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .classnames import CLASS_SEVERITY, CLASSES, DESTRUCTIVE, LOCAL, OUTSIDE, PROTECTED, READ_ONLY, REMOTE
 from .options import Invocation, invocation
 from .programs.model import Model
@@ -98,7 +100,7 @@ def is_bookkeeping(tool: str) -> bool:
     return tool in BOOKKEEPING_TOOLS
 
 
-def most_severe(classes) -> str | None:
+def most_severe(classes: Iterable[str | None]) -> str | None:
     best = None
     for cls in classes:
         if cls is not None and (best is None or CLASS_SEVERITY[cls] > CLASS_SEVERITY[best]):

@@ -6,8 +6,10 @@ default, with the floors. The run's limits and the session's grants come on top
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from .classes import EDIT_TOOLS, READ_TOOLS, REMOTE, classify_tool, is_bookkeeping
+from .command import Script
 from .decisions import fallback
 from .hosts import metadata_service
 from .network import DEFAULT_NETWORK, network_decide
@@ -23,12 +25,12 @@ FETCH_TOOLS = frozenset({"webFetch", "WebFetch", "webfetch"})
 ESCAPE_FLAG = "outside_sandbox"
 
 
-def context_of(req: Mapping, paths: PathContext | None) -> PathContext:
+def context_of(req: Mapping[str, Any], paths: PathContext | None) -> PathContext:
     return paths if paths is not None else default_context(req.get("cwd"))
 
 
-def decide_request(policy: CompiledPolicy, req: Mapping, paths: PathContext | None, floor: bool = False
-                   ) -> tuple[Verdict, object]:
+def decide_request(policy: CompiledPolicy, req: Mapping[str, Any], paths: PathContext | None, floor: bool = False
+                   ) -> tuple[Verdict, Script | None]:
     """The policy's verdict on a validated request, and the script it read (bash), before the
     run's limits and the session's grants (`evaluate`)."""
     tool = req["tool"]

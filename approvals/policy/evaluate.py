@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from .classes import classify_tool, classify_words, most_severe
 from .decide import decide_request
@@ -20,7 +21,7 @@ __all__ = ["PathContext", "PathUse", "RunView", "Segment", "Verdict", "classify"
 _NO_RUN = RunView()
 
 
-def classify(request: Mapping) -> str | None:
+def classify(request: Mapping[str, Any]) -> str | None:
     """The side-effect class of a request's commands or tool (paths aside); for bash the
     most severe over its commands."""
     req = validate_request(request)
@@ -42,10 +43,10 @@ def _limits(policy: CompiledPolicy, view: RunView) -> Verdict | None:
 
 def evaluate(
     policy: CompiledPolicy,
-    request: Mapping,
+    request: Mapping[str, Any],
     *,
     run_view: RunView | None = None,
-    grants: Sequence[Mapping] = (),
+    grants: Sequence[Mapping[str, Any]] = (),
     paths: PathContext | None = None,
 ) -> Verdict:
     """Decide one canonical request. Order: limits, `tools`, bookkeeping, the rule set of

@@ -30,7 +30,7 @@ tried (by `tools` or a limit) is matched by no rule of it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +54,7 @@ class Example:
     """One example of a policy document, ready to evaluate."""
 
     where: str  # "commands.deny[0].examples.match[1]" or "examples[3]"
-    request: dict  # the request evaluated (with its cwd)
+    request: dict[str, Any]  # the request evaluated (with its cwd)
     kind: str  # "match", "not_match" or "expect"
     rule: str | None = None  # match/not_match: the rule's label; expect: the rule that must decide, if given
     pattern: str | None = None  # match/not_match: the rule's pattern or glob
@@ -67,7 +67,7 @@ class ExampleFailure:
     """A failing example: where it is, the request evaluated, what it got and what was expected."""
 
     where: str
-    request: dict
+    request: dict[str, Any]
     got: str  # "allow by commands.allow[0]"
     expected: str  # "deny (or stricter), with commands.deny[0] matching"
     message: str  # one readable sentence
@@ -79,7 +79,7 @@ class ExampleFailure:
                 "message": self.message, "decision": self.decision, "rule": self.rule}
 
 
-def _rule_entries(document: Mapping):
+def _rule_entries(document: Mapping[str, Any]) -> Iterator[tuple[str, str, int, Mapping[str, Any]]]:
     for section in _SECTIONS:
         rules = document.get(section)
         if not isinstance(rules, Mapping):
@@ -92,7 +92,7 @@ def _rule_entries(document: Mapping):
                     yield section, decision, index, entry
 
 
-def examples_of(document: Mapping) -> list[Example]:
+def examples_of(document: Mapping[str, Any]) -> list[Example]:
     """Every example of a (valid) policy document: the rules' examples (commands, edits,
     reads; each rule's `match` then `not_match`), then the top-level ones, as written.
     PolicyError when the document is invalid."""
@@ -180,7 +180,7 @@ def run_example(compiled: CompiledPolicy, example: Example) -> tuple[Verdict, Ex
     return verdict, _failure(example, verdict)
 
 
-def check_examples(document: Mapping) -> list[ExampleFailure]:
+def check_examples(document: Mapping[str, Any]) -> list[ExampleFailure]:
     """The failing examples of a policy document (empty: all pass), in `examples_of` order.
 
     Raises the first of `policy_problems(document)` when the document is invalid (a

@@ -44,7 +44,7 @@ from typing import Any
 from .example_requests import example_request
 from .options import read_words
 from .patterns import compile_command
-from .rules import RULE_DECISIONS, compile_policy
+from .rules import RULE_DECISIONS, CompiledPolicy, compile_policy
 from .verdicts import Decision
 
 __all__ = ["EXPORT_FORMATS", "PolicyExport", "export_policy"]
@@ -73,11 +73,11 @@ class _Rule:
     decision: Decision
     pattern: str
     reason: str | None
-    examples: Mapping
+    examples: Mapping[str, Any]
     up_to: str | None = None
 
 
-def _rules(document: Mapping, section: str) -> list[_Rule]:
+def _rules(document: Mapping[str, Any], section: str) -> list[_Rule]:
     rules = document.get(section)
     out: list[_Rule] = []
     if not isinstance(rules, Mapping):
@@ -123,7 +123,7 @@ def _meaning_note(rule: _Rule, words: list[str], agent: str) -> str | None:
     return None
 
 
-def _common_unexpressed(document: Mapping, compiled, agent: str) -> list[str]:
+def _common_unexpressed(document: Mapping[str, Any], compiled: CompiledPolicy, agent: str) -> list[str]:
     out = []
     for name, decision in (compiled.classes or {}).items():
         out.append(f"classes.{name} ({decision}): {agent} has no side-effect classes")
@@ -182,7 +182,7 @@ def _claude_globs(glob: str, restrictive: bool) -> list[str]:
     return forms
 
 
-def _claude(document: Mapping, compiled) -> PolicyExport:
+def _claude(document: Mapping[str, Any], compiled: CompiledPolicy) -> PolicyExport:
     lists: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
     unexpressed: list[str] = []
     agent = "Claude Code"
@@ -306,7 +306,7 @@ def _codex_rule(rule: _Rule, unexpressed: list[str]) -> str | None:
     return f"prefix_rule({', '.join(parts)})"
 
 
-def _codex(document: Mapping, compiled) -> PolicyExport:
+def _codex(document: Mapping[str, Any], compiled: CompiledPolicy) -> PolicyExport:
     unexpressed: list[str] = []
     lines = [f"# Gatehouse policy {compiled.version[:12]} as Codex execpolicy prefix rules.",
              "# What these rules cannot express is listed by the export (policy_export --format codex)."]
@@ -336,7 +336,7 @@ def _codex(document: Mapping, compiled) -> PolicyExport:
     return PolicyExport("codex", "\n".join(lines) + "\n", unexpressed)
 
 
-def export_policy(document: Mapping, fmt: str) -> PolicyExport:
+def export_policy(document: Mapping[str, Any], fmt: str) -> PolicyExport:
     """The policy in `fmt` ("claude" or "codex"), with every rule or part that format cannot
     express as one line of `unexpressed`. PolicyError when the document is invalid;
     ValueError for another format."""

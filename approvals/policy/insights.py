@@ -52,10 +52,10 @@ class Suggestion:
     shape: Mapping[str, Any]
     approved: int = 0
     denied: int = 0
-    reviewers: set = field(default_factory=set)
+    reviewers: set[object] = field(default_factory=set)  # (`Record.reviewer`: whoever the caller counts)
     seconds: list[float] = field(default_factory=list)
     never: bool = False  # some request of this shape was of a class never suggested
-    classes: set = field(default_factory=set)  # the side-effect classes of what a person approved
+    classes: set[str] = field(default_factory=set)  # the side-effect classes of what a person approved
 
     @property
     def up_to(self) -> str | None:

@@ -16,6 +16,7 @@ when one matches and its class floors, while the command's own rule decides the 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from .classes import LOCAL, OUTSIDE, PROTECTED, READ_ONLY, most_severe
 from .decisions import class_floor, fallback, rule_reason, worse
@@ -231,7 +232,7 @@ READ_PATH_KEYS = ("file_path", "path", "notebook_path")
 TREE_READ_TOOLS = frozenset({"Grep", "grep"})
 
 
-def read_tool_path(tool_input: Mapping, tool: str = "") -> str | None:
+def read_tool_path(tool_input: Mapping[str, Any], tool: str = "") -> str | None:
     for key in READ_PATH_KEYS:
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip() and "\x00" not in value:

@@ -25,7 +25,7 @@ from .verdicts import Decision
 DECISIONS = tuple(Decision)
 RULE_DECISIONS = (Decision.DENY, Decision.ASK, Decision.ALLOW)  # most restrictive first
 
-DEFAULT_POLICY: dict = {
+DEFAULT_POLICY: dict[str, Any] = {
     "classes": {"read-only": "allow", "local-mutation": "allow", "outside-workspace": "ask",
                 "remote-mutation": "ask", "destructive": "deny", "protected": "deny"},
     "default": "ask",
@@ -87,7 +87,7 @@ class RuleSet:
 @dataclass(frozen=True)
 class CompiledPolicy:
     version: str
-    document: Mapping
+    document: Mapping[str, Any]
     commands: RuleSet | None = field(default=None, repr=False)
     edits: RuleSet | None = field(default=None, repr=False)
     reads: RuleSet | None = field(default=None, repr=False)
@@ -151,7 +151,7 @@ def _unknown(key: Any, field: str, allowed: tuple[str, ...], problems: _Problems
     problems(where, f"unknown {what} {key!r}{place} ({known} {', '.join(allowed)}){_suggest(key, allowed)}", value)
 
 
-def _mapping(value: Any, field: str, allowed: tuple[str, ...] | None, problems: _Problems) -> Mapping | None:
+def _mapping(value: Any, field: str, allowed: tuple[str, ...] | None, problems: _Problems) -> Mapping[str, Any] | None:
     """The object at `field` (None when it is not one); unknown keys are reported."""
     if not isinstance(value, Mapping):
         problems(field, f"must be an object (got {json_type(value)})", value)
@@ -163,7 +163,7 @@ def _mapping(value: Any, field: str, allowed: tuple[str, ...] | None, problems: 
     return value
 
 
-def _reason(entry: Mapping, where: str, problems: _Problems) -> str | None:
+def _reason(entry: Mapping[str, Any], where: str, problems: _Problems) -> str | None:
     reason = entry.get("reason")
     if reason is not None and (not isinstance(reason, str) or not reason.strip()):
         problems(f"{where}.reason", "must be a non-empty string", reason)
@@ -236,7 +236,7 @@ def _ruleset(name: str, value: Any, problems: _Problems) -> RuleSet | None:
     return RuleSet(name, rules, default, combined, order, labels)
 
 
-def _up_to(entry: Mapping, where: str, section: str, problems: _Problems) -> str | None:
+def _up_to(entry: Mapping[str, Any], where: str, section: str, problems: _Problems) -> str | None:
     """An allow command rule's `up_to`: the most severe side-effect class it allows."""
     if "up_to" not in entry:
         return None
@@ -325,7 +325,7 @@ def _classes(value: Any, problems: _Problems, where: str = "classes") -> dict[st
     return classes
 
 
-def _in_floor(value: Any, problems: _Problems) -> Mapping | None:
+def _in_floor(value: Any, problems: _Problems) -> Mapping[str, Any] | None:
     """The `in_floor` section: what changes when the OS sandbox floor holds the run."""
     section = _mapping(value, "in_floor", _IN_FLOOR_KEYS, problems)
     if section is None:
@@ -343,7 +343,7 @@ def _in_floor(value: Any, problems: _Problems) -> Mapping | None:
     return section
 
 
-def floor_document(document: Mapping) -> dict:
+def floor_document(document: Mapping[str, Any]) -> dict[str, Any]:
     """The rule policy as it reads when the floor holds: `in_floor` applied over the rest
     (its classes merged over the document's; `code` stays in the section)."""
     section = document.get("in_floor") or {}
@@ -399,7 +399,7 @@ def _read(document: Any, problems: _Problems) -> dict[str, Any]:
     return parts
 
 
-def _build(document: Mapping, version: str) -> CompiledPolicy:
+def _build(document: Mapping[str, Any], version: str) -> CompiledPolicy:
     problems = _Problems()
     parts = _read(document, problems)
     if problems.found:
@@ -448,7 +448,7 @@ _CACHE_SIZE = 256
 _LOCK = threading.Lock()
 
 
-def compile_policy(document: Mapping, *, version: str | None = None) -> CompiledPolicy:
+def compile_policy(document: Mapping[str, Any], *, version: str | None = None) -> CompiledPolicy:
     """Validate and compile a rule policy; compiled once per version (an LRU of 256).
 
     `version`, when the caller holds the document's `policy_version` as recorded with it
@@ -482,7 +482,7 @@ def compile_policy(document: Mapping, *, version: str | None = None) -> Compiled
     return compiled
 
 
-def compile_cache_info() -> dict:
+def compile_cache_info() -> dict[str, Any]:
     with _LOCK:
         return {"size": len(_CACHE), "max": _CACHE_SIZE}
 

@@ -33,20 +33,24 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from .classes import LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
+from .command import Script, SimpleCommand, command_name
 from .decisions import fallback, rule_reason, worse
 from .operands import may_name_files
 from .options import Invocation, invocation, program_name, read_words
 from .paths import Resolver
 from .programs.model import Model
 from .programs.registry import MODELS, known, looks_through, model_of
-from .risks import code_reason, env_reason, environment_reason, may_run_code, network_reason, risky_variable
+from .risks import code_reason, env_reason, environment_reason, may_run_code, network_reason
 from .rules import CompiledPolicy, RuleSet
 from .script_paths import command_paths
-from .shell import ARITHMETIC_MARK, Script, SimpleCommand, command_name, parse_script
+from .shell import ARITHMETIC_MARK, parse_script
 from .unverified import unverified
+from .variables import risky_variable
 from .verdicts import Decision, PathUse, Segment, Verdict
 
 T = TypeVar("T")
+_Match = tuple[Decision, int]  # (decision, index) of a rule
+_Matches = tuple[_Match | None, _Match | None]  # (certain, uncertain) matches of one reading
 _MAX_CWDS = 16
 # Floors raised because the policy cannot read the code a command runs (an interpreter's
 # script, a workspace program, a name computed at run time, settings that load code, nesting
@@ -71,12 +75,12 @@ class _Walk:
         self.shown_cwd: str | None = None
         self._make_resolver = resolver
         self._resolver: Resolver | None = None
-        self._remembered: dict[tuple, object] = {}
+        self._remembered: dict[tuple[str, ...], object] = {}
         # an earlier git command of the script may have changed what git tracks (`git add
         # -A && git diff --cached`): the index on disk no longer says what a later one prints
         self.index_changed = False
 
-    def remember(self, key: tuple, read: Callable[[], T]) -> T:
+    def remember(self, key: tuple[str, ...], read: Callable[[], T]) -> T:
         """What `read` finds, read once per script (a model's look at the file system:
         the hooks of a repository)."""
         if key not in self._remembered:
@@ -198,7 +202,7 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     if ruleset is not None:
         certain, uncertain = ruleset.match_command(inv, own_cls)
         if custom is not None:
-            certain, uncertain = _most_restrictive(ruleset, (certain, uncertain),
+            certain, uncertain = _most_restrictive((certain, uncertain),
                                                    ruleset.match_command(built_in, own_cls))
     if certain is not None:
         decision, index = certain
@@ -271,10 +275,10 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
                          uses, grantable, tuple(dict.fromkeys(floors)) if floors else (), inv)
 
 
-def _most_restrictive(ruleset, first, second):
+def _most_restrictive(first: _Matches, second: _Matches) -> _Matches:
     """Of two readings' matches ((certain, uncertain) each), the more restrictive of each:
     a rule policy's own model of a program never reads a command out of a deny rule."""
-    def pick(a, b):
+    def pick(a: _Match | None, b: _Match | None) -> _Match | None:
         if a is None or b is None:
             return a if b is None else b
         return a if a[0].severity >= b[0].severity else b
@@ -312,7 +316,7 @@ def _floors(cmd: SimpleCommand, inv: Invocation, model: Model | None, ruleset: R
         # grant could name: each such script is decided once, by a person)
         out.append((Decision.ASK, "commands.interpreter", f"{what}: {code}, so a person decides.",
                     None if arithmetic else "exact"))
-    elif exact is not None:
+    elif exact is not None and ruleset is not None:
         # the rule that names exactly this use is the one that allows it
         out.append((Decision.ALLOW, ruleset.labels[exact], rule_reason(ruleset, exact[0], exact[1], what), "exact-rule"))
     shown = environment_reason(inv, cmd, model)
