@@ -159,6 +159,11 @@ class ExternalAnswer:
     reason: str
     failed: bool = False
 
+    def __post_init__(self) -> None:
+        # (an answer named by its string, `ExternalAnswer("deny", …)`, is read into its Decision)
+        if type(self.decision) is not Decision:
+            object.__setattr__(self, "decision", Decision(self.decision))
+
     @classmethod
     def failure(cls, why: str) -> ExternalAnswer:
         return cls(decision=Decision.ASK, reason=why, failed=True)
