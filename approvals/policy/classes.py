@@ -78,13 +78,13 @@ from .classnames import CLASS_SEVERITY, CLASSES, DESTRUCTIVE, LOCAL, OUTSIDE, PR
 from .options import Invocation, invocation
 from .programs.model import Model
 from .programs.registry import MODELS, known, model_of
-from .verdicts import Decision
+from .verdicts import ASK, DENY
 
 __all__ = ["CLASSES", "DESTRUCTIVE", "LOCAL", "OUTSIDE", "PROTECTED", "READ_ONLY", "REMOTE", "CLASS_SEVERITY",
            "classify_invocation", "classify_tool", "classify_words", "known_program", "most_severe"]
 
 # A policy whose `classes` does not name a new class gets these (others unnamed are denied).
-CLASS_DEFAULTS = {OUTSIDE: Decision.ASK, PROTECTED: Decision.DENY}
+CLASS_DEFAULTS = {OUTSIDE: ASK, PROTECTED: DENY}
 
 EDIT_TOOLS = frozenset({"write", "edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"read", "Read", "Glob", "Grep", "LS", "webSearch", "WebSearch", "WebFetch", "webFetch"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .classes import CLASS_DEFAULTS, PROTECTED
 from .rules import CompiledPolicy, RuleSet
-from .verdicts import Decision
+from .verdicts import ALLOW, ASK, DENY, Decision
 
 
 def fallback(policy: CompiledPolicy, ruleset: RuleSet | None, cls: str | None, what: str
@@ -18,11 +18,11 @@ def fallback(policy: CompiledPolicy, ruleset: RuleSet | None, cls: str | None, w
         if decision is None:
             decision = CLASS_DEFAULTS.get(cls)
             if decision is None:
-                return Decision.DENY, f"classes.{cls}", (
+                return DENY, f"classes.{cls}", (
                     f"{what} is {cls}, and the policy does not map that class, so it is denied.")
             return decision, f"classes.{cls}", f"{what} is {cls}; by default that is {decision}."
-        if cls == PROTECTED and decision == Decision.ALLOW:
-            decision = Decision.ASK
+        if cls == PROTECTED and decision == ALLOW:
+            decision = ASK
         return decision, f"classes.{cls}", f"{what} is {cls}; the policy's classes say {decision}."
     return policy.default, "default", f"No rule decides {what}; the policy default is {policy.default}."
 
@@ -33,8 +33,8 @@ def class_floor(policy: CompiledPolicy, cls: str) -> Decision:
     protected is never less than ask."""
     mapped = policy.classes.get(cls) if policy.classes is not None else None
     decision = mapped or CLASS_DEFAULTS[cls]
-    if cls == PROTECTED and decision == Decision.ALLOW:
-        return Decision.ASK
+    if cls == PROTECTED and decision == ALLOW:
+        return ASK
     return decision
 
 
@@ -42,9 +42,5 @@ def rule_reason(ruleset: RuleSet, decision: Decision, index: int, what: str) -> 
     rule = ruleset.rules[decision][index]
     if rule.reason:
         return rule.reason
-    kind = {Decision.DENY: "denied", Decision.ASK: "needs approval", Decision.ALLOW: "allowed"}[decision]
+    kind = {DENY: "denied", ASK: "needs approval", ALLOW: "allowed"}[decision]
     return f"{what} {kind} by the {ruleset.name} rule `{rule.pattern}`."
-
-
-def worse(a: Decision, b: Decision) -> bool:
-    return a.severity > b.severity

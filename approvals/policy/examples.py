@@ -40,7 +40,7 @@ from .path_eval import _candidates
 from .paths import Location, Resolver
 from .patterns import compile_command, glob_regex
 from .rules import RULE_DECISIONS, CompiledPolicy, compile_policy
-from .verdicts import Decision, PathUse, RunView, Verdict
+from .verdicts import ALLOW, Decision, PathUse, RunView, Verdict
 
 __all__ = ["Example", "ExampleFailure", "check_examples", "examples_of"]
 
@@ -125,7 +125,7 @@ def rule_matches(example: Example, verdict: Verdict) -> bool:
     if verdict.rule == label or any(s.rule == label for s in verdict.segments) or any(
             p.rule == label for p in verdict.all_paths):
         return True
-    allow = decision == Decision.ALLOW
+    allow = decision == ALLOW
     section = label.split(".", 1)[0]
     if section == "commands":
         compiled = compile_command(pattern)
@@ -162,10 +162,10 @@ def _failure(example: Example, verdict: Verdict) -> ExampleFailure | None:
         want = example.expect
         assert want is not None  # a match example has its rule's decision
         matches = rule_matches(example, verdict)
-        strict_enough = decision == want or (want != Decision.ALLOW and decision.worse(want))
+        strict_enough = decision == want or (want != ALLOW and decision.worse(want))
         if matches and strict_enough:
             return None
-        expected = f"{want} by {example.rule}" if want == Decision.ALLOW else (
+        expected = f"{want} by {example.rule}" if want == ALLOW else (
             f"{want} (or stricter), with {example.rule} matching")
         if not matches:
             message = f"The example should be matched by {named}, but that rule does not match it (it gets {got})."

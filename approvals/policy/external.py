@@ -22,10 +22,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import json_type
-from .verdicts import Decision
+from .verdicts import ALLOW, ASK, DENY, Decision
 
 EXTERNAL_KEYS = ("url", "command", "timeout_ms", "may_loosen")
-ANSWERS = (Decision.ALLOW, Decision.ASK, Decision.DENY)
+ANSWERS = (ALLOW, ASK, DENY)
 DEFAULT_TIMEOUT_MS = 500
 # The gate waits for it on every request (the hook gateway inside its transaction): bounded.
 MAX_TIMEOUT_MS = 10_000
@@ -166,7 +166,7 @@ class ExternalAnswer:
 
     @classmethod
     def failure(cls, why: str) -> ExternalAnswer:
-        return cls(decision=Decision.ASK, reason=why, failed=True)
+        return cls(decision=ASK, reason=why, failed=True)
 
     def to_dict(self) -> dict[str, Any]:
         return {"decision": self.decision, "reason": self.reason, "failed": self.failed}
@@ -224,17 +224,17 @@ def combine(decision: Decision | str, answer: ExternalAnswer, *, may_loosen: boo
     decision = Decision(decision)  # the gate's own decisions come as strings
     wanted = answer.decision
     if wanted.worse(decision):
-        return Combined(wanted, True, "failed" if answer.failed else "tightened", person=wanted == Decision.ASK)
+        return Combined(wanted, True, "failed" if answer.failed else "tightened", person=wanted == ASK)
     if answer.failed:
-        return Combined(decision, False, "failed", person=decision == Decision.ASK)
-    if wanted == Decision.ALLOW and decision == Decision.ASK:
+        return Combined(decision, False, "failed", person=decision == ASK)
+    if wanted == ALLOW and decision == ASK:
         if not may_loosen:
-            return Combined(Decision.ASK, False, "may-not-loosen")
+            return Combined(ASK, False, "may-not-loosen")
         if protected:
-            return Combined(Decision.ASK, False, "protected")
-        return Combined(Decision.ALLOW, True, "loosened")
+            return Combined(ASK, False, "protected")
+        return Combined(ALLOW, True, "loosened")
     if wanted == decision:
-        return Combined(decision, False, "agreed", person=decision == Decision.ASK)
+        return Combined(decision, False, "agreed", person=decision == ASK)
     return Combined(decision, False, "not-looser")
 
 

@@ -38,7 +38,7 @@ from .paths import PathContext
 from .patterns import compile_command, exact_key_of, glob_regex
 from .request import NETWORK_TOOL, network_target, validate_request
 from .rules import compile_policy
-from .verdicts import Decision, Segment, Verdict
+from .verdicts import ALLOW, ASK, Segment, Verdict
 
 PATH_TOOLS = EDIT_TOOLS | {"read"}
 _PLAIN_WORD = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@+=-]*$")
@@ -81,9 +81,9 @@ def validate_grant(grant: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _covers_segment(grant: Mapping[str, Any], seg: Segment) -> bool:
-    if seg.decision == Decision.ALLOW:
+    if seg.decision == ALLOW:
         return True
-    if seg.decision != Decision.ASK or seg.grantable is None:
+    if seg.decision != ASK or seg.grantable is None:
         return False
     inv = seg.invocation if seg.invocation is not None else invocation(seg.words)
     if "match" not in grant:
@@ -177,14 +177,14 @@ def suggest_grant(
         return None
     if tool == NETWORK_TOOL:
         host = canonical_host(network_target(req)[0])
-        if host is None or verdict.decision != Decision.ASK:
+        if host is None or verdict.decision != ASK:
             return None
         return {"tool": NETWORK_TOOL, "match": host}, f"Always allow {host} in this session"
     if tool == "bash":
         if verdict.rule == "commands.unparseable" or not verdict.segments:
             return None
-        pending = [s for s in verdict.segments if s.decision != Decision.ALLOW] or list(verdict.segments)
-        if any(s.grantable is None or s.decision not in (Decision.ASK, Decision.ALLOW) for s in pending):
+        pending = [s for s in verdict.segments if s.decision != ALLOW] or list(verdict.segments)
+        if any(s.grantable is None or s.decision not in (ASK, ALLOW) for s in pending):
             return None
         if any(s.grantable == "exact" for s in pending):
             if len(pending) != 1:

@@ -30,9 +30,9 @@ from typing import Any
 
 from .errors import json_type
 from .hosts import IPAddress, address_scope, parse_address
-from .verdicts import Decision
+from .verdicts import ALLOW, ASK, DENY, Decision
 
-NETWORK_DECISIONS = (Decision.ALLOW, Decision.ASK, Decision.DENY)
+NETWORK_DECISIONS = (ALLOW, ASK, DENY)
 _KEYS = ("allow", "deny", "default")
 _ENTRY_KEYS = ("match", "reason")
 _LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
@@ -69,7 +69,7 @@ class HostRule:
 class NetworkPolicy:
     allow: tuple[HostRule, ...] = ()
     deny: tuple[HostRule, ...] = ()
-    default: Decision = Decision.ASK
+    default: Decision = ASK
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,8 +268,8 @@ def _floor(policy: NetworkPolicy, host: str, port: int, addresses: tuple[IPAddre
         if any(rule.explicit and rule.names_address(address, port) for rule in policy.allow):
             continue
         where = f"{address} is" if str(address) == host else f"{host} resolves to {address},"
-        return NetworkVerdict(Decision.DENY, None, f"{where} a {scope} address: never reachable unless network.allow "
-                                            f"names it explicitly")
+        return NetworkVerdict(DENY, None, f"{where} a {scope} address: never reachable unless network.allow "
+                                          f"names it explicitly")
     return None
 
 
@@ -278,15 +278,15 @@ def network_screen(policy: NetworkPolicy, host: str, port: int) -> NetworkVerdic
     could lift), so the proxy need not look the name up; None: resolve, then `network_decide`."""
     canonical = canonical_host(host)
     if canonical is None:
-        return NetworkVerdict(Decision.DENY, None, f"{host!r} is not a host name or an IP address")
+        return NetworkVerdict(DENY, None, f"{host!r} is not a host name or an IP address")
     if parse_address(canonical) is not None:  # nothing to look up: the whole decision, if a refusal
         verdict = network_decide(policy, canonical, port, ())
-        return verdict if verdict.decision == Decision.DENY else None
+        return verdict if verdict.decision == DENY else None
     hit = _first(policy.deny, canonical, port)
     if hit is not None:
-        return NetworkVerdict(Decision.DENY, hit.label, _because(hit, "refuses", canonical, port))
-    if policy.default == Decision.DENY and not any(r.names(canonical, port) or r.address is not None for r in policy.allow):
-        return NetworkVerdict(Decision.DENY, "network.default", f"no network rule allows {canonical}:{port}")
+        return NetworkVerdict(DENY, hit.label, _because(hit, "refuses", canonical, port))
+    if policy.default == DENY and not any(r.names(canonical, port) or r.address is not None for r in policy.allow):
+        return NetworkVerdict(DENY, "network.default", f"no network rule allows {canonical}:{port}")
     return None
 
 
@@ -296,7 +296,7 @@ def network_decide(policy: NetworkPolicy, host: str, port: int, addresses: Itera
     the rule that said so and why."""
     canonical = canonical_host(host)
     if canonical is None:
-        return NetworkVerdict(Decision.DENY, None, f"{host!r} is not a host name or an IP address")
+        return NetworkVerdict(DENY, None, f"{host!r} is not a host name or an IP address")
     resolved = tuple(a if isinstance(a, ipaddress.IPv4Address | ipaddress.IPv6Address) else ipaddress.ip_address(a)
                      for a in addresses)
     literal = parse_address(canonical)
@@ -304,7 +304,7 @@ def network_decide(policy: NetworkPolicy, host: str, port: int, addresses: Itera
         resolved = (literal, *(a for a in resolved if a != literal))
     hit = _first(policy.deny, canonical, port, resolved)
     if hit is not None:
-        return NetworkVerdict(Decision.DENY, hit.label, _because(hit, "refuses", canonical, port))
+        return NetworkVerdict(DENY, hit.label, _because(hit, "refuses", canonical, port))
     refused = _floor(policy, canonical, port, resolved)
     if refused is not None:
         return refused
@@ -313,7 +313,7 @@ def network_decide(policy: NetworkPolicy, host: str, port: int, addresses: Itera
         named = [next((r for r in policy.allow if r.names_address(a, port)), None) for a in resolved]
         hit = named[0] if all(named) else None
     if hit is not None:
-        return NetworkVerdict(Decision.ALLOW, hit.label, _because(hit, "allows", canonical, port))
-    verb = {Decision.ALLOW: "allowed", Decision.ASK: "asked", Decision.DENY: "refused"}[policy.default]
+        return NetworkVerdict(ALLOW, hit.label, _because(hit, "allows", canonical, port))
+    verb = {ALLOW: "allowed", ASK: "asked", DENY: "refused"}[policy.default]
     return NetworkVerdict(policy.default, "network.default",
                           f"no network rule names {canonical}:{port}, so it is {verb} (network.default)")

@@ -20,10 +20,10 @@ from .options import Invocation
 from .pattern_checks import command_pattern_problem, glob_problem
 from .patterns import CommandMatcher, PathMatcher, compile_command, glob_regex
 from .programs.custom import read_programs
-from .verdicts import Decision
+from .verdicts import ALLOW, ASK, DENY, Decision
 
 DECISIONS = tuple(Decision)
-RULE_DECISIONS = (Decision.DENY, Decision.ASK, Decision.ALLOW)  # most restrictive first
+RULE_DECISIONS = (DENY, ASK, ALLOW)  # most restrictive first
 
 DEFAULT_POLICY: dict[str, Any] = {
     "classes": {"read-only": "allow", "local-mutation": "allow", "outside-workspace": "ask",
@@ -37,8 +37,8 @@ _TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "networ
 # (merged over the document's), the default, `unverified`, and `code` (code the policy cannot
 # read: interpreters, the workspace's own programs, computed names, settings that load code).
 _IN_FLOOR_KEYS = ("classes", "default", "unverified", "code")
-CODE_DECISIONS = (Decision.ALLOW, Decision.ASK)
-UNVERIFIED_DECISIONS = (Decision.ALLOW, Decision.ASK, Decision.DENY)
+CODE_DECISIONS = (ALLOW, ASK)
+UNVERIFIED_DECISIONS = (ALLOW, ASK, DENY)
 _RULE_KEYS = ("match", "reason", "examples", "up_to")
 _RULESET_KEYS = ("allow", "ask", "deny", "default")
 _LIMIT_KEYS = ("max_tool_calls", "max_denials")
@@ -73,7 +73,7 @@ class RuleSet:
 
     def exact_allow(self, inv: Invocation) -> tuple[Decision, int] | None:
         """An allow rule that names exactly this command (lifts the interpreter floor)."""
-        allows = [pos for pos, (decision, _) in enumerate(self.order) if decision is Decision.ALLOW]
+        allows = [pos for pos, (decision, _) in enumerate(self.order) if decision is ALLOW]
         pos = self.combined.exact(inv, allows)
         return None if pos is None else self.order[pos]
 
@@ -99,13 +99,13 @@ class CompiledPolicy:
     max_tool_calls: int | None = None
     max_denials: int | None = None
     network: NetworkPolicy | None = field(default=None, repr=False)  # None: the section is absent
-    default: Decision = Decision.ASK
+    default: Decision = ASK
     # what a program model does not recognise gets inside the sandbox floor (without one: ask)
-    unverified: Decision = Decision.ALLOW
+    unverified: Decision = ALLOW
     # program models the policy adds or overrides (`programs/custom.py`)
     programs: Mapping[str, Any] = field(default_factory=dict, repr=False)
     # code the policy cannot read ("allow" only inside the floor, from `in_floor.code`)
-    code: Decision = Decision.ASK
+    code: Decision = ASK
     # the policy as it decides when the OS sandbox floor holds the run (None: the same)
     in_floor: CompiledPolicy | None = field(default=None, repr=False)
     # the administrator's external decision point, consulted by the gate (`external.py`)
@@ -228,10 +228,10 @@ def _ruleset(name: str, value: Any, problems: _Problems) -> RuleSet | None:
     order = tuple((decision, i) for decision in RULE_DECISIONS for i in range(len(rules[decision])))
     combined: CommandMatcher | PathMatcher
     if name == "commands":
-        combined = CommandMatcher([rules[d][i].pattern for d, i in order], [d is Decision.ALLOW for d, _ in order],
+        combined = CommandMatcher([rules[d][i].pattern for d, i in order], [d is ALLOW for d, _ in order],
                                   [rules[d][i].up_to for d, i in order])
     else:
-        combined = PathMatcher([rules[d][i].pattern for d, i in order], [d is Decision.ALLOW for d, _ in order])
+        combined = PathMatcher([rules[d][i].pattern for d, i in order], [d is ALLOW for d, _ in order])
     labels = {(d, i): f"{name}.{d}[{i}]" for d, i in order}
     return RuleSet(name, rules, default, combined, order, labels)
 
@@ -258,7 +258,7 @@ def _unverified(value: Any, problems: _Problems) -> Decision:
     problems("unverified", f"must be one of {', '.join(UNVERIFIED_DECISIONS)} (got {what}): what a command whose "
                            "program model does not recognise an option, subcommand or operand gets inside the "
                            "sandbox floor (without a floor it is asked about)", value)
-    return Decision.ALLOW
+    return ALLOW
 
 
 def _limit(value: Any, field: str, problems: _Problems) -> int | None:
@@ -370,7 +370,7 @@ def _read(document: Any, problems: _Problems) -> dict[str, Any]:
     if not isinstance(document, Mapping):
         problems("", f"the policy must be a JSON object (got {json_type(document)})", document)
         return {}
-    parts: dict[str, Any] = {"tools": {}, "default": Decision.ASK}
+    parts: dict[str, Any] = {"tools": {}, "default": ASK}
     for key, value in document.items():
         if key in ("commands", "edits", "reads"):
             parts[key] = _ruleset(key, value, problems)
@@ -411,7 +411,7 @@ def _build(document: Mapping[str, Any], version: str) -> CompiledPolicy:
         # the same version: a decision records the policy it was made under, and whether
         # the floor held is recorded with the run
         parts["in_floor"] = CompiledPolicy(version=version, document=copy.deepcopy(dict(document)),
-                                           code=Decision(section.get("code", Decision.ASK)), **floored)
+                                           code=Decision(section.get("code", ASK)), **floored)
     return CompiledPolicy(version=version, document=copy.deepcopy(dict(document)), **parts)
 
 

@@ -34,7 +34,7 @@ from typing import TypeVar
 
 from .classes import LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
 from .command import Script, SimpleCommand, command_name
-from .decisions import fallback, rule_reason, worse
+from .decisions import fallback, rule_reason
 from .operands import may_name_files
 from .options import Invocation, invocation, program_name, read_words
 from .paths import Resolver
@@ -46,7 +46,7 @@ from .script_paths import command_paths
 from .shell import ARITHMETIC_MARK, parse_script
 from .unverified import unverified
 from .variables import risky_variable
-from .verdicts import Decision, PathUse, Segment, Verdict
+from .verdicts import ALLOW, ASK, DENY, Decision, PathUse, Segment, Verdict
 
 T = TypeVar("T")
 _Match = tuple[Decision, int]  # (decision, index) of a rule
@@ -70,7 +70,7 @@ class _Walk:
     def __init__(self, policy: CompiledPolicy, cwd: str, resolver: Callable[[], Resolver], floor: bool = False) -> None:
         self.policy = policy
         self.floor = floor  # an OS sandbox floor holds the run (the `unverified` setting decides)
-        self.lift_code = floor and policy.code == Decision.ALLOW  # CODE_FLOORS do not ask inside it
+        self.lift_code = floor and policy.code == ALLOW  # CODE_FLOORS do not ask inside it
         self.cwds: list[str | None] = [cwd]
         self.shown_cwd: str | None = None
         self._make_resolver = resolver
@@ -211,21 +211,21 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     else:
         decision, rule, reason = fallback(policy, ruleset, cls, what)
     unverified_floor = None
-    if decision == Decision.ALLOW and model is not None and rule.startswith("classes."):
+    if decision == ALLOW and model is not None and rule.startswith("classes."):
         # closed world: a class allows only what the program's model recognises
         why = unverified(inv, cmd, model)
         if why is not None:
             setting = policy.unverified if walk.floor else (
-                Decision.DENY if policy.unverified == Decision.DENY else Decision.ASK)
-            if setting != Decision.ALLOW:
+                DENY if policy.unverified == DENY else ASK)
+            if setting != ALLOW:
                 decision, rule = setting, "commands.unverified"
-                reason = f"{what}: {why}, so " + ("it is denied." if setting == Decision.DENY else "a person decides.")
+                reason = f"{what}: {why}, so " + ("it is denied." if setting == DENY else "a person decides.")
                 unverified_floor = "commands.unverified"
-    if cmd.path is not None and not cmd.remote and decision == Decision.ALLOW and own_cls is not None \
+    if cmd.path is not None and not cmd.remote and decision == ALLOW and own_cls is not None \
             and not walk.lift_code and (rule.startswith("classes.") or rule.startswith("commands.allow")) and _in_workspace(walk, cmd.path):
         # `./ls`, `.venv/bin/pip`: the workspace's own code, which the agent can write, not
         # the program whose name it has (read as it for deny and ask rules all the same)
-        decision, rule = Decision.ASK, "commands.workspace-program"
+        decision, rule = ASK, "commands.workspace-program"
         reason = (f"{what}: `{cmd.path}` is a program of the workspace (its own code, which the agent can write), "
                   f"not the system's `{program}`, so a person decides.")
         unverified_floor = rule
@@ -236,7 +236,7 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
             and linked is None and ran is None and unverified_floor is None and revealed is None:
         # the common case: nothing but the command's own rule or class decides it
         return Segment._make(cmd.text, written, cls, decision, rule, False, reason, walk.shown_cwd, (),
-                             "pattern" if decision == Decision.ASK else None, (), inv)
+                             "pattern" if decision == ASK else None, (), inv)
     found_floors = _floors(cmd, inv, model, ruleset, decision, uncertain, what, network_device)
     if walk.lift_code:
         found_floors = [part for part in found_floors if part[1] not in CODE_FLOORS]
@@ -244,32 +244,32 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     if ran is not None:
         exact = ruleset.exact_allow(inv) if ruleset is not None else None
         if exact is None:
-            found_floors.append((Decision.ASK, "commands.interpreter", f"{what} {ran}, so a person decides.", "exact"))
+            found_floors.append((ASK, "commands.interpreter", f"{what} {ran}, so a person decides.", "exact"))
     if linked is not None and looks_through(linked):
-        found_floors.append((Decision.ASK, "commands.dynamic", f"{what} runs `{linked}` through a link, which is not read "
-                                                        "for the commands it runs, so a person decides.", None))
+        found_floors.append((ASK, "commands.dynamic", f"{what} runs `{linked}` through a link, which is not read "
+                                                      "for the commands it runs, so a person decides.", None))
     if revealed is not None:
-        found_floors.append((Decision.ASK, "reads.sensitive", f"{what}: {revealed}, so a person decides.", None))
+        found_floors.append((ASK, "reads.sensitive", f"{what}: {revealed}, so a person decides.", None))
     parts: list[tuple[Decision, str, str, str | None]] = [
         (decision, rule, reason, "exact" if unverified_floor is not None else "pattern")]
     for part in found_floors:
         if part[3] == "exact-rule":
-            if decision == Decision.ALLOW:
+            if decision == ALLOW:
                 parts[0] = (part[0], part[1], part[2], "pattern")
         else:
             parts.append(part)
     floors = [p[1] for p in parts[1:]] + ([unverified_floor] if unverified_floor is not None else [])
     for use in uses:
-        if use.decision != Decision.ALLOW:
+        if use.decision != ALLOW:
             parts.append((use.decision, use.rule or "paths", use.reason, None))
     floors += path_floors
     worst = parts[0]
     for part in parts[1:]:
-        if worse(part[0], worst[0]):
+        if part[0].worse(worst[0]):
             worst = part
     grantable: str | None = None
-    if worst[0] == Decision.ASK:
-        kinds = [p[3] for p in parts if p[0] == Decision.ASK]
+    if worst[0] == ASK:
+        kinds = [p[3] for p in parts if p[0] == ASK]
         grantable = None if None in kinds else ("exact" if "exact" in kinds else "pattern")
     return Segment._make(cmd.text, written, cls, worst[0], worst[1], cmd.writes_file, worst[2], walk.shown_cwd,
                          uses, grantable, tuple(dict.fromkeys(floors)) if floors else (), inv)
@@ -290,44 +290,44 @@ def _floors(cmd: SimpleCommand, inv: Invocation, model: Model | None, ruleset: R
             ) -> list[tuple[Decision, str, str, str | None]]:
     """The `ask` floors of one command beyond its own rule: (decision, rule, reason, grantable)."""
     out: list[tuple[Decision, str, str, str | None]] = []
-    if uncertain is not None and uncertain[0] != Decision.ALLOW and worse(uncertain[0], decision):
+    if uncertain is not None and uncertain[0] != ALLOW and uncertain[0].worse(decision):
         assert ruleset is not None  # an uncertain match is a rule's
         pattern = ruleset.rules[uncertain[0]][uncertain[1]].pattern
-        out.append((Decision.ASK, "commands.expansion", f"{what} has words only known at run time that could make it "
-                                                 f"match the {uncertain[0]} rule `{pattern}`.", None))
+        out.append((ASK, "commands.expansion", f"{what} has words only known at run time that could make it "
+                                               f"match the {uncertain[0]} rule `{pattern}`.", None))
     if cmd.dynamic_name:
-        out.append((Decision.ASK, "commands.dynamic", f"{what} runs a command whose name is computed at run time, "
-                                               "so a person decides.", None))
+        out.append((ASK, "commands.dynamic", f"{what} runs a command whose name is computed at run time, "
+                                             "so a person decides.", None))
     elif model is not None and model.option_sensitive and not model.network and not out and \
             any(_may_be_option(cmd, i) for i in inv.wild_option_at):
-        out.append((Decision.ASK, "commands.expansion", f"{what} has words only known at run time that could be options "
-                                                 f"changing what `{inv.program}` does, so a person decides.", None))
+        out.append((ASK, "commands.expansion", f"{what} has words only known at run time that could be options "
+                                               f"changing what `{inv.program}` does, so a person decides.", None))
     if cmd.too_deep:
-        out.append((Decision.ASK, "commands.nesting", f"{what} runs commands nested deeper than the policy reads, "
-                                               "so a person decides.", None))
+        out.append((ASK, "commands.nesting", f"{what} runs commands nested deeper than the policy reads, "
+                                             "so a person decides.", None))
     env = env_reason(cmd, model)
     if env:
-        out.append((Decision.ASK, "commands.environment", f"{what}: {env}, so a person decides.", None))
+        out.append((ASK, "commands.environment", f"{what}: {env}, so a person decides.", None))
     code = code_reason(inv, cmd, model)
     arithmetic = len(cmd.words) == 3 and cmd.words[1] == ARITHMETIC_MARK
     exact = ruleset.exact_allow(inv) if code and ruleset is not None and not arithmetic else None
     if code and exact is None:
         # (arithmetic that may run code is a place in a script, not a command a rule or a
         # grant could name: each such script is decided once, by a person)
-        out.append((Decision.ASK, "commands.interpreter", f"{what}: {code}, so a person decides.",
+        out.append((ASK, "commands.interpreter", f"{what}: {code}, so a person decides.",
                     None if arithmetic else "exact"))
     elif exact is not None and ruleset is not None:
         # the rule that names exactly this use is the one that allows it
-        out.append((Decision.ALLOW, ruleset.labels[exact], rule_reason(ruleset, exact[0], exact[1], what), "exact-rule"))
+        out.append((ALLOW, ruleset.labels[exact], rule_reason(ruleset, exact[0], exact[1], what), "exact-rule"))
     shown = environment_reason(inv, cmd, model)
     if shown:
-        out.append((Decision.ASK, "reads.environment", f"{what}: {shown}, so a person decides.", None))
+        out.append((ASK, "reads.environment", f"{what}: {shown}, so a person decides.", None))
     net = network_reason(inv, cmd, model)
     if net:
-        out.append((Decision.ASK, "commands.network", f"{what}: {net}, so a person decides.", None))
+        out.append((ASK, "commands.network", f"{what}: {net}, so a person decides.", None))
     if network_device:
-        out.append((Decision.ASK, "commands.network", f"{what} talks to the network through /dev/tcp, "
-                                               "so a person decides.", None))
+        out.append((ASK, "commands.network", f"{what} talks to the network through /dev/tcp, "
+                                             "so a person decides.", None))
     return out
 
 
@@ -384,25 +384,25 @@ def _through_unknown(walk: _Walk, cmd: SimpleCommand) -> Segment | None:
     if inners is None:
         if walk.lift_code:
             return None  # more words than it reads: code it cannot read, bounded by the floor
-        return Segment(cmd.text, cmd.words, None, Decision.ASK, "commands.dynamic",
+        return Segment(cmd.text, cmd.words, None, ASK, "commands.dynamic",
                        reason=f"`{program}` is not a program the policy knows, and its words hold more commands it "
                               "may run than the policy reads, so a person decides.", grantable=None,
                        floors=("commands.dynamic",))
     worst: Segment | None = None
     for inner in inners:
         seg = _segment(walk, inner)
-        if seg.decision == Decision.ALLOW or seg.rule in (None, "default", "commands.default"):
+        if seg.decision == ALLOW or seg.rule in (None, "default", "commands.default"):
             continue
         if worst is None or seg.decision.severity > worst.decision.severity:
             worst = seg
     if worst is None:
         return None
     # a protected file it would write stays denied (`chronic rm -rf ~`, `chronic cp x ~/.bashrc`)
-    protected = worst.decision.severity >= Decision.DENY.severity and (
+    protected = worst.decision.severity >= DENY.severity and (
         worst.rule == "classes.protected" or any(p.protected and p.access != "read" for p in worst.paths))
     reason = (f"`{cmd.text}` may run `{worst.command}` (`{program}` is not a program the policy knows, and a "
               f"command its words hold meets `{worst.rule}`: {worst.reason})")
-    return Segment(cmd.text, worst.words, worst.side_effect_class, Decision.DENY if protected else Decision.ASK,
+    return Segment(cmd.text, worst.words, worst.side_effect_class, DENY if protected else ASK,
                    worst.rule if protected else "commands.dynamic", reason=reason, paths=worst.paths,
                    grantable=None, floors=("commands.dynamic",), invocation=worst.invocation)
 
@@ -420,7 +420,7 @@ def _stales_index(program: str) -> bool:
 
 
 def _assignment_segment(name: str, text: str) -> Segment:
-    return Segment(text, (), READ_ONLY, Decision.ASK, "commands.environment",
+    return Segment(text, (), READ_ONLY, ASK, "commands.environment",
                    reason=f"`{text}` sets `{name}`, which changes which program runs or how it starts, "
                           "so a person decides.", grantable=None, floors=("commands.environment",))
 
@@ -457,15 +457,15 @@ def decide_script(policy: CompiledPolicy, command: str, cwd: str, resolver: Call
     if not segments_t:
         decision, rule, reason = fallback(policy, policy.commands, None, "an empty script")
         if not script.parsed:
-            if decision.severity < Decision.DENY.severity:
-                decision, rule = Decision.ASK, "commands.unparseable"
+            if decision.severity < DENY.severity:
+                decision, rule = ASK, "commands.unparseable"
             reason = "The script does not parse as shell, so it is never allowed automatically."
         return Verdict(decision, reason, rule, (), None), script
     worst = segments_t[0]
     for seg in segments_t:  # the first of the most severe
         if seg.decision.severity > worst.decision.severity:
             worst = seg
-    if not script.parsed and worst.decision.severity < Decision.DENY.severity:
-        return Verdict(Decision.ASK, "The script does not parse as shell, so it is never allowed automatically.",
+    if not script.parsed and worst.decision.severity < DENY.severity:
+        return Verdict(ASK, "The script does not parse as shell, so it is never allowed automatically.",
                        "commands.unparseable", segments_t, cls, None, (), floors + ("commands.unparseable",)), script
     return Verdict._make(worst.decision, worst.reason, worst.rule or "default", segments_t, cls, None, (), floors), script

@@ -19,7 +19,7 @@ from .path_eval import decide_use
 from .programs.kit import Walk
 from .programs.model import Model
 from .rules import CompiledPolicy
-from .verdicts import Decision, PathUse
+from .verdicts import ALLOW, PathUse
 
 NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
 
@@ -132,12 +132,12 @@ def _extracted(walk: PolicyWalk, cmd: SimpleCommand, fu: FileUse, dynamic: bool)
         written = posixpath.join(fu.word, member.name)
         loc = resolver.locate(written, walk.cwds, access="write")  # (through a link already there)
         use, more = decide_use(walk.policy, resolver, loc, "write")
-        if use.decision == Decision.ALLOW and member.link is not None:
+        if use.decision == ALLOW and member.link is not None:
             target = link_target(member)
             link = resolver.locate(target if target.startswith("/") else posixpath.join(fu.word, target), walk.cwds,
                                    access="link")
             use, more = decide_use(walk.policy, resolver, link, "link")
-        if use.decision != Decision.ALLOW:
+        if use.decision != ALLOW:
             verb = "patches" if kind == "patch" else "extracts"
             out.append(replace(use, reason=f"{what} {verb} `{member.name}` from `{source}`: {use.reason}"))
             floors += more

@@ -52,7 +52,7 @@ from .classes import BOOKKEEPING_TOOLS, CLASSES, EDIT_TOOLS, OUTSIDE, PROTECTED,
 from .decisions import class_floor, fallback
 from .network import DEFAULT_NETWORK, HostRule, NetworkPolicy
 from .rules import CompiledPolicy, RuleSet, compile_policy, floor_document
-from .verdicts import Decision
+from .verdicts import ALLOW, ASK, DENY, Decision
 
 # The document keys this module compares; any other key must be equal in both.
 _COMPARED = frozenset({"commands", "edits", "reads", "tools", "classes", "limits", "default", "unverified", "examples",
@@ -113,18 +113,18 @@ def _ruleset(name: str, candidate: CompiledPolicy, baseline: CompiledPolicy) -> 
     mine: RuleSet | None = getattr(candidate, name)
     theirs: RuleSet | None = getattr(baseline, name)
     found = []
-    deny, ask, allow = (_patterns(mine, d) for d in (Decision.DENY, Decision.ASK, Decision.ALLOW))
-    base_deny, base_ask, base_allow = (_patterns(theirs, d) for d in (Decision.DENY, Decision.ASK, Decision.ALLOW))
+    deny, ask, allow = (_patterns(mine, d) for d in (DENY, ASK, ALLOW))
+    base_deny, base_ask, base_allow = (_patterns(theirs, d) for d in (DENY, ASK, ALLOW))
     for pattern in sorted(base_deny - deny):
         found.append(f"{name}.deny: `{pattern}` is denied by the default policy but not by this one")
     for pattern in sorted(base_ask - ask - deny):
         found.append(f"{name}.ask: `{pattern}` is asked about by the default policy but not by this one")
     # A new allow rule lets through what the baseline leaves to a stricter fallback (and an
     # allow rule naming a command exactly lifts the interpreter floor: script_eval).
-    if name == "commands" or _rule_could_lower(baseline, theirs, Decision.ALLOW):
+    if name == "commands" or _rule_could_lower(baseline, theirs, ALLOW):
         for pattern in sorted(allow - base_allow):
             found.append(f"{name}.allow: `{pattern}` is not allowed by a rule of the default policy")
-    if _rule_could_lower(baseline, theirs, Decision.ASK):
+    if _rule_could_lower(baseline, theirs, ASK):
         for pattern in sorted(ask - base_ask - base_deny - base_allow):
             found.append(f"{name}.ask: `{pattern}` may ask about a request the default policy denies "
                          f"(by its {name} default or classes)")
@@ -141,7 +141,7 @@ def _effective(policy: CompiledPolicy, tool: str) -> Decision:
     if tool in policy.tool_classes:
         return fallback(policy, None, policy.tool_classes[tool], "")[0]
     if tool in BOOKKEEPING_TOOLS:
-        return Decision.ALLOW
+        return ALLOW
     return fallback(policy, None, classify_tool(tool), "")[0]
 
 
@@ -155,14 +155,14 @@ def _tools(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
                 found.append(f"tools.{tool}: its class decides {got} here; the default policy decides it outright "
                              f"({decision})")
         elif mine is None:
-            if decision != Decision.ALLOW:
+            if decision != ALLOW:
                 found.append(f"tools.{tool}: the default policy decides it outright ({decision}); this one does not")
         elif not _at_least(mine[0], decision):
             found.append(f"tools.{tool}: {mine[0]} is looser than the default policy's {decision}")
     for tool, (decision, _) in sorted(candidate.tools.items()):
         if tool in baseline.tools or tool in BOOKKEEPING_TOOLS:
             continue
-        least = Decision.DENY if tool in _RULED_TOOLS else _effective(baseline, tool)
+        least = DENY if tool in _RULED_TOOLS else _effective(baseline, tool)
         if not _at_least(decision, least):
             found.append(f"tools.{tool}: {decision} skips what the default policy decides for it (at least {least})")
     for tool in sorted((set(candidate.tool_classes) | set(baseline.tool_classes)) - set(candidate.tools)
@@ -234,9 +234,9 @@ def loosenings(candidate: Mapping[str, Any], baseline: Mapping[str, Any]) -> lis
         # (the decision point is the gate's, the same in the floor: compared once, above)
         found += _compared({k: v for k, v in floor_document(candidate).items() if k != "external"},
                            {k: v for k, v in floor_document(baseline).items() if k != "external"}, "in_floor: ")
-        mine = (candidate.get("in_floor") or {}).get("code", Decision.ASK)
-        theirs = (baseline.get("in_floor") or {}).get("code", Decision.ASK)
-        if mine == Decision.ALLOW and theirs != Decision.ALLOW:
+        mine = (candidate.get("in_floor") or {}).get("code", ASK)
+        theirs = (baseline.get("in_floor") or {}).get("code", ASK)
+        if mine == ALLOW and theirs != ALLOW:
             found.append("in_floor.code: code the policy cannot read runs unasked inside the floor here, "
                          "not under the default policy")
     return list(dict.fromkeys(found))

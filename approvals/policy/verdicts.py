@@ -32,9 +32,9 @@ class Decision(StrEnum):
         return self.severity > other.severity
 
 
-def worst(a: Decision, b: Decision) -> Decision:
-    """The more severe of two decisions (`a` on a tie)."""
-    return a if a.severity >= b.severity else b
+# The members by name, as the evaluation spells them: on Python 3.11 `Decision.ALLOW` is a
+# lookup through the enum's metaclass (~0.2 µs, several per request), a module's name is not.
+ALLOW, ASK, DENY, ABORT = Decision.ALLOW, Decision.ASK, Decision.DENY, Decision.ABORT
 
 
 @dataclass(frozen=True)
