@@ -84,7 +84,7 @@ class ExternalQuestion:
 class Applied:
     """The gate's decision after the point's answer, and what the step records."""
 
-    decision: str
+    decision: core.Decision
     verdict: core.Verdict  # as the step records it: the point's rule and reason when it decided
     decided_by: str | None  # "external" when it settled the request, else the gate's own
     person: bool  # a person must decide: the run's auto-approve routing does not answer it
@@ -170,7 +170,7 @@ def consult_about(
                                        tool_call_id=tool_call_id))
 
 
-def external_apply(consulted: Consulted, *, verdict: core.Verdict, decision: str) -> Applied:
+def external_apply(consulted: Consulted, *, verdict: core.Verdict, decision: core.Decision) -> Applied:
     """Combine the point's answer with the gate's `decision` (the policy's `verdict` after
     the runtime mode). It may loosen only what it was asked about: an answer about a verdict
     that changed since (a grant made meanwhile) only tightens."""

@@ -225,9 +225,9 @@ def _gate(
     if routing == "auto-approve" and external is not None and external.person:
         routing = "ask"  # the decision point asks a person (or failed): only a person answers
     if routing == "auto-approve":
-        decision, decided_by = "allow", "policy"
+        decision, decided_by = core.Decision.ALLOW, "policy"
     elif routing == "auto-deny":
-        decision, decided_by = "deny", "policy"
+        decision, decided_by = core.Decision.DENY, "policy"
     reason = verdict.reason
     if kind == "question" and decision == "deny":
         reason = "No human answer: questions are declined by the run policy."

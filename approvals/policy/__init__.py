@@ -49,6 +49,7 @@ from .request import validate_request
 from .rules import DEFAULT_POLICY, CompiledPolicy, compile_policy, policy_problems
 from .run_policy import RunPolicy, check_capabilities, confirm_requirements, materialise, parse_run_policy, resolve_run_policy
 from .shell import parse_script
+from .verdicts import Decision
 
 __all__ = [
     "EDITABLE_KEYS",
@@ -68,6 +69,7 @@ __all__ = [
     "EXPORT_FORMATS",
     "RUNTIME_MODES",
     "CompiledPolicy",
+    "Decision",
     "Example",
     "ExampleFailure",
     "Invocation",

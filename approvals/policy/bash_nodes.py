@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 import tree_sitter_bash
-from tree_sitter import Language
+from tree_sitter import Language, Node
 
 BASH = Language(tree_sitter_bash.language())
 EXPANSIONS = frozenset(
@@ -22,8 +22,8 @@ _ANSI_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1
                 "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
 
-def _ansi(match: re.Match) -> str:
-    esc = match.group(1)
+def _ansi(match: re.Match[str]) -> str:
+    esc: str = match.group(1)
     head = esc[0]
     if head in "xuU" and len(esc) > 1:
         try:
@@ -35,11 +35,11 @@ def _ansi(match: re.Match) -> str:
     return _ANSI_SIMPLE.get(esc, "\\" + esc)
 
 
-def _text(node) -> str:
-    return node.text.decode("utf-8", "replace")
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")  # (a node of a parsed tree has its text)
 
 
-def unquote(node) -> str:
+def unquote(node: Node) -> str:
     """The word a node stands for, quotes removed (expansions are kept as written)."""
     kind = node.type
     if kind == "word":
@@ -58,7 +58,7 @@ def unquote(node) -> str:
     return _text(node)
 
 
-def has_expansion(node) -> bool:
+def has_expansion(node: Node) -> bool:
     """Whether a node holds an expansion (`$x`, `${x}`, `$(…)`, `<(…)`, `$((…))`) anywhere inside."""
     stack = [node]
     while stack:

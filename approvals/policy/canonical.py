@@ -29,13 +29,13 @@ class JSONInt(int):
         obj.literal = literal
         return obj
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[JSONInt], tuple[str]]:
         return (JSONInt, (self.literal,))
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict[int, object]) -> JSONInt:
         return self
 
-    def __copy__(self):
+    def __copy__(self) -> JSONInt:
         return self
 
 
@@ -49,13 +49,13 @@ class JSONFloat(float):
         obj.literal = literal
         return obj
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[JSONFloat], tuple[str]]:
         return (JSONFloat, (self.literal,))
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict[int, object]) -> JSONFloat:
         return self
 
-    def __copy__(self):
+    def __copy__(self) -> JSONFloat:
         return self
 
 
@@ -207,7 +207,7 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def approval_hash(*, kind: str, capability: Mapping, presentation: Mapping, request: Mapping) -> str:
+def approval_hash(*, kind: str, capability: Mapping[str, Any], presentation: Mapping[str, Any], request: Mapping[str, Any]) -> str:
     """The identity of what a reviewer saw: kind, capability, presentation, exact request."""
     return sha256_hex(
         canonical_json(
@@ -216,6 +216,6 @@ def approval_hash(*, kind: str, capability: Mapping, presentation: Mapping, requ
     )
 
 
-def policy_version(document: Mapping) -> str:
+def policy_version(document: Mapping[str, Any]) -> str:
     """A policy's identity: the sha256 of its canonical document (64 hex characters)."""
     return sha256_hex(canonical_json(document))

@@ -72,16 +72,19 @@ program's commands are is its model's class facet (``programs/``).
 
 from __future__ import annotations
 
-from .classnames import CLASSES, DESTRUCTIVE, LOCAL, OUTSIDE, PROTECTED, READ_ONLY, REMOTE, SEVERITY
+from collections.abc import Iterable
+
+from .classnames import CLASS_SEVERITY, CLASSES, DESTRUCTIVE, LOCAL, OUTSIDE, PROTECTED, READ_ONLY, REMOTE
 from .options import Invocation, invocation
 from .programs.model import Model
 from .programs.registry import MODELS, known, model_of
+from .verdicts import ASK, DENY
 
-__all__ = ["CLASSES", "DESTRUCTIVE", "LOCAL", "OUTSIDE", "PROTECTED", "READ_ONLY", "REMOTE", "SEVERITY",
+__all__ = ["CLASSES", "DESTRUCTIVE", "LOCAL", "OUTSIDE", "PROTECTED", "READ_ONLY", "REMOTE", "CLASS_SEVERITY",
            "classify_invocation", "classify_tool", "classify_words", "known_program", "most_severe"]
 
 # A policy whose `classes` does not name a new class gets these (others unnamed are denied).
-CLASS_DEFAULTS = {OUTSIDE: "ask", PROTECTED: "deny"}
+CLASS_DEFAULTS = {OUTSIDE: ASK, PROTECTED: DENY}
 
 EDIT_TOOLS = frozenset({"write", "edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"read", "Read", "Glob", "Grep", "LS", "webSearch", "WebSearch", "WebFetch", "webFetch"})
@@ -97,10 +100,10 @@ def is_bookkeeping(tool: str) -> bool:
     return tool in BOOKKEEPING_TOOLS
 
 
-def most_severe(classes) -> str | None:
+def most_severe(classes: Iterable[str | None]) -> str | None:
     best = None
     for cls in classes:
-        if cls is not None and (best is None or SEVERITY[cls] > SEVERITY[best]):
+        if cls is not None and (best is None or CLASS_SEVERITY[cls] > CLASS_SEVERITY[best]):
             best = cls
     return best
 

@@ -9,4 +9,4 @@ REMOTE = "remote-mutation"
 DESTRUCTIVE = "destructive"
 PROTECTED = "protected"
 CLASSES = (READ_ONLY, LOCAL, OUTSIDE, REMOTE, DESTRUCTIVE, PROTECTED)
-SEVERITY = {name: i for i, name in enumerate(CLASSES)}
+CLASS_SEVERITY = {name: i for i, name in enumerate(CLASSES)}  # a class -> its rank, 0 the least severe

@@ -14,7 +14,7 @@ from typing import Any
 
 from .classes import EDIT_TOOLS
 from .run_policy import CONFIRM_ORDER
-from .verdicts import Segment, Verdict
+from .verdicts import ASK, Segment, Verdict
 
 TYPED = "typed"
 SECOND_REVIEWER = "second-reviewer"
@@ -65,7 +65,7 @@ def confirmation_for(requirements: Mapping[str, str], request: Mapping[str, Any]
     nothing more than Approve is needed."""
     if not requirements or verdict is None:
         return "", ""
-    asking = [s for s in verdict.segments if s.decision == "ask"] or list(verdict.segments)
+    asking = [s for s in verdict.segments if s.decision == ASK] or list(verdict.segments)
     candidates: list[tuple[str | None, Segment | None]] = [(s.side_effect_class, s) for s in asking]
     if not candidates:
         candidates = [(verdict.side_effect_class, None)]

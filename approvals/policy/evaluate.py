@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from .classes import classify_tool, classify_words, most_severe
 from .decide import decide_request
@@ -13,14 +14,14 @@ from .paths import PathContext
 from .request import validate_request
 from .rules import CompiledPolicy
 from .shell import parse_script
-from .verdicts import PathUse, RunView, Segment, Verdict
+from .verdicts import ABORT, ALLOW, ASK, PathUse, RunView, Segment, Verdict
 
 __all__ = ["PathContext", "PathUse", "RunView", "Segment", "Verdict", "classify", "evaluate"]
 
 _NO_RUN = RunView()
 
 
-def classify(request: Mapping) -> str | None:
+def classify(request: Mapping[str, Any]) -> str | None:
     """The side-effect class of a request's commands or tool (paths aside); for bash the
     most severe over its commands."""
     req = validate_request(request)
@@ -32,20 +33,20 @@ def classify(request: Mapping) -> str | None:
 
 def _limits(policy: CompiledPolicy, view: RunView) -> Verdict | None:
     if policy.max_tool_calls is not None and view.tool_calls + 1 > policy.max_tool_calls:
-        return Verdict("abort", f"The run reached its limit of {policy.max_tool_calls} tool calls.",
+        return Verdict(ABORT, f"The run reached its limit of {policy.max_tool_calls} tool calls.",
                        "limits.max_tool_calls")
     if policy.max_denials is not None and view.denials >= policy.max_denials:
-        return Verdict("abort", f"The run reached its limit of {policy.max_denials} denied requests.",
+        return Verdict(ABORT, f"The run reached its limit of {policy.max_denials} denied requests.",
                        "limits.max_denials")
     return None
 
 
 def evaluate(
     policy: CompiledPolicy,
-    request: Mapping,
+    request: Mapping[str, Any],
     *,
     run_view: RunView | None = None,
-    grants: Sequence[Mapping] = (),
+    grants: Sequence[Mapping[str, Any]] = (),
     paths: PathContext | None = None,
 ) -> Verdict:
     """Decide one canonical request. Order: limits, `tools`, bookkeeping, the rule set of
@@ -69,15 +70,15 @@ def evaluate(
     if limited is not None:
         return limited
     verdict, script = decide_request(policy, req, paths, view.floor)
-    if verdict.decision != "ask" or not checked_grants:
+    if verdict.decision != ASK or not checked_grants:
         return verdict
     grant = covering_grant(checked_grants, req, verdict, script)
     if grant is None:
         return verdict
     segments = tuple(
-        s if s.decision == "allow" else replace(s, decision="allow", rule="grant", reason="Allowed by a session grant.")
+        s if s.decision == ALLOW else replace(s, decision=ALLOW, rule="grant", reason="Allowed by a session grant.")
         for s in verdict.segments
     )
     match = f" `{grant['match']}`" if "match" in grant else ""
-    return Verdict("allow", f"Allowed by the session grant for {grant['tool']}{match}.", "grant",
+    return Verdict(ALLOW, f"Allowed by the session grant for {grant['tool']}{match}.", "grant",
                    segments, verdict.side_effect_class, grant, verdict.paths, verdict.floors)

@@ -46,7 +46,7 @@ _STRING_TOOL = {"commands": ("bash", "command"), "edits": ("write", "file_path")
 Report = Callable[[str, str, Any], None]
 
 
-def example_request(entry: Any, section: str) -> dict:
+def example_request(entry: Any, section: str) -> dict[str, Any]:
     """The request an example entry stands for, with `cwd` filled in; PolicyError
     (`invalid_request`, its field relative to the entry) when it is not one."""
     if isinstance(entry, str):

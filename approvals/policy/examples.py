@@ -30,7 +30,7 @@ tried (by `tools` or a limit) is matched by no rule of it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,8 +39,8 @@ from .example_requests import EXAMPLE_CONTEXT, example_request
 from .path_eval import _candidates
 from .paths import Location, Resolver
 from .patterns import compile_command, glob_regex
-from .rules import RULE_DECISIONS, SEVERITY, CompiledPolicy, compile_policy
-from .verdicts import PathUse, RunView, Verdict
+from .rules import RULE_DECISIONS, CompiledPolicy, compile_policy
+from .verdicts import ALLOW, Decision, PathUse, RunView, Verdict
 
 __all__ = ["Example", "ExampleFailure", "check_examples", "examples_of"]
 
@@ -54,11 +54,11 @@ class Example:
     """One example of a policy document, ready to evaluate."""
 
     where: str  # "commands.deny[0].examples.match[1]" or "examples[3]"
-    request: dict  # the request evaluated (with its cwd)
+    request: dict[str, Any]  # the request evaluated (with its cwd)
     kind: str  # "match", "not_match" or "expect"
     rule: str | None = None  # match/not_match: the rule's label; expect: the rule that must decide, if given
     pattern: str | None = None  # match/not_match: the rule's pattern or glob
-    expect: str | None = None  # match: the rule's decision; expect: the decision expected
+    expect: Decision | None = None  # match: the rule's decision; expect: the decision expected
     why: str | None = None
 
 
@@ -67,11 +67,11 @@ class ExampleFailure:
     """A failing example: where it is, the request evaluated, what it got and what was expected."""
 
     where: str
-    request: dict
+    request: dict[str, Any]
     got: str  # "allow by commands.allow[0]"
     expected: str  # "deny (or stricter), with commands.deny[0] matching"
     message: str  # one readable sentence
-    decision: str  # the decision it got
+    decision: Decision  # the decision it got
     rule: str  # the rule that decided it
 
     def to_dict(self) -> dict[str, Any]:
@@ -79,7 +79,7 @@ class ExampleFailure:
                 "message": self.message, "decision": self.decision, "rule": self.rule}
 
 
-def _rule_entries(document: Mapping):
+def _rule_entries(document: Mapping[str, Any]) -> Iterator[tuple[str, str, int, Mapping[str, Any]]]:
     for section in _SECTIONS:
         rules = document.get(section)
         if not isinstance(rules, Mapping):
@@ -92,7 +92,7 @@ def _rule_entries(document: Mapping):
                     yield section, decision, index, entry
 
 
-def examples_of(document: Mapping) -> list[Example]:
+def examples_of(document: Mapping[str, Any]) -> list[Example]:
     """Every example of a (valid) policy document: the rules' examples (commands, edits,
     reads; each rule's `match` then `not_match`), then the top-level ones, as written.
     PolicyError when the document is invalid."""
@@ -103,10 +103,10 @@ def examples_of(document: Mapping) -> list[Example]:
         for kind in ("match", "not_match"):
             for i, item in enumerate(entry["examples"].get(kind, ())):
                 out.append(Example(f"{label}.examples.{kind}[{i}]", example_request(item, section), kind,
-                                   label, entry["match"], decision))
+                                   label, entry["match"], Decision(decision)))
     for i, item in enumerate(document.get("examples", ())):
         out.append(Example(f"examples[{i}]", example_request(item["request"], "commands"), "expect",
-                           item.get("rule"), None, item["expect"], item.get("why")))
+                           item.get("rule"), None, Decision(item["expect"]), item.get("why")))
     return out
 
 
@@ -125,7 +125,7 @@ def rule_matches(example: Example, verdict: Verdict) -> bool:
     if verdict.rule == label or any(s.rule == label for s in verdict.segments) or any(
             p.rule == label for p in verdict.all_paths):
         return True
-    allow = decision == "allow"
+    allow = decision == ALLOW
     section = label.split(".", 1)[0]
     if section == "commands":
         compiled = compile_command(pattern)
@@ -159,12 +159,13 @@ def _failure(example: Example, verdict: Verdict) -> ExampleFailure | None:
         expected = f"{example.rule} does not match"
         message = f"The example should not be matched by {named}, but that rule matches it (it gets {got})."
     else:
-        want = str(example.expect)
+        want = example.expect
+        assert want is not None  # a match example has its rule's decision
         matches = rule_matches(example, verdict)
-        strict_enough = decision == want or (want != "allow" and SEVERITY[decision] > SEVERITY[want])
+        strict_enough = decision == want or (want != ALLOW and decision.worse(want))
         if matches and strict_enough:
             return None
-        expected = f"{want} by {example.rule}" if want == "allow" else (
+        expected = f"{want} by {example.rule}" if want == ALLOW else (
             f"{want} (or stricter), with {example.rule} matching")
         if not matches:
             message = f"The example should be matched by {named}, but that rule does not match it (it gets {got})."
@@ -179,7 +180,7 @@ def run_example(compiled: CompiledPolicy, example: Example) -> tuple[Verdict, Ex
     return verdict, _failure(example, verdict)
 
 
-def check_examples(document: Mapping) -> list[ExampleFailure]:
+def check_examples(document: Mapping[str, Any]) -> list[ExampleFailure]:
     """The failing examples of a policy document (empty: all pass), in `examples_of` order.
 
     Raises the first of `policy_problems(document)` when the document is invalid (a

@@ -44,7 +44,8 @@ from typing import Any
 from .example_requests import example_request
 from .options import read_words
 from .patterns import compile_command
-from .rules import RULE_DECISIONS, compile_policy
+from .rules import RULE_DECISIONS, CompiledPolicy, compile_policy
+from .verdicts import ABORT, ALLOW, ASK, DENY, Decision
 
 __all__ = ["EXPORT_FORMATS", "PolicyExport", "export_policy"]
 
@@ -54,7 +55,7 @@ EXPORT_FORMATS = ("claude", "codex")
 # any other name is already the agent's own (an MCP tool keeps its name).
 _CLAUDE_TOOLS = {"bash": "Bash", "write": "Write", "edit": "Edit", "read": "Read", "webSearch": "WebSearch",
                  "webFetch": "WebFetch"}
-_CODEX_DECISIONS = {"allow": "allow", "ask": "prompt", "deny": "forbidden"}
+_CODEX_DECISIONS = {ALLOW: "allow", ASK: "prompt", DENY: "forbidden"}
 _MAX_SPELLINGS = 6
 
 
@@ -69,14 +70,14 @@ class PolicyExport:
 class _Rule:
     label: str  # "commands.deny[0]"
     section: str
-    decision: str
+    decision: Decision
     pattern: str
     reason: str | None
-    examples: Mapping
+    examples: Mapping[str, Any]
     up_to: str | None = None
 
 
-def _rules(document: Mapping, section: str) -> list[_Rule]:
+def _rules(document: Mapping[str, Any], section: str) -> list[_Rule]:
     rules = document.get(section)
     out: list[_Rule] = []
     if not isinstance(rules, Mapping):
@@ -86,10 +87,10 @@ def _rules(document: Mapping, section: str) -> list[_Rule]:
             continue
         for i, entry in enumerate(entries):
             if isinstance(entry, Mapping):
-                out.append(_Rule(f"{section}.{decision}[{i}]", section, decision, entry["match"], entry.get("reason"),
+                out.append(_Rule(f"{section}.{decision}[{i}]", section, Decision(decision), entry["match"], entry.get("reason"),
                                  entry.get("examples") or {}, entry.get("up_to")))
             else:
-                out.append(_Rule(f"{section}.{decision}[{i}]", section, decision, entry, None, {}))
+                out.append(_Rule(f"{section}.{decision}[{i}]", section, Decision(decision), entry, None, {}))
     return out
 
 
@@ -110,9 +111,9 @@ def _spellings(words: list[str], restrictive: bool) -> list[list[str]]:
 def _meaning_note(rule: _Rule, words: list[str], agent: str) -> str | None:
     """What Gatehouse's reading by meaning gives this rule that a literal prefix does not."""
     inv = read_words(tuple(words), pattern=True)
-    restrictive = rule.decision != "allow"
+    restrictive = rule.decision != ALLOW
     if restrictive and (inv.options or len(words) > 1):
-        what = "denied" if rule.decision == "deny" else "asked about"
+        what = "denied" if rule.decision == DENY else "asked about"
         return (f"{rule.label} `{rule.pattern}`: Gatehouse matches it by meaning (options in any order or spelling, "
                 f"global options and other words between); {agent} matches the words as written, so another "
                 f"spelling is not {what}")
@@ -122,7 +123,7 @@ def _meaning_note(rule: _Rule, words: list[str], agent: str) -> str | None:
     return None
 
 
-def _common_unexpressed(document: Mapping, compiled, agent: str) -> list[str]:
+def _common_unexpressed(document: Mapping[str, Any], compiled: CompiledPolicy, agent: str) -> list[str]:
     out = []
     for name, decision in (compiled.classes or {}).items():
         out.append(f"classes.{name} ({decision}): {agent} has no side-effect classes")
@@ -181,7 +182,7 @@ def _claude_globs(glob: str, restrictive: bool) -> list[str]:
     return forms
 
 
-def _claude(document: Mapping, compiled) -> PolicyExport:
+def _claude(document: Mapping[str, Any], compiled: CompiledPolicy) -> PolicyExport:
     lists: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
     unexpressed: list[str] = []
     agent = "Claude Code"
@@ -195,7 +196,7 @@ def _claude(document: Mapping, compiled) -> PolicyExport:
     examples = []
     for rule in _rules(document, "commands"):
         words = shlex.split(rule.pattern)
-        for spelling in itertools.islice(itertools.product(*_spellings(words, rule.decision != "allow")),
+        for spelling in itertools.islice(itertools.product(*_spellings(words, rule.decision != ALLOW)),
                                          _MAX_SPELLINGS):
             add(rule.decision, _claude_bash(list(spelling)))
         note = _meaning_note(rule, words, agent)
@@ -203,7 +204,7 @@ def _claude(document: Mapping, compiled) -> PolicyExport:
             unexpressed.append(note)
     for section, tool in (("edits", "Edit"), ("reads", "Read")):
         for rule in _rules(document, section):
-            add(rule.decision, [f"{tool}({g})" for g in _claude_globs(rule.pattern, rule.decision != "allow")])
+            add(rule.decision, [f"{tool}({g})" for g in _claude_globs(rule.pattern, rule.decision != ALLOW)])
     for section in ("commands", "edits", "reads"):
         for rule in _rules(document, section):
             if rule.reason:
@@ -213,23 +214,23 @@ def _claude(document: Mapping, compiled) -> PolicyExport:
     for section, tool in (("commands", "Bash"), ("edits", "Edit"), ("reads", "Read")):
         ruleset = getattr(compiled, section)
         default = ruleset.default if ruleset is not None else None
-        if default == "allow":
-            add("allow", [tool])  # deny and ask rules still come first
-        elif default is not None and not (default == "ask" and section != "reads"):
+        if default == ALLOW:
+            add(ALLOW, [tool])  # deny and ask rules still come first
+        elif default is not None and not (default == ASK and section != "reads"):
             # (an ask default for commands and edits is what Claude Code does unasked)
             own = "reads it" if section == "reads" else "asks"
             unexpressed.append(f"{section}.default ({default}): for what no rule names {agent} {own}; a bare "
                                f"`{tool}` {default} rule would override the rules that allow")
     for name, (decision, _reason) in compiled.tools.items():
         native = _CLAUDE_TOOLS.get(name, name)
-        if decision == "abort":
-            add("deny", [native])
+        if decision == ABORT:
+            add(DENY, [native])
             unexpressed.append(f"tools.{name} (abort): {agent} cannot end the run; exported as deny")
         else:
             add(decision, [native])
     for name, cls in compiled.tool_classes.items():
         unexpressed.append(f"tools.{name} (class {cls}): {agent} has no side-effect classes; the tool is asked")
-    if compiled.default != "ask":
+    if compiled.default != ASK:
         unexpressed.append(f"default ({compiled.default}): {agent} asks about a tool no rule names")
     if compiled.commands is not None and any(compiled.commands.rules.values()):
         unexpressed.append("commands: Gatehouse reads each command of a script by meaning, through wrappers "
@@ -282,7 +283,7 @@ def _codex_rule(rule: _Rule, unexpressed: list[str]) -> str | None:
     note = _meaning_note(rule, words, "Codex")
     if note:
         unexpressed.append(note)
-    pattern = _spellings(words, rule.decision != "allow")
+    pattern = _spellings(words, rule.decision != ALLOW)
     parts = [f"pattern={_starlark([p[0] if len(p) == 1 else p for p in pattern])}",
              f"decision={_starlark(_CODEX_DECISIONS[rule.decision])}"]
     if rule.reason:
@@ -305,7 +306,7 @@ def _codex_rule(rule: _Rule, unexpressed: list[str]) -> str | None:
     return f"prefix_rule({', '.join(parts)})"
 
 
-def _codex(document: Mapping, compiled) -> PolicyExport:
+def _codex(document: Mapping[str, Any], compiled: CompiledPolicy) -> PolicyExport:
     unexpressed: list[str] = []
     lines = [f"# Gatehouse policy {compiled.version[:12]} as Codex execpolicy prefix rules.",
              "# What these rules cannot express is listed by the export (policy_export --format codex)."]
@@ -325,7 +326,7 @@ def _codex(document: Mapping, compiled) -> PolicyExport:
         unexpressed.append(f"tools.{name} ({decision}): Codex execpolicy decides shell commands only")
     for name, cls in compiled.tool_classes.items():
         unexpressed.append(f"tools.{name} (class {cls}): Codex execpolicy decides shell commands only")
-    if compiled.default != "ask":
+    if compiled.default != ASK:
         unexpressed.append(f"default ({compiled.default}): Codex execpolicy has no default")
     if compiled.commands is not None and any(compiled.commands.rules.values()):
         unexpressed.append("commands: Gatehouse reads each command of a script by meaning, through wrappers "
@@ -335,7 +336,7 @@ def _codex(document: Mapping, compiled) -> PolicyExport:
     return PolicyExport("codex", "\n".join(lines) + "\n", unexpressed)
 
 
-def export_policy(document: Mapping, fmt: str) -> PolicyExport:
+def export_policy(document: Mapping[str, Any], fmt: str) -> PolicyExport:
     """The policy in `fmt` ("claude" or "codex"), with every rule or part that format cannot
     express as one line of `unexpressed`. PolicyError when the document is invalid;
     ValueError for another format."""

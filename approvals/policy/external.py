@@ -22,16 +22,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import json_type
+from .verdicts import ALLOW, ASK, DENY, Decision
 
 EXTERNAL_KEYS = ("url", "command", "timeout_ms", "may_loosen")
-ANSWERS = ("allow", "ask", "deny")
+ANSWERS = (ALLOW, ASK, DENY)
 DEFAULT_TIMEOUT_MS = 500
 # The gate waits for it on every request (the hook gateway inside its transaction): bounded.
 MAX_TIMEOUT_MS = 10_000
 MAX_ANSWER_BYTES = 64 * 1024
 MAX_REASON = 1000
 _MAX_URL = 2000
-_SEVERITY = {"allow": 0, "ask": 1, "deny": 2, "abort": 3}
 
 Problem = Callable[[str, str, Any], None]  # (field, message, value), as `rules._Problems`
 
@@ -155,13 +155,18 @@ class ExternalAnswer:
     """What the decision point said (`decision` one of ANSWERS), or why it said nothing
     usable (`failed`: `reason` says why, and the request is asked of a person)."""
 
-    decision: str
+    decision: Decision
     reason: str
     failed: bool = False
 
+    def __post_init__(self) -> None:
+        # (an answer named by its string, `ExternalAnswer("deny", …)`, is read into its Decision)
+        if type(self.decision) is not Decision:
+            object.__setattr__(self, "decision", Decision(self.decision))
+
     @classmethod
     def failure(cls, why: str) -> ExternalAnswer:
-        return cls(decision="ask", reason=why, failed=True)
+        return cls(decision=ASK, reason=why, failed=True)
 
     def to_dict(self) -> dict[str, Any]:
         return {"decision": self.decision, "reason": self.reason, "failed": self.failed}
@@ -195,7 +200,7 @@ def parse_answer(raw: bytes, target: str) -> ExternalAnswer:
         return bad(f'"result.reason" must be a string (got {json_type(reason)})')
     # one line of printable text: the agent is told it, the card and the log show it
     reason = " ".join("".join(c if c.isprintable() else " " for c in reason).split())[:MAX_REASON]
-    return ExternalAnswer(decision=decision, reason=reason or f"The external decision point {target} said {decision}.")
+    return ExternalAnswer(decision=Decision(decision), reason=reason or f"The external decision point {target} said {decision}.")
 
 
 # --- Combined with Gatehouse's decision -----------------------------------------------------------
@@ -203,7 +208,7 @@ def parse_answer(raw: bytes, target: str) -> ExternalAnswer:
 
 @dataclass(frozen=True)
 class Combined:
-    decision: str  # allow | ask | deny | abort, after the point's answer
+    decision: Decision  # after the point's answer
     decided: bool  # the point's answer changed the decision: it decided (or asks a person)
     effect: str  # tightened | loosened | agreed | not-looser | may-not-loosen | protected | failed
     # A person must decide: the point asked or failed. The run's auto-approve routing and
@@ -211,34 +216,36 @@ class Combined:
     person: bool = False
 
 
-def combine(decision: str, answer: ExternalAnswer, *, may_loosen: bool, protected: bool = False) -> Combined:
+def combine(decision: Decision | str, answer: ExternalAnswer, *, may_loosen: bool, protected: bool = False
+            ) -> Combined:
     """Gatehouse's `decision` (after grants and the runtime mode) with the point's answer:
     the most restrictive wins; with `may_loosen`, an `allow` turns an ask into an allow,
     unless the request touches a protected path. A deny or abort always stands."""
+    decision = Decision(decision)  # the gate's own decisions come as strings
     wanted = answer.decision
-    if _SEVERITY[wanted] > _SEVERITY[decision]:
-        return Combined(wanted, True, "failed" if answer.failed else "tightened", person=wanted == "ask")
+    if wanted.worse(decision):
+        return Combined(wanted, True, "failed" if answer.failed else "tightened", person=wanted == ASK)
     if answer.failed:
-        return Combined(decision, False, "failed", person=decision == "ask")
-    if wanted == "allow" and decision == "ask":
+        return Combined(decision, False, "failed", person=decision == ASK)
+    if wanted == ALLOW and decision == ASK:
         if not may_loosen:
-            return Combined("ask", False, "may-not-loosen")
+            return Combined(ASK, False, "may-not-loosen")
         if protected:
-            return Combined("ask", False, "protected")
-        return Combined("allow", True, "loosened")
+            return Combined(ASK, False, "protected")
+        return Combined(ALLOW, True, "loosened")
     if wanted == decision:
-        return Combined(decision, False, "agreed", person=decision == "ask")
+        return Combined(decision, False, "agreed", person=decision == ASK)
     return Combined(decision, False, "not-looser")
 
 
-def replay(decision: str, recorded: Mapping[str, Any] | None, point: ExternalPoint, *, protected: bool = False
+def replay(decision: Decision | str, recorded: Mapping[str, Any] | None, point: ExternalPoint, *, protected: bool = False
            ) -> Combined | None:
     """What `point` would make of `decision`, given the answer a step recorded (`Step.external`)
     instead of asking again (the dry run replays history: the answer as it was then, a
     failure included). None when nothing was recorded (no point was consulted then)."""
     if not recorded or recorded.get("decision") not in ANSWERS:
         return None
-    answer = ExternalAnswer(decision=recorded["decision"], reason=str(recorded.get("reason", "")),
+    answer = ExternalAnswer(decision=Decision(recorded["decision"]), reason=str(recorded.get("reason", "")),
                             failed=bool(recorded.get("failed")))
     return combine(decision, answer, may_loosen=point.may_loosen, protected=protected)
 

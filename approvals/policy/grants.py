@@ -29,13 +29,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .classes import DESTRUCTIVE, EDIT_TOOLS, LOCAL, OUTSIDE, PROTECTED, READ_ONLY, REMOTE
+from .command import Script
 from .decide import decide_request
 from .errors import PolicyError, json_type
 from .network import canonical_host, host_rule
 from .options import WILD, invocation
+from .paths import PathContext
 from .patterns import compile_command, exact_key_of, glob_regex
 from .request import NETWORK_TOOL, network_target, validate_request
 from .rules import compile_policy
+from .verdicts import ALLOW, ASK, Segment, Verdict
 
 PATH_TOOLS = EDIT_TOOLS | {"read"}
 _PLAIN_WORD = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@+=-]*$")
@@ -46,7 +49,7 @@ def _invalid(message: str, field: str, value: Any) -> PolicyError:
     return PolicyError("invalid_grant", message, field=field, value=value)
 
 
-def validate_grant(grant: Mapping) -> dict:
+def validate_grant(grant: Mapping[str, Any]) -> dict[str, Any]:
     """`{"tool": str, "match"?: str}`; `match` is a command pattern for bash, a glob for the
     edit tools and read, and not allowed for other tools."""
     if not isinstance(grant, Mapping):
@@ -77,10 +80,10 @@ def validate_grant(grant: Mapping) -> dict:
     return out
 
 
-def _covers_segment(grant: Mapping, seg) -> bool:
-    if seg.decision == "allow":
+def _covers_segment(grant: Mapping[str, Any], seg: Segment) -> bool:
+    if seg.decision == ALLOW:
         return True
-    if seg.decision != "ask" or seg.grantable is None:
+    if seg.decision != ASK or seg.grantable is None:
         return False
     inv = seg.invocation if seg.invocation is not None else invocation(seg.words)
     if "match" not in grant:
@@ -91,7 +94,7 @@ def _covers_segment(grant: Mapping, seg) -> bool:
     return pattern.matches(inv, allow=True)
 
 
-def _covers_path(grant: Mapping, verdict) -> bool:
+def _covers_path(grant: Mapping[str, Any], verdict: Verdict) -> bool:
     """Whether the grant covers every path the request touches (a move: both ends)."""
     if not verdict.paths:
         return False
@@ -105,7 +108,7 @@ def _covers_path(grant: Mapping, verdict) -> bool:
     return True
 
 
-def _covers(grant: Mapping, req: Mapping, verdict, script) -> bool:
+def _covers(grant: Mapping[str, Any], req: Mapping[str, Any], verdict: Verdict, script: Script | None) -> bool:
     tool = req["tool"]
     if grant["tool"] != tool or verdict.touches_protected:
         return False
@@ -124,7 +127,9 @@ def _covers(grant: Mapping, req: Mapping, verdict, script) -> bool:
     return not verdict.floors
 
 
-def covering_grant(grants: Sequence[Mapping], req: Mapping, verdict, script) -> Mapping | None:
+def covering_grant(
+    grants: Sequence[Mapping[str, Any]], req: Mapping[str, Any], verdict: Verdict, script: Script | None
+) -> Mapping[str, Any] | None:
     """The first (validated) grant that covers an asked request, given the policy's verdict."""
     for grant in grants:
         if _covers(grant, req, verdict, script):
@@ -132,11 +137,11 @@ def covering_grant(grants: Sequence[Mapping], req: Mapping, verdict, script) -> 
     return None
 
 
-def _ask_everything(req: Mapping, paths):
+def _ask_everything(req: Mapping[str, Any], paths: PathContext | None) -> tuple[Verdict, Script | None]:
     return decide_request(compile_policy({"default": "ask"}), req, paths)
 
 
-def grant_covers(grant: Mapping, request: Mapping, *, paths=None) -> bool:
+def grant_covers(grant: Mapping[str, Any], request: Mapping[str, Any], *, paths: PathContext | None = None) -> bool:
     """Whether the grant alone covers the request (every command of a script must match)."""
     checked = validate_grant(grant)
     req = validate_request(request)
@@ -144,7 +149,7 @@ def grant_covers(grant: Mapping, request: Mapping, *, paths=None) -> bool:
     return _covers(checked, req, verdict, script)
 
 
-def _command_prefix(seg) -> str | None:
+def _command_prefix(seg: Segment) -> str | None:
     inv = seg.invocation if seg.invocation is not None else invocation(seg.words)
     if not _PLAIN_WORD.match(seg.words[0]):
         return None
@@ -156,7 +161,9 @@ def _command_prefix(seg) -> str | None:
     return " ".join(prefix)
 
 
-def suggest_grant(request: Mapping, verdict=None, *, paths=None) -> tuple[dict, str] | None:
+def suggest_grant(
+    request: Mapping[str, Any], verdict: Verdict | None = None, *, paths: PathContext | None = None
+) -> tuple[dict[str, Any], str] | None:
     """The narrowest useful grant for a request, and the button's sentence; None when no
     grant would be safe or could cover it (see the module's list).
 
@@ -170,14 +177,14 @@ def suggest_grant(request: Mapping, verdict=None, *, paths=None) -> tuple[dict, 
         return None
     if tool == NETWORK_TOOL:
         host = canonical_host(network_target(req)[0])
-        if host is None or verdict.decision != "ask":
+        if host is None or verdict.decision != ASK:
             return None
         return {"tool": NETWORK_TOOL, "match": host}, f"Always allow {host} in this session"
     if tool == "bash":
         if verdict.rule == "commands.unparseable" or not verdict.segments:
             return None
-        pending = [s for s in verdict.segments if s.decision != "allow"] or list(verdict.segments)
-        if any(s.grantable is None or s.decision not in ("ask", "allow") for s in pending):
+        pending = [s for s in verdict.segments if s.decision != ALLOW] or list(verdict.segments)
+        if any(s.grantable is None or s.decision not in (ASK, ALLOW) for s in pending):
             return None
         if any(s.grantable == "exact" for s in pending):
             if len(pending) != 1:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .classes import DESTRUCTIVE, EDIT_TOOLS, LOCAL, OUTSIDE, PROTECTED, REMOTE, SEVERITY
+from .classes import CLASS_SEVERITY, DESTRUCTIVE, EDIT_TOOLS, LOCAL, OUTSIDE, PROTECTED, REMOTE
 from .programs.registry import model_of, program_name
 from .request import NETWORK_TOOL
 
@@ -52,10 +52,10 @@ class Suggestion:
     shape: Mapping[str, Any]
     approved: int = 0
     denied: int = 0
-    reviewers: set = field(default_factory=set)
+    reviewers: set[object] = field(default_factory=set)  # (`Record.reviewer`: whoever the caller counts)
     seconds: list[float] = field(default_factory=list)
     never: bool = False  # some request of this shape was of a class never suggested
-    classes: set = field(default_factory=set)  # the side-effect classes of what a person approved
+    classes: set[str] = field(default_factory=set)  # the side-effect classes of what a person approved
 
     @property
     def up_to(self) -> str | None:
@@ -63,8 +63,8 @@ class Suggestion:
         when none was known), so `rm` learned from `rm notes.txt` never allows `rm -r src`."""
         if self.section != "commands":
             return None
-        known = [c for c in self.classes if c in SEVERITY]
-        return max(known, key=lambda c: SEVERITY[c]) if known else LOCAL
+        known = [c for c in self.classes if c in CLASS_SEVERITY]
+        return max(known, key=lambda c: CLASS_SEVERITY[c]) if known else LOCAL
 
     @property
     def median_seconds(self) -> float | None:

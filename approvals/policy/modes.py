@@ -14,10 +14,12 @@ mode made is reported as decided by the mode.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from .classes import DESTRUCTIVE, EDIT_TOOLS, OUTSIDE, PROTECTED, REMOTE
 from .errors import PolicyError
 from .paths import PathContext, Resolver, default_context
+from .verdicts import ALLOW, ASK, Decision, Verdict
 
 RUNTIME_MODES = ("approval-required", "auto-accept-edits", "auto", "full-access")
 _AUTO_KEEPS = frozenset({"commands.unparseable", "commands.nesting", "commands.dynamic", "commands.expansion",
@@ -25,22 +27,22 @@ _AUTO_KEEPS = frozenset({"commands.unparseable", "commands.nesting", "commands.d
                          "classes.protected"})
 
 
-def apply_runtime_mode(verdict, *, mode: str, request: Mapping, workspace: str,
-                       paths: PathContext | None = None) -> tuple[str, str]:
+def apply_runtime_mode(verdict: Verdict, *, mode: str, request: Mapping[str, Any], workspace: str,
+                       paths: PathContext | None = None) -> tuple[Decision, str]:
     """(decision, decided_by), decided_by "policy" or "mode"."""
     if mode not in RUNTIME_MODES:
         raise PolicyError("invalid_request", f"unknown runtime mode {mode!r}", field="mode", value=mode)
-    if verdict.decision != "ask" or mode == "approval-required":
+    if verdict.decision != ASK or mode == "approval-required":
         return verdict.decision, "policy"
     if verdict.touches_protected:
-        return "ask", "policy"
+        return ASK, "policy"
     if mode == "full-access":
-        return "allow", "mode"
+        return ALLOW, "mode"
     if mode == "auto":
         if verdict.side_effect_class in (REMOTE, DESTRUCTIVE, OUTSIDE, PROTECTED) or verdict.rule in _AUTO_KEEPS \
                 or _AUTO_KEEPS.intersection(verdict.floors) or any(p.sensitive for p in verdict.all_paths):
-            return "ask", "policy"
-        return "allow", "mode"
+            return ASK, "policy"
+        return ALLOW, "mode"
     # auto-accept-edits
     tool = request.get("tool")
     tool_input = request.get("input") or {}
@@ -53,5 +55,5 @@ def apply_runtime_mode(verdict, *, mode: str, request: Mapping, workspace: str,
         resolver = Resolver(ctx)
         locs = [resolver.locate(str(p), [request.get("cwd") or workspace], access="write") for p in touched]
         if all(loc.inside and not loc.protected and not loc.unknown for loc in locs):
-            return "allow", "mode"
-    return "ask", "policy"
+            return ALLOW, "mode"
+    return ASK, "policy"

@@ -30,8 +30,9 @@ from typing import Any
 
 from .errors import json_type
 from .hosts import IPAddress, address_scope, parse_address
+from .verdicts import ALLOW, ASK, DENY, Decision
 
-NETWORK_DECISIONS = ("allow", "ask", "deny")
+NETWORK_DECISIONS = (ALLOW, ASK, DENY)
 _KEYS = ("allow", "deny", "default")
 _ENTRY_KEYS = ("match", "reason")
 _LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
@@ -68,12 +69,12 @@ class HostRule:
 class NetworkPolicy:
     allow: tuple[HostRule, ...] = ()
     deny: tuple[HostRule, ...] = ()
-    default: str = "ask"
+    default: Decision = ASK
 
 
 @dataclass(frozen=True, slots=True)
 class NetworkVerdict:
-    decision: str  # allow | ask | deny
+    decision: Decision  # allow, ask or deny
     rule: str | None  # "network.allow[0]", "network.default"; None: the floor or a malformed host
     reason: str
 
@@ -222,7 +223,7 @@ def read_network(value: Any, problems: Problems) -> NetworkPolicy | None:
             parts[key] = _entries(entries, f"network.{key}", counting)
         elif key == "default":
             if entries in NETWORK_DECISIONS:
-                parts["default"] = entries
+                parts["default"] = Decision(entries)
             else:
                 got = repr(entries) if isinstance(entries, str) else json_type(entries)
                 counting("network.default", f"must be one of {', '.join(NETWORK_DECISIONS)} (got {got})", entries)
@@ -267,8 +268,8 @@ def _floor(policy: NetworkPolicy, host: str, port: int, addresses: tuple[IPAddre
         if any(rule.explicit and rule.names_address(address, port) for rule in policy.allow):
             continue
         where = f"{address} is" if str(address) == host else f"{host} resolves to {address},"
-        return NetworkVerdict("deny", None, f"{where} a {scope} address: never reachable unless network.allow "
-                                            f"names it explicitly")
+        return NetworkVerdict(DENY, None, f"{where} a {scope} address: never reachable unless network.allow "
+                                          f"names it explicitly")
     return None
 
 
@@ -277,15 +278,15 @@ def network_screen(policy: NetworkPolicy, host: str, port: int) -> NetworkVerdic
     could lift), so the proxy need not look the name up; None: resolve, then `network_decide`."""
     canonical = canonical_host(host)
     if canonical is None:
-        return NetworkVerdict("deny", None, f"{host!r} is not a host name or an IP address")
+        return NetworkVerdict(DENY, None, f"{host!r} is not a host name or an IP address")
     if parse_address(canonical) is not None:  # nothing to look up: the whole decision, if a refusal
         verdict = network_decide(policy, canonical, port, ())
-        return verdict if verdict.decision == "deny" else None
+        return verdict if verdict.decision == DENY else None
     hit = _first(policy.deny, canonical, port)
     if hit is not None:
-        return NetworkVerdict("deny", hit.label, _because(hit, "refuses", canonical, port))
-    if policy.default == "deny" and not any(r.names(canonical, port) or r.address is not None for r in policy.allow):
-        return NetworkVerdict("deny", "network.default", f"no network rule allows {canonical}:{port}")
+        return NetworkVerdict(DENY, hit.label, _because(hit, "refuses", canonical, port))
+    if policy.default == DENY and not any(r.names(canonical, port) or r.address is not None for r in policy.allow):
+        return NetworkVerdict(DENY, "network.default", f"no network rule allows {canonical}:{port}")
     return None
 
 
@@ -295,7 +296,7 @@ def network_decide(policy: NetworkPolicy, host: str, port: int, addresses: Itera
     the rule that said so and why."""
     canonical = canonical_host(host)
     if canonical is None:
-        return NetworkVerdict("deny", None, f"{host!r} is not a host name or an IP address")
+        return NetworkVerdict(DENY, None, f"{host!r} is not a host name or an IP address")
     resolved = tuple(a if isinstance(a, ipaddress.IPv4Address | ipaddress.IPv6Address) else ipaddress.ip_address(a)
                      for a in addresses)
     literal = parse_address(canonical)
@@ -303,7 +304,7 @@ def network_decide(policy: NetworkPolicy, host: str, port: int, addresses: Itera
         resolved = (literal, *(a for a in resolved if a != literal))
     hit = _first(policy.deny, canonical, port, resolved)
     if hit is not None:
-        return NetworkVerdict("deny", hit.label, _because(hit, "refuses", canonical, port))
+        return NetworkVerdict(DENY, hit.label, _because(hit, "refuses", canonical, port))
     refused = _floor(policy, canonical, port, resolved)
     if refused is not None:
         return refused
@@ -312,7 +313,7 @@ def network_decide(policy: NetworkPolicy, host: str, port: int, addresses: Itera
         named = [next((r for r in policy.allow if r.names_address(a, port)), None) for a in resolved]
         hit = named[0] if all(named) else None
     if hit is not None:
-        return NetworkVerdict("allow", hit.label, _because(hit, "allows", canonical, port))
-    verb = {"allow": "allowed", "ask": "asked", "deny": "refused"}[policy.default]
+        return NetworkVerdict(ALLOW, hit.label, _because(hit, "allows", canonical, port))
+    verb = {ALLOW: "allowed", ASK: "asked", DENY: "refused"}[policy.default]
     return NetworkVerdict(policy.default, "network.default",
                           f"no network rule names {canonical}:{port}, so it is {verb} (network.default)")

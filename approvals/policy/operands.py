@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from .fileuse import FileUse
 from .options import Invocation
+from .programs.kit import Words
 from .programs.model import Model
 from .programs.registry import MODELS, model_of
 
@@ -32,7 +33,7 @@ def may_name_files(inv: Invocation, model: Model | None = None) -> bool:
     return model is not None and model.may_name_files(inv)
 
 
-def file_uses(inv: Invocation, words, model: Model | None = None) -> list[FileUse]:
+def file_uses(inv: Invocation, words: Words, model: Model | None = None) -> list[FileUse]:
     """The files a command (read by meaning) reads, writes or links to (`model`: a rule
     policy's own model of the program)."""
     if model is None:

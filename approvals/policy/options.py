@@ -15,6 +15,7 @@ The same reading is applied to rule patterns and to commands, so both sides agre
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
 from .programs.invocation import WILD, Invocation, install_reader
@@ -28,7 +29,7 @@ __all__ = ["UNKNOWN", "WILD", "Invocation", "Spec", "invocation", "program_name"
 _NO_INTS: frozenset[int] = frozenset()
 
 
-def read_words(words, wild_at: frozenset[int] = frozenset(), *, pattern: bool = False,
+def read_words(words: Sequence[str], wild_at: frozenset[int] = frozenset(), *, pattern: bool = False,
                model: Model | None = None) -> Invocation:
     """The Invocation of `words` (words[0] is the command name, already reduced to a name).
 
@@ -194,7 +195,7 @@ def read_static(words: tuple[str, ...]) -> Invocation:
     return read_words(words)
 
 
-def invocation(words, wild_at: frozenset[int] = frozenset()) -> Invocation:
+def invocation(words: Sequence[str], wild_at: frozenset[int] = frozenset()) -> Invocation:
     if not wild_at:
         return read_static(tuple(words))
     return read_words(words, wild_at)

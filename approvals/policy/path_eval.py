@@ -16,12 +16,16 @@ when one matches and its class floors, while the command's own rule decides the 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from .classes import LOCAL, OUTSIDE, PROTECTED, READ_ONLY, most_severe
-from .decisions import class_floor, fallback, rule_reason, worse
+from .decisions import class_floor, fallback, rule_reason
 from .paths import LinkedTree, Location, Resolver, _under
 from .rules import CompiledPolicy, RuleSet
-from .verdicts import PathUse, Verdict
+from .verdicts import ALLOW, ASK, DENY, Decision, PathUse, Verdict
+
+# (decision, rule, reason): what a rule, a class or a floor decides of one path
+Decided = tuple[Decision, str, str]
 
 
 def _candidates(loc: Location, resolver: Resolver) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -47,7 +51,7 @@ def write_class(loc: Location, access: str = "write") -> str:
     return OUTSIDE if (loc.unknown or not loc.inside) else LOCAL
 
 
-def _hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: str) -> tuple[str, str, str] | None:
+def _hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: str) -> Decided | None:
     if ruleset is None:
         return None
     hit = ruleset.match_path(*_candidates(loc, resolver))
@@ -63,14 +67,14 @@ TREE_SCAN_LIMIT = 20_000
 
 
 def _tree_hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: str,
-              linked: LinkedTree | None = None, tracked: bool = False) -> tuple[str, str, str] | None:
+              linked: LinkedTree | None = None, tracked: bool = False) -> Decided | None:
     """A recursive read (`grep -r KEY .`, `rg KEY`, the Grep tool) reads every file under
     its path: the most restrictive `reads` deny or ask rule that a file of the workspace
     under it matches, so a deny on `.env*` is not sidestepped by searching the directory
     that holds it. Only the workspace is walked (a tree that contains it, `..`, is walked
     there), or what a read that follows links reaches there (`linked`); a tree too large
     to check is asked about."""
-    if ruleset is None or loc.real is None or not any(ruleset.rules.get(d) for d in ("deny", "ask")):
+    if ruleset is None or loc.real is None or not any(ruleset.rules.get(d) for d in (DENY, ASK)):
         return None
     found = resolver.tracked_entries(loc.real, TREE_SCAN_LIMIT) if tracked else None
     if found is not None:
@@ -79,40 +83,40 @@ def _tree_hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: 
         entries, cut = list(linked.inside), linked.cut
     else:
         entries, cut = resolver.workspace_entries_under(loc.real, TREE_SCAN_LIMIT)
-    worst: tuple[str, str, str] | None = None
+    worst: Decided | None = None
     for relative in entries:
         hit = ruleset.match_path((), (relative,))
-        if hit is None or hit[0] == "allow":
+        if hit is None or hit[0] == ALLOW:
             continue
         decision, index = hit
-        if worst is None or worse(decision, worst[0]):
+        if worst is None or decision.worse(worst[0]):
             reason = f"{what} reads `{relative}`: " + rule_reason(ruleset, decision, index, f"reading `{relative}`")
             worst = (decision, f"{ruleset.name}.{decision}[{index}]", reason)
-            if decision == "deny":
+            if decision == DENY:
                 break
     if worst is None and cut:
-        worst = ("ask", f"{ruleset.name}.tree", f"{what} reads more than {TREE_SCAN_LIMIT:,} files of the workspace, "
+        worst = (ASK, f"{ruleset.name}.tree", f"{what} reads more than {TREE_SCAN_LIMIT:,} files of the workspace, "
                  "too many to check against the reads rules: search a narrower path.")
     return worst
 
 
 def _read_hit(ruleset: RuleSet | None, loc: Location, resolver: Resolver, what: str, tree: bool,
-              linked: LinkedTree | None = None, tracked: bool = False) -> tuple[str, str, str] | None:
+              linked: LinkedTree | None = None, tracked: bool = False) -> Decided | None:
     """The `reads` rule for a read of `loc`: its own match, or (a recursive read) a more
     restrictive one for what it reaches (`tracked`: what git tracks there)."""
     if tracked:
         return _tree_hit(ruleset, loc, resolver, what, None, True)
     own = _hit(ruleset, loc, resolver, what)
-    if not tree or (own is not None and own[0] == "deny"):
+    if not tree or (own is not None and own[0] == DENY):
         return own
     below = _tree_hit(ruleset, loc, resolver, what, linked)
-    if below is not None and (own is None or worse(below[0], own[0])):
+    if below is not None and (own is None or below[0].worse(own[0])):
         return below
     return own
 
 
 def _links_out(policy: CompiledPolicy, resolver: Resolver, linked: LinkedTree, what: str,
-               decided: tuple[str, str, str], floors: list[str]) -> tuple[str, str, str]:
+               decided: Decided, floors: list[str]) -> Decided:
     """A read that follows links reads every tree a link leads to: each target outside
     the workspace is decided as a recursive read of its own (its reads rules, a protected
     or secret-looking path, a tree holding one), and a tree too large to follow is asked
@@ -122,18 +126,18 @@ def _links_out(policy: CompiledPolicy, resolver: Resolver, linked: LinkedTree, w
         loc = resolver.locate(target, [resolver.workspace], access="read", tree=True)  # an absolute path
         use, more = decide_use(policy, resolver, loc, "read", tree=True)
         floors += more
-        if worse(use.decision, decision):
+        if use.decision.worse(decision):
             decision, rule = use.decision, use.rule or ""
             reason = f"{what} follows the link `{link}` to `{target}`: {use.reason}"
-    if linked.cut and worse("ask", decision):
-        decision, rule = "ask", "reads.tree"
+    if linked.cut and ASK.worse(decision):
+        decision, rule = ASK, "reads.tree"
         reason = (f"{what} follows links through more than {TREE_SCAN_LIMIT:,} entries, too many to check where "
                   "they lead: search a narrower path.")
     return decision, rule, reason
 
 
-def _floors(policy: CompiledPolicy, loc: Location, access: str, cls: str | None, decided: tuple[str, str, str]
-            ) -> tuple[str, str, str, list[str]]:
+def _floors(policy: CompiledPolicy, loc: Location, access: str, cls: str | None, decided: Decided
+            ) -> tuple[Decision, str, str, list[str]]:
     decision, rule, reason = decided
     floors: list[str] = []
     shown = f"`{loc.written}`" + (f" ({loc.real})" if loc.real and loc.real != loc.written else "")
@@ -141,22 +145,22 @@ def _floors(policy: CompiledPolicy, loc: Location, access: str, cls: str | None,
         why = loc.protected or loc.secret
         if why or loc.unknown:
             floors.append("reads.sensitive")
-            if worse("ask", decision):
-                decision, rule = "ask", "reads.sensitive"
+            if ASK.worse(decision):
+                decision, rule = ASK, "reads.sensitive"
                 reason = (f"Reading {shown} needs a person: "
                           + (f"it is protected ({why})." if loc.protected else
                              f"it looks like a secret ({why})." if why else "its path is only known at run time."))
         return decision, rule, reason, floors
     if access == "link" and loc.secret and cls != PROTECTED:
         floors.append("reads.sensitive")
-        if worse("ask", decision):
-            decision, rule = "ask", "reads.sensitive"
+        if ASK.worse(decision):
+            decision, rule = ASK, "reads.sensitive"
             reason = f"The link points to {shown}, which looks like a secret ({loc.secret})."
     if cls in (PROTECTED, OUTSIDE):
         floor = class_floor(policy, cls)
         floors.append(f"classes.{cls}")
-        if worse(floor, decision) or rule == f"classes.{cls}":
-            if worse(floor, decision):
+        if floor.worse(decision) or rule == f"classes.{cls}":
+            if floor.worse(decision):
                 decision, rule = floor, f"classes.{cls}"
             if cls == PROTECTED and access == "link":
                 reason = f"The link points to {shown}, which is protected ({loc.protected})."
@@ -182,7 +186,7 @@ def decide_use(policy: CompiledPolicy, resolver: Resolver, loc: Location, access
         what = ("printing the files git tracks here (name the paths to narrow it: `-- src`)" if tracked else
                 f"reading `{loc.written}`" + (" recursively" if tree else ""))
         linked = resolver.linked_tree(loc.real, TREE_SCAN_LIMIT) if tree and deref and loc.real else None
-        decided = _read_hit(policy.reads, loc, resolver, what, tree, linked, tracked) or ("allow", "", "")
+        decided = _read_hit(policy.reads, loc, resolver, what, tree, linked, tracked) or (ALLOW, "", "")
         decision, rule, reason, floors = _floors(policy, loc, access, READ_ONLY, decided)
         if linked is not None:
             decision, rule, reason = _links_out(policy, resolver, linked, what, (decision, rule, reason), floors)
@@ -195,7 +199,7 @@ def decide_use(policy: CompiledPolicy, resolver: Resolver, loc: Location, access
     if hit is not None:
         decided = hit
     else:
-        decided = fallback(policy, policy.edits, cls, what) if redirect else ("allow", "", "")
+        decided = fallback(policy, policy.edits, cls, what) if redirect else (ALLOW, "", "")
     decision, rule, reason, floors = _floors(policy, loc, access, cls, decided)
     use = PathUse(loc.written, access, loc.real, loc.relative, cls, decision, rule or None, reason, loc.protected)
     return use, floors
@@ -209,7 +213,7 @@ def decide_edit(policy: CompiledPolicy, resolver: Resolver, tool: str, path: str
     if move_to is None:
         return verdict
     moved = _decide_edit(policy, resolver, f"{tool} moving `{path}` to `{move_to}`", move_to, cwd)
-    worst = moved if worse(moved.decision, verdict.decision) else verdict
+    worst = moved if moved.decision.worse(verdict.decision) else verdict
     return Verdict(worst.decision, worst.reason, worst.rule, (),
                    most_severe([verdict.side_effect_class, moved.side_effect_class]), None,
                    verdict.paths + moved.paths, tuple(dict.fromkeys(verdict.floors + moved.floors)))
@@ -228,7 +232,7 @@ READ_PATH_KEYS = ("file_path", "path", "notebook_path")
 TREE_READ_TOOLS = frozenset({"Grep", "grep"})
 
 
-def read_tool_path(tool_input: Mapping, tool: str = "") -> str | None:
+def read_tool_path(tool_input: Mapping[str, Any], tool: str = "") -> str | None:
     for key in READ_PATH_KEYS:
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip() and "\x00" not in value:

@@ -31,7 +31,7 @@ import os
 import posixpath
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import NamedTuple, TypeVar
@@ -266,10 +266,14 @@ _MISSING = object()
 # are, and the protected roots they give) are read once per context for this long: they
 # are Gatehouse's directories, which the agent does not move.
 _CONTEXT_SECONDS = 5.0
-_CONTEXTS: dict[PathContext, tuple[float, tuple]] = {}
+# (workspace, its real path, homes, their real paths, protected directories, protected roots
+# (path, label), what protects a path (filled as paths are met), the roots' index)
+_Places = tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...],
+                dict[str, "str | None"], tuple[dict[str, tuple[tuple[int, str], ...]], dict[str, str]]]
+_CONTEXTS: dict[PathContext, tuple[float, _Places]] = {}
 
 
-def _context_places(ctx: PathContext) -> tuple:
+def _context_places(ctx: PathContext) -> _Places:
     now = time.monotonic()
     hit = _CONTEXTS.get(ctx)
     if hit is not None and now - hit[0] < _CONTEXT_SECONDS:
@@ -285,7 +289,7 @@ def _context_places(ctx: PathContext) -> tuple:
         roots += [(f"{home}/{name}".lower(), f"~/{name}") for name in HOME_PROTECTED]
     roots += [(d.lower(), _VAR_LABEL) for d in protected_dirs]
     # (the roots' index with them: hashing the roots to find it costs more than finding it)
-    places: tuple = (workspace, real(workspace), homes, real_homes, protected_dirs, tuple(roots), {},
+    places: _Places = (workspace, real(workspace), homes, real_homes, protected_dirs, tuple(roots), {},
                      _root_index(tuple(roots)))
     if len(_CONTEXTS) > 256:
         _CONTEXTS.clear()
@@ -314,7 +318,7 @@ class Resolver:
 
     # --- expanding what a word stands for -------------------------------------------------
 
-    def expand(self, word: str, cwds, *, dynamic: bool = False) -> list[str | None]:
+    def expand(self, word: str, cwds: Sequence[str | None], *, dynamic: bool = False) -> list[str | None]:
         """Absolute candidates of a path word (None: known only at run time)."""
         text = word
         bases: list[str | None] = []
@@ -523,7 +527,7 @@ class Resolver:
     def inside(self, real: str) -> bool:
         return _under(real, self.real_workspace)
 
-    def locate(self, word: str, cwds, *, dynamic: bool = False, glob: bool = False, access: str = "write",
+    def locate(self, word: str, cwds: Sequence[str | None], *, dynamic: bool = False, glob: bool = False, access: str = "write",
                tree: bool = False, follow: bool = True) -> Location:
         """The Location of a path word: of all it may stand for, the most severe for `access`.
 

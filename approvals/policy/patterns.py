@@ -24,13 +24,17 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
-from .classes import SEVERITY, classify_invocation
+from .classes import CLASS_SEVERITY, classify_invocation
 from .options import WILD, Invocation, invocation, read_words, spec_of
+
+# (program, options, values, positionals): equal for two commands that say exactly the same
+ExactKey = tuple[str, frozenset[str], tuple[tuple[str, tuple[str, ...]], ...], tuple[str, ...]]
 
 SEP = "\x00"  # words never contain NUL, so it separates them unambiguously
 
@@ -66,7 +70,7 @@ class CommandPattern:
     values: tuple[tuple[str, re.Pattern[str]], ...]
     positionals: tuple[str, ...]
     first_literal: str | None  # the subcommand the pattern names, for the rule index
-    exact_key: tuple | None  # equal to `exact_key_of(command)` when the pattern names exactly that command
+    exact_key: ExactKey | None  # equal to `exact_key_of(command)` when the pattern names exactly that command
     strict: re.Pattern[str]  # allow: operands word by word from the first
     loose: re.Pattern[str]  # deny / ask: operands in order, others between
     loose_wild: re.Pattern[str]  # as loose, a run-time word standing for any word
@@ -82,7 +86,7 @@ class CommandPattern:
             return False
         if allow and self.ceiling is not None:
             own = classify_invocation(inv) if cls is False else cls
-            if own is not None and SEVERITY[own] > self.ceiling:  # type: ignore[index]
+            if own is not None and CLASS_SEVERITY[own] > self.ceiling:  # type: ignore[index]
                 return False
         if self.requirements:
             have = inv.options
@@ -116,7 +120,7 @@ class CommandPattern:
         return True
 
 
-def exact_key_of(inv: Invocation) -> tuple:
+def exact_key_of(inv: Invocation) -> ExactKey:
     return (inv.program, inv.options, tuple(sorted((k, tuple(v)) for k, v in inv.values.items())), inv.positionals)
 
 
@@ -154,7 +158,7 @@ def compile_command(pattern: str, up_to: str | None = None) -> CommandPattern:
         # `git * --force`: the option may be spelled per subcommand; any of its readings counts
         pieces = [w if w.startswith("--") else "-" + ch for w in inv.option_words
                   for ch in ([""] if w.startswith("--") else w[1:])]
-        requirements = tuple(_spellings(inv.program, spec, piece) for piece in pieces)
+        requirements = tuple(_spellings(inv.program, spec.subcommands, piece) for piece in pieces)
     values = tuple(sorted((opt, _value_regex(v)) for opt, vals in inv.values.items() for v in vals))
     # a bare program (`curl`, `sudo`) allows all it does; a pattern that names more only what it shows
     names_more = len(words) > 1 and words[0] != "*"
@@ -171,21 +175,21 @@ def compile_command(pattern: str, up_to: str | None = None) -> CommandPattern:
         strict=re.compile(strict + f"(?={SEP}|\\Z)", re.DOTALL),
         loose=re.compile("".join(loose_parts) + f"(?={SEP}|\\Z)", re.DOTALL),
         loose_wild=re.compile("".join(wild_parts) + f"(?={SEP}|\\Z)", re.DOTALL),
-        ceiling=_ceiling(None if own_class is None else SEVERITY[own_class], up_to),
+        ceiling=_ceiling(None if own_class is None else CLASS_SEVERITY[own_class], up_to),
     )
 
 
 def _ceiling(own: int | None, up_to: str | None) -> int | None:
     if up_to is None:
         return own
-    bound = SEVERITY[up_to]  # type: ignore[index]
+    bound = CLASS_SEVERITY[up_to]
     return bound if own is None else min(own, bound)
 
 
-def _spellings(program: str, spec, word: str) -> frozenset[str]:
+def _spellings(program: str, subcommands: Iterable[str], word: str) -> frozenset[str]:
     word = word.split("=", 1)[0]
     found = {word} | set(read_words((program, "*", word), pattern=True).options)
-    for sub in spec.subcommands:
+    for sub in subcommands:
         found |= read_words((program, sub, word), pattern=True).options
     return frozenset(found)
 
@@ -240,7 +244,7 @@ class CommandMatcher:
                 uncertain = pos
         return (None, uncertain) if uncertain is not None else _NO_HIT
 
-    def exact(self, inv: Invocation, positions) -> int | None:
+    def exact(self, inv: Invocation, positions: Iterable[int]) -> int | None:
         """The first of `positions` whose pattern names exactly this command."""
         key = exact_key_of(inv)
         for pos in positions:
@@ -249,11 +253,11 @@ class CommandMatcher:
         return None
 
 
-def command_matches(pattern: str, words, *, allow: bool = True) -> bool:
+def command_matches(pattern: str, words: Iterable[str], *, allow: bool = True) -> bool:
     return compile_command(pattern).matches(invocation(tuple(words)), allow=allow)
 
 
-def glob_regex(pattern: str) -> re.Pattern:
+def glob_regex(pattern: str) -> re.Pattern[str]:
     """The compiled regex of one gitignore-style glob; ValueError when it is not usable."""
     if not pattern or not pattern.strip():
         raise ValueError("a path glob must not be empty")
@@ -265,7 +269,7 @@ def glob_regex(pattern: str) -> re.Pattern:
 
 
 @lru_cache(maxsize=1024)
-def _glob_regex(pattern: str) -> re.Pattern:
+def _glob_regex(pattern: str) -> re.Pattern[str]:
     try:
         compiled = GitIgnoreSpecPattern(pattern)
     except Exception as exc:  # pathspec raises its own error types

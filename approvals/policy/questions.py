@@ -41,10 +41,10 @@ def _text(value: Any, field: str, *, required: bool = True) -> str:
     return value
 
 
-def validate_questions(questions: Any) -> list[dict]:
+def validate_questions(questions: Any) -> list[dict[str, Any]]:
     if not isinstance(questions, Sequence) or isinstance(questions, (str, bytes)) or not questions:
         raise _bad_questions("questions must be a non-empty list", "questions", questions)
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for i, q in enumerate(questions):
         where = f"questions[{i}]"
@@ -89,7 +89,7 @@ def validate_questions(questions: Any) -> list[dict]:
     return out
 
 
-def _constraints(q: Mapping, where: str) -> dict[str, Any]:
+def _constraints(q: Mapping[str, Any], where: str) -> dict[str, Any]:
     """A form field's constraints, checked (only those given are kept)."""
     out: dict[str, Any] = {}
     if "required" in q:
@@ -120,7 +120,7 @@ def _constraints(q: Mapping, where: str) -> dict[str, Any]:
     return out
 
 
-def _check_value(q: Mapping, text: str, field: str) -> None:
+def _check_value(q: Mapping[str, Any], text: str, field: str) -> None:
     """Free text against the question's constraints (`invalid_answer` says what is wrong)."""
     value_type = q.get("value_type", "text")
     name = q.get("header") or q["id"]
@@ -182,7 +182,7 @@ def _bad_answer(message: str, field: str, value: Any) -> PolicyError:
     return PolicyError("invalid_answer", message, field=field, value=value)
 
 
-def answers_of(questions: Any, raw: Mapping, other: Mapping | None = None) -> dict:
+def answers_of(questions: Any, raw: Mapping[str, Any], other: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Normalise raw answers: `{"id": [labels...]}` or `{"id": "free text"}` (Other), and
     `other` (`{"id": "free text"}`) given beside chosen labels where the question allows it.
 
@@ -244,7 +244,7 @@ def answers_of(questions: Any, raw: Mapping, other: Mapping | None = None) -> di
     return out
 
 
-def mask_secrets(questions: Any, answers: Mapping | None) -> dict | None:
+def mask_secrets(questions: Any, answers: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """The record as stored and shown: each secret question's answer replaced by `[secret]`."""
     if answers is None:
         return None
@@ -252,13 +252,13 @@ def mask_secrets(questions: Any, answers: Mapping | None) -> dict | None:
     return {qid: (SECRET_MARK if qid in secret else value) for qid, value in answers.items()}
 
 
-def secrets_of(questions: Any, answers: Mapping | None) -> dict:
+def secrets_of(questions: Any, answers: Mapping[str, Any] | None) -> dict[str, Any]:
     """The answers of the secret questions (passed to the agent, never recorded)."""
     secret = {q["id"] for q in validate_questions(questions) if q["secret"]}
     return {qid: value for qid, value in (answers or {}).items() if qid in secret}
 
 
-def answers_for_agent(questions: Any, answers: Mapping | None) -> dict:
+def answers_for_agent(questions: Any, answers: Mapping[str, Any] | None) -> dict[str, Any]:
     """What the agent is told: every question's answer, an unanswered one said in words, a
     secret one whose answer is no longer known (a resumed run) said so too."""
     told: dict[str, Any] = {}
@@ -273,7 +273,7 @@ def answers_for_agent(questions: Any, answers: Mapping | None) -> dict:
     return told
 
 
-def is_complete(questions: Any, answers: Mapping | None) -> bool:
+def is_complete(questions: Any, answers: Mapping[str, Any] | None) -> bool:
     """Every question has a non-empty answer."""
     if not answers:
         return False
@@ -284,7 +284,7 @@ def is_complete(questions: Any, answers: Mapping | None) -> bool:
     return True
 
 
-def describe_answers(questions: Any, answers: Mapping | None) -> str:
+def describe_answers(questions: Any, answers: Mapping[str, Any] | None) -> str:
     """`Answered: Color = Red; Scope = Auth, Export`, `Partially answered: ...`, or
     `Declined: no human answer`."""
     qs = validate_questions(questions)

@@ -17,7 +17,7 @@ def _refuse(message: str, field: str, value: Any) -> PolicyError:
     return PolicyError("invalid_request", message, field=field, value=value)
 
 
-def validate_request(request: Mapping) -> dict:
+def validate_request(request: Mapping[str, Any]) -> dict[str, Any]:
     """`{"tool": str, "input": {...}, "cwd": "/abs/path"}` (cwd optional), or `invalid_request`.
 
     `bash` needs `input.command` (a string); the edit tools need `input.file_path` or
@@ -54,7 +54,7 @@ def validate_request(request: Mapping) -> dict:
     return out
 
 
-def network_target(request: Mapping) -> tuple[str, int, tuple[str, ...]]:
+def network_target(request: Mapping[str, Any]) -> tuple[str, int, tuple[str, ...]]:
     """A network request's `input.host`, `input.port` (1–65535) and `input.addresses` (what
     the host resolved to, the addresses the proxy connects to; strings)."""
     tool_input = request["input"]
@@ -68,7 +68,7 @@ def network_target(request: Mapping) -> tuple[str, int, tuple[str, ...]]:
     return host, port, tuple(addresses)
 
 
-def edit_path(request: Mapping) -> str:
+def edit_path(request: Mapping[str, Any]) -> str:
     """The path an edit tool touches (`input.file_path`, else `input.notebook_path`)."""
     tool_input = request["input"]
     for key in ("file_path", "notebook_path"):
@@ -84,7 +84,7 @@ def edit_path(request: Mapping) -> str:
     )
 
 
-def move_path(request: Mapping) -> str | None:
+def move_path(request: Mapping[str, Any]) -> str | None:
     """Where an edit moves its file (`input.move_path`: Codex's and ACP's renames), or None."""
     value = request["input"].get("move_path")
     if value is None:
@@ -94,6 +94,6 @@ def move_path(request: Mapping) -> str | None:
     return value
 
 
-def read_path(request: Mapping) -> str | None:
+def read_path(request: Mapping[str, Any]) -> str | None:
     value = request["input"].get("file_path") or request["input"].get("path")
     return value if isinstance(value, str) and value else None

@@ -31,7 +31,8 @@ from .hosts import host_of, metadata_service
 from .options import WILD, Invocation
 from .programs.model import Model
 from .programs.registry import MODELS, risky
-from .variables import risky_variable, secret_variable
+from .variables import risky_variable
+from .variables import secret_variable as secret_variable  # (the notifications' redaction reads it here)
 
 
 def env_reason(cmd: SimpleCommand, model: Model | None) -> str | None:

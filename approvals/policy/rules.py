@@ -20,12 +20,12 @@ from .options import Invocation
 from .pattern_checks import command_pattern_problem, glob_problem
 from .patterns import CommandMatcher, PathMatcher, compile_command, glob_regex
 from .programs.custom import read_programs
+from .verdicts import ALLOW, ASK, DENY, Decision
 
-DECISIONS = ("allow", "ask", "deny", "abort")
-RULE_DECISIONS = ("deny", "ask", "allow")  # most restrictive first
-SEVERITY = {"allow": 0, "ask": 1, "deny": 2, "abort": 3}
+DECISIONS = tuple(Decision)
+RULE_DECISIONS = (DENY, ASK, ALLOW)  # most restrictive first
 
-DEFAULT_POLICY: dict = {
+DEFAULT_POLICY: dict[str, Any] = {
     "classes": {"read-only": "allow", "local-mutation": "allow", "outside-workspace": "ask",
                 "remote-mutation": "ask", "destructive": "deny", "protected": "deny"},
     "default": "ask",
@@ -37,8 +37,8 @@ _TOP_KEYS = ("commands", "edits", "reads", "tools", "classes", "limits", "networ
 # (merged over the document's), the default, `unverified`, and `code` (code the policy cannot
 # read: interpreters, the workspace's own programs, computed names, settings that load code).
 _IN_FLOOR_KEYS = ("classes", "default", "unverified", "code")
-CODE_DECISIONS = ("allow", "ask")
-UNVERIFIED_DECISIONS = ("allow", "ask", "deny")
+CODE_DECISIONS = (ALLOW, ASK)
+UNVERIFIED_DECISIONS = (ALLOW, ASK, DENY)
 _RULE_KEYS = ("match", "reason", "examples", "up_to")
 _RULESET_KEYS = ("allow", "ask", "deny", "default")
 _LIMIT_KEYS = ("max_tool_calls", "max_denials")
@@ -55,15 +55,15 @@ class Rule:
 @dataclass(frozen=True)
 class RuleSet:
     name: str  # "commands", "edits" or "reads"
-    rules: Mapping[str, tuple[Rule, ...]]  # decision -> rules, in document order
-    default: str | None
+    rules: Mapping[Decision, tuple[Rule, ...]]  # decision -> rules, in document order
+    default: Decision | None
     # every rule in one matcher, most restrictive first: one call answers a request
     combined: Any = None
-    order: tuple[tuple[str, int], ...] = ()
-    labels: Mapping[tuple[str, int], str] = field(default_factory=dict)  # (decision, index) -> "commands.deny[0]"
+    order: tuple[tuple[Decision, int], ...] = ()
+    labels: Mapping[tuple[Decision, int], str] = field(default_factory=dict)  # (decision, index) -> "commands.deny[0]"
 
     def match_command(self, inv: Invocation, cls: str | None | bool = False
-                      ) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
+                      ) -> tuple[tuple[Decision, int] | None, tuple[Decision, int] | None]:
         """((decision, index) of the most restrictive certain match, (decision, index) of a
         more restrictive rule a run-time word could complete) for one command (`cls`: its
         side-effect class, when known)."""
@@ -71,13 +71,14 @@ class RuleSet:
         order = self.order
         return (None if position is None else order[position]), (None if maybe is None else order[maybe])
 
-    def exact_allow(self, inv: Invocation) -> tuple[str, int] | None:
+    def exact_allow(self, inv: Invocation) -> tuple[Decision, int] | None:
         """An allow rule that names exactly this command (lifts the interpreter floor)."""
-        allows = [pos for pos, (decision, _) in enumerate(self.order) if decision == "allow"]
+        allows = [pos for pos, (decision, _) in enumerate(self.order) if decision is ALLOW]
         pos = self.combined.exact(inv, allows)
         return None if pos is None else self.order[pos]
 
-    def match_path(self, allow_candidates: tuple[str, ...], restrictive: tuple[str, ...]) -> tuple[str, int] | None:
+    def match_path(self, allow_candidates: tuple[str, ...], restrictive: tuple[str, ...]
+                   ) -> tuple[Decision, int] | None:
         """(decision, index) of the most restrictive glob that matches a path."""
         hit = self.combined.first_path(allow_candidates, restrictive)
         return None if hit is None else self.order[hit]
@@ -86,25 +87,25 @@ class RuleSet:
 @dataclass(frozen=True)
 class CompiledPolicy:
     version: str
-    document: Mapping
+    document: Mapping[str, Any]
     commands: RuleSet | None = field(default=None, repr=False)
     edits: RuleSet | None = field(default=None, repr=False)
     reads: RuleSet | None = field(default=None, repr=False)
-    tools: Mapping[str, tuple[str, str | None]] = field(default_factory=dict, repr=False)
+    tools: Mapping[str, tuple[Decision, str | None]] = field(default_factory=dict, repr=False)
     # tools the administrator gave a side-effect class (`{"tools": {"mcp__x__y": {"class": …}}}`):
     # decided by the class rules like a command of that class
     tool_classes: Mapping[str, str] = field(default_factory=dict, repr=False)
-    classes: Mapping[str, str] | None = field(default=None, repr=False)
+    classes: Mapping[str, Decision] | None = field(default=None, repr=False)
     max_tool_calls: int | None = None
     max_denials: int | None = None
     network: NetworkPolicy | None = field(default=None, repr=False)  # None: the section is absent
-    default: str = "ask"
+    default: Decision = ASK
     # what a program model does not recognise gets inside the sandbox floor (without one: ask)
-    unverified: str = "allow"
+    unverified: Decision = ALLOW
     # program models the policy adds or overrides (`programs/custom.py`)
     programs: Mapping[str, Any] = field(default_factory=dict, repr=False)
     # code the policy cannot read ("allow" only inside the floor, from `in_floor.code`)
-    code: str = "ask"
+    code: Decision = ASK
     # the policy as it decides when the OS sandbox floor holds the run (None: the same)
     in_floor: CompiledPolicy | None = field(default=None, repr=False)
     # the administrator's external decision point, consulted by the gate (`external.py`)
@@ -132,9 +133,9 @@ def _suggest(key: Any, allowed: tuple[str, ...]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def _decision(value: Any, field: str, problems: _Problems) -> str | None:
+def _decision(value: Any, field: str, problems: _Problems) -> Decision | None:
     if value in DECISIONS:
-        return value
+        return Decision(value)
     if isinstance(value, str):
         problems(field, f"unknown decision {value!r} (expected one of {', '.join(DECISIONS)})", value)
     else:
@@ -150,7 +151,7 @@ def _unknown(key: Any, field: str, allowed: tuple[str, ...], problems: _Problems
     problems(where, f"unknown {what} {key!r}{place} ({known} {', '.join(allowed)}){_suggest(key, allowed)}", value)
 
 
-def _mapping(value: Any, field: str, allowed: tuple[str, ...] | None, problems: _Problems) -> Mapping | None:
+def _mapping(value: Any, field: str, allowed: tuple[str, ...] | None, problems: _Problems) -> Mapping[str, Any] | None:
     """The object at `field` (None when it is not one); unknown keys are reported."""
     if not isinstance(value, Mapping):
         problems(field, f"must be an object (got {json_type(value)})", value)
@@ -162,7 +163,7 @@ def _mapping(value: Any, field: str, allowed: tuple[str, ...] | None, problems: 
     return value
 
 
-def _reason(entry: Mapping, where: str, problems: _Problems) -> str | None:
+def _reason(entry: Mapping[str, Any], where: str, problems: _Problems) -> str | None:
     reason = entry.get("reason")
     if reason is not None and (not isinstance(reason, str) or not reason.strip()):
         problems(f"{where}.reason", "must be a non-empty string", reason)
@@ -213,11 +214,11 @@ def _ruleset(name: str, value: Any, problems: _Problems) -> RuleSet | None:
     if not isinstance(value, Mapping):
         problems(name, f"must be an object with allow, ask, deny and default (got {json_type(value)})", value)
         return None
-    rules: dict[str, tuple[Rule, ...]] = dict.fromkeys(RULE_DECISIONS, ())
+    rules: dict[Decision, tuple[Rule, ...]] = dict.fromkeys(RULE_DECISIONS, ())
     default = None
     for key, entries in value.items():  # in document order, so problems are listed as written
         if key in RULE_DECISIONS:
-            rules[key] = _rules(entries, f"{name}.{key}", name, problems) or ()
+            rules[Decision(key)] = _rules(entries, f"{name}.{key}", name, problems) or ()
         elif key == "default":
             default = _decision(entries, f"{name}.default", problems)
         else:
@@ -227,15 +228,15 @@ def _ruleset(name: str, value: Any, problems: _Problems) -> RuleSet | None:
     order = tuple((decision, i) for decision in RULE_DECISIONS for i in range(len(rules[decision])))
     combined: CommandMatcher | PathMatcher
     if name == "commands":
-        combined = CommandMatcher([rules[d][i].pattern for d, i in order], [d == "allow" for d, _ in order],
+        combined = CommandMatcher([rules[d][i].pattern for d, i in order], [d is ALLOW for d, _ in order],
                                   [rules[d][i].up_to for d, i in order])
     else:
-        combined = PathMatcher([rules[d][i].pattern for d, i in order], [d == "allow" for d, _ in order])
+        combined = PathMatcher([rules[d][i].pattern for d, i in order], [d is ALLOW for d, _ in order])
     labels = {(d, i): f"{name}.{d}[{i}]" for d, i in order}
     return RuleSet(name, rules, default, combined, order, labels)
 
 
-def _up_to(entry: Mapping, where: str, section: str, problems: _Problems) -> str | None:
+def _up_to(entry: Mapping[str, Any], where: str, section: str, problems: _Problems) -> str | None:
     """An allow command rule's `up_to`: the most severe side-effect class it allows."""
     if "up_to" not in entry:
         return None
@@ -249,15 +250,15 @@ def _up_to(entry: Mapping, where: str, section: str, problems: _Problems) -> str
     return str(value)
 
 
-def _unverified(value: Any, problems: _Problems) -> str:
+def _unverified(value: Any, problems: _Problems) -> Decision:
     """What a command its program's model does not recognise gets inside the floor."""
     if value in UNVERIFIED_DECISIONS:
-        return value
+        return Decision(value)
     what = repr(value) if isinstance(value, str) else json_type(value)
     problems("unverified", f"must be one of {', '.join(UNVERIFIED_DECISIONS)} (got {what}): what a command whose "
                            "program model does not recognise an option, subcommand or operand gets inside the "
                            "sandbox floor (without a floor it is asked about)", value)
-    return "allow"
+    return ALLOW
 
 
 def _limit(value: Any, field: str, problems: _Problems) -> int | None:
@@ -274,7 +275,7 @@ _RULED_TOOLS = frozenset({"bash", "network"})
 
 
 def _tools(value: Any, problems: _Problems) -> dict[str, Any]:
-    tools: dict[str, tuple[str, str | None]] = {}
+    tools: dict[str, tuple[Decision, str | None]] = {}
     tool_classes: dict[str, str] = {}
     section = _mapping(value, "tools", None, problems)
     for name, entry in (section or {}).items():
@@ -308,8 +309,8 @@ def _tools(value: Any, problems: _Problems) -> dict[str, Any]:
     return {"tools": tools, "tool_classes": tool_classes}
 
 
-def _classes(value: Any, problems: _Problems, where: str = "classes") -> dict[str, str]:
-    classes: dict[str, str] = {}
+def _classes(value: Any, problems: _Problems, where: str = "classes") -> dict[str, Decision]:
+    classes: dict[str, Decision] = {}
     if not isinstance(value, Mapping):
         problems(where, f"must be an object mapping side-effect classes to decisions (got {json_type(value)})",
                  value)
@@ -324,7 +325,7 @@ def _classes(value: Any, problems: _Problems, where: str = "classes") -> dict[st
     return classes
 
 
-def _in_floor(value: Any, problems: _Problems) -> Mapping | None:
+def _in_floor(value: Any, problems: _Problems) -> Mapping[str, Any] | None:
     """The `in_floor` section: what changes when the OS sandbox floor holds the run."""
     section = _mapping(value, "in_floor", _IN_FLOOR_KEYS, problems)
     if section is None:
@@ -342,7 +343,7 @@ def _in_floor(value: Any, problems: _Problems) -> Mapping | None:
     return section
 
 
-def floor_document(document: Mapping) -> dict:
+def floor_document(document: Mapping[str, Any]) -> dict[str, Any]:
     """The rule policy as it reads when the floor holds: `in_floor` applied over the rest
     (its classes merged over the document's; `code` stays in the section)."""
     section = document.get("in_floor") or {}
@@ -369,7 +370,7 @@ def _read(document: Any, problems: _Problems) -> dict[str, Any]:
     if not isinstance(document, Mapping):
         problems("", f"the policy must be a JSON object (got {json_type(document)})", document)
         return {}
-    parts: dict[str, Any] = {"tools": {}, "default": "ask"}
+    parts: dict[str, Any] = {"tools": {}, "default": ASK}
     for key, value in document.items():
         if key in ("commands", "edits", "reads"):
             parts[key] = _ruleset(key, value, problems)
@@ -398,7 +399,7 @@ def _read(document: Any, problems: _Problems) -> dict[str, Any]:
     return parts
 
 
-def _build(document: Mapping, version: str) -> CompiledPolicy:
+def _build(document: Mapping[str, Any], version: str) -> CompiledPolicy:
     problems = _Problems()
     parts = _read(document, problems)
     if problems.found:
@@ -410,7 +411,7 @@ def _build(document: Mapping, version: str) -> CompiledPolicy:
         # the same version: a decision records the policy it was made under, and whether
         # the floor held is recorded with the run
         parts["in_floor"] = CompiledPolicy(version=version, document=copy.deepcopy(dict(document)),
-                                           code=section.get("code", "ask"), **floored)
+                                           code=Decision(section.get("code", ASK)), **floored)
     return CompiledPolicy(version=version, document=copy.deepcopy(dict(document)), **parts)
 
 
@@ -447,7 +448,7 @@ _CACHE_SIZE = 256
 _LOCK = threading.Lock()
 
 
-def compile_policy(document: Mapping, *, version: str | None = None) -> CompiledPolicy:
+def compile_policy(document: Mapping[str, Any], *, version: str | None = None) -> CompiledPolicy:
     """Validate and compile a rule policy; compiled once per version (an LRU of 256).
 
     `version`, when the caller holds the document's `policy_version` as recorded with it
@@ -481,7 +482,7 @@ def compile_policy(document: Mapping, *, version: str | None = None) -> Compiled
     return compiled
 
 
-def compile_cache_info() -> dict:
+def compile_cache_info() -> dict[str, Any]:
     with _LOCK:
         return {"size": len(_CACHE), "max": _CACHE_SIZE}
 

@@ -79,7 +79,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def expand_preset(document: Mapping) -> Mapping:
+def expand_preset(document: Mapping[str, Any]) -> Mapping[str, Any]:
     """A document naming a preset, as the whole document it stands for."""
     if "preset" not in document:
         return document
@@ -139,23 +139,23 @@ def _invalid(message: str, field: str, value: Any) -> PolicyError:
     return PolicyError("invalid_policy", message, field=field, value=value)
 
 
-def _choice(section: Mapping, key: str, allowed: tuple[str, ...], field: str) -> str:
+def _choice(section: Mapping[str, Any], key: str, allowed: tuple[str, ...], field: str) -> str:
     value = section.get(key, INHERIT)
     if value is None:
         return INHERIT
     if value not in allowed:
         raise _invalid(f"{field} must be one of {', '.join(allowed)}", field, value)
-    return value
+    return str(value)
 
 
-def _unknown(section: Mapping, allowed: tuple[str, ...], prefix: str) -> None:
+def _unknown(section: Mapping[str, Any], allowed: tuple[str, ...], prefix: str) -> None:
     for key in section:
         if key not in allowed:
             field = f"{prefix}{key}"
             raise _invalid(f"unknown field {field!r} (expected one of {', '.join(allowed)})", field, section[key])
 
 
-def _confirm(approvals: Mapping) -> tuple[tuple[str, str], ...]:
+def _confirm(approvals: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     confirm = approvals.get("confirm")
     if confirm is None:
         return ()
@@ -178,7 +178,7 @@ MAX_TIMEOUT_S = 10 * 365 * 24 * 3600  # ten years
 MAX_RETRIES = 100
 
 
-def parse_run_policy(document: Mapping | None) -> RunPolicy:
+def parse_run_policy(document: Mapping[str, Any] | None) -> RunPolicy:
     """Validate the JSON shape; errors name the field (`approvals.question`) and value."""
     if document is None:
         return RunPolicy()
@@ -432,7 +432,8 @@ def given_fields(policy: RunPolicy) -> set[str]:
     return {field for field, value in values.items() if value not in (None, INHERIT, "")}
 
 
-def check_capabilities(policy: RunPolicy, descriptor) -> None:
+def check_capabilities(policy: RunPolicy, descriptor: object) -> None:
+    # (`descriptor`: a driver's `drivers.registry.Descriptor`, read by name: the core imports no driver)
     """Refuse explicit values the driver does not model (inherit is always accepted)."""
     driver = getattr(descriptor, "name", "")
     for dimension in ("sandbox", "web_search", "browser"):

@@ -33,20 +33,24 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from .classes import LOCAL, READ_ONLY, REMOTE, classify_invocation, most_severe
-from .decisions import fallback, rule_reason, worse
+from .command import Script, SimpleCommand, command_name
+from .decisions import fallback, rule_reason
 from .operands import may_name_files
-from .options import invocation, program_name, read_words
+from .options import Invocation, invocation, program_name, read_words
 from .paths import Resolver
 from .programs.model import Model
 from .programs.registry import MODELS, known, looks_through, model_of
-from .risks import code_reason, env_reason, environment_reason, may_run_code, network_reason, risky_variable
-from .rules import SEVERITY, CompiledPolicy
+from .risks import code_reason, env_reason, environment_reason, may_run_code, network_reason
+from .rules import CompiledPolicy, RuleSet
 from .script_paths import command_paths
-from .shell import ARITHMETIC_MARK, Script, SimpleCommand, command_name, parse_script
+from .shell import ARITHMETIC_MARK, parse_script
 from .unverified import unverified
-from .verdicts import PathUse, Segment, Verdict
+from .variables import risky_variable
+from .verdicts import ALLOW, ASK, DENY, Decision, PathUse, Segment, Verdict
 
 T = TypeVar("T")
+_Match = tuple[Decision, int]  # (decision, index) of a rule
+_Matches = tuple[_Match | None, _Match | None]  # (certain, uncertain) matches of one reading
 _MAX_CWDS = 16
 # Floors raised because the policy cannot read the code a command runs (an interpreter's
 # script, a workspace program, a name computed at run time, settings that load code, nesting
@@ -66,17 +70,17 @@ class _Walk:
     def __init__(self, policy: CompiledPolicy, cwd: str, resolver: Callable[[], Resolver], floor: bool = False) -> None:
         self.policy = policy
         self.floor = floor  # an OS sandbox floor holds the run (the `unverified` setting decides)
-        self.lift_code = floor and policy.code == "allow"  # CODE_FLOORS do not ask inside it
+        self.lift_code = floor and policy.code == ALLOW  # CODE_FLOORS do not ask inside it
         self.cwds: list[str | None] = [cwd]
         self.shown_cwd: str | None = None
         self._make_resolver = resolver
         self._resolver: Resolver | None = None
-        self._remembered: dict[tuple, object] = {}
+        self._remembered: dict[tuple[str, ...], object] = {}
         # an earlier git command of the script may have changed what git tracks (`git add
         # -A && git diff --cached`): the index on disk no longer says what a later one prints
         self.index_changed = False
 
-    def remember(self, key: tuple, read: Callable[[], T]) -> T:
+    def remember(self, key: tuple[str, ...], read: Callable[[], T]) -> T:
         """What `read` finds, read once per script (a model's look at the file system:
         the hooks of a repository)."""
         if key not in self._remembered:
@@ -198,7 +202,7 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     if ruleset is not None:
         certain, uncertain = ruleset.match_command(inv, own_cls)
         if custom is not None:
-            certain, uncertain = _most_restrictive(ruleset, (certain, uncertain),
+            certain, uncertain = _most_restrictive((certain, uncertain),
                                                    ruleset.match_command(built_in, own_cls))
     if certain is not None:
         decision, index = certain
@@ -207,20 +211,21 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     else:
         decision, rule, reason = fallback(policy, ruleset, cls, what)
     unverified_floor = None
-    if decision == "allow" and model is not None and rule.startswith("classes."):
+    if decision == ALLOW and model is not None and rule.startswith("classes."):
         # closed world: a class allows only what the program's model recognises
         why = unverified(inv, cmd, model)
         if why is not None:
-            setting = policy.unverified if walk.floor else ("deny" if policy.unverified == "deny" else "ask")
-            if setting != "allow":
+            setting = policy.unverified if walk.floor else (
+                DENY if policy.unverified == DENY else ASK)
+            if setting != ALLOW:
                 decision, rule = setting, "commands.unverified"
-                reason = f"{what}: {why}, so " + ("it is denied." if setting == "deny" else "a person decides.")
+                reason = f"{what}: {why}, so " + ("it is denied." if setting == DENY else "a person decides.")
                 unverified_floor = "commands.unverified"
-    if cmd.path is not None and not cmd.remote and decision == "allow" and own_cls is not None \
+    if cmd.path is not None and not cmd.remote and decision == ALLOW and own_cls is not None \
             and not walk.lift_code and (rule.startswith("classes.") or rule.startswith("commands.allow")) and _in_workspace(walk, cmd.path):
         # `./ls`, `.venv/bin/pip`: the workspace's own code, which the agent can write, not
         # the program whose name it has (read as it for deny and ask rules all the same)
-        decision, rule = "ask", "commands.workspace-program"
+        decision, rule = ASK, "commands.workspace-program"
         reason = (f"{what}: `{cmd.path}` is a program of the workspace (its own code, which the agent can write), "
                   f"not the system's `{program}`, so a person decides.")
         unverified_floor = rule
@@ -231,7 +236,7 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
             and linked is None and ran is None and unverified_floor is None and revealed is None:
         # the common case: nothing but the command's own rule or class decides it
         return Segment._make(cmd.text, written, cls, decision, rule, False, reason, walk.shown_cwd, (),
-                             "pattern" if decision == "ask" else None, (), inv)
+                             "pattern" if decision == ASK else None, (), inv)
     found_floors = _floors(cmd, inv, model, ruleset, decision, uncertain, what, network_device)
     if walk.lift_code:
         found_floors = [part for part in found_floors if part[1] not in CODE_FLOORS]
@@ -239,88 +244,90 @@ def _segment(walk: _Walk, cmd: SimpleCommand) -> Segment:
     if ran is not None:
         exact = ruleset.exact_allow(inv) if ruleset is not None else None
         if exact is None:
-            found_floors.append(("ask", "commands.interpreter", f"{what} {ran}, so a person decides.", "exact"))
+            found_floors.append((ASK, "commands.interpreter", f"{what} {ran}, so a person decides.", "exact"))
     if linked is not None and looks_through(linked):
-        found_floors.append(("ask", "commands.dynamic", f"{what} runs `{linked}` through a link, which is not read "
-                                                        "for the commands it runs, so a person decides.", None))
+        found_floors.append((ASK, "commands.dynamic", f"{what} runs `{linked}` through a link, which is not read "
+                                                      "for the commands it runs, so a person decides.", None))
     if revealed is not None:
-        found_floors.append(("ask", "reads.sensitive", f"{what}: {revealed}, so a person decides.", None))
-    parts: list[tuple[str, str, str, str | None]] = [
+        found_floors.append((ASK, "reads.sensitive", f"{what}: {revealed}, so a person decides.", None))
+    parts: list[tuple[Decision, str, str, str | None]] = [
         (decision, rule, reason, "exact" if unverified_floor is not None else "pattern")]
     for part in found_floors:
         if part[3] == "exact-rule":
-            if decision == "allow":
+            if decision == ALLOW:
                 parts[0] = (part[0], part[1], part[2], "pattern")
         else:
             parts.append(part)
     floors = [p[1] for p in parts[1:]] + ([unverified_floor] if unverified_floor is not None else [])
     for use in uses:
-        if use.decision != "allow":
+        if use.decision != ALLOW:
             parts.append((use.decision, use.rule or "paths", use.reason, None))
     floors += path_floors
     worst = parts[0]
     for part in parts[1:]:
-        if worse(part[0], worst[0]):
+        if part[0].worse(worst[0]):
             worst = part
     grantable: str | None = None
-    if worst[0] == "ask":
-        kinds = [p[3] for p in parts if p[0] == "ask"]
+    if worst[0] == ASK:
+        kinds = [p[3] for p in parts if p[0] == ASK]
         grantable = None if None in kinds else ("exact" if "exact" in kinds else "pattern")
     return Segment._make(cmd.text, written, cls, worst[0], worst[1], cmd.writes_file, worst[2], walk.shown_cwd,
                          uses, grantable, tuple(dict.fromkeys(floors)) if floors else (), inv)
 
 
-def _most_restrictive(ruleset, first, second):
+def _most_restrictive(first: _Matches, second: _Matches) -> _Matches:
     """Of two readings' matches ((certain, uncertain) each), the more restrictive of each:
     a rule policy's own model of a program never reads a command out of a deny rule."""
-    def pick(a, b):
+    def pick(a: _Match | None, b: _Match | None) -> _Match | None:
         if a is None or b is None:
             return a if b is None else b
-        return a if SEVERITY[a[0]] >= SEVERITY[b[0]] else b
+        return a if a[0].severity >= b[0].severity else b
     return pick(first[0], second[0]), pick(first[1], second[1])
 
 
-def _floors(cmd: SimpleCommand, inv, model: Model | None, ruleset, decision: str, uncertain, what: str,
-            network_device: bool) -> list[tuple[str, str, str, str | None]]:
+def _floors(cmd: SimpleCommand, inv: Invocation, model: Model | None, ruleset: RuleSet | None, decision: Decision,
+            uncertain: tuple[Decision, int] | None, what: str, network_device: bool
+            ) -> list[tuple[Decision, str, str, str | None]]:
     """The `ask` floors of one command beyond its own rule: (decision, rule, reason, grantable)."""
-    out: list[tuple[str, str, str, str | None]] = []
-    if uncertain is not None and uncertain[0] != "allow" and worse(uncertain[0], decision):
+    out: list[tuple[Decision, str, str, str | None]] = []
+    if uncertain is not None and uncertain[0] != ALLOW and uncertain[0].worse(decision):
+        assert ruleset is not None  # an uncertain match is a rule's
         pattern = ruleset.rules[uncertain[0]][uncertain[1]].pattern
-        out.append(("ask", "commands.expansion", f"{what} has words only known at run time that could make it "
-                                                 f"match the {uncertain[0]} rule `{pattern}`.", None))
+        out.append((ASK, "commands.expansion", f"{what} has words only known at run time that could make it "
+                                               f"match the {uncertain[0]} rule `{pattern}`.", None))
     if cmd.dynamic_name:
-        out.append(("ask", "commands.dynamic", f"{what} runs a command whose name is computed at run time, "
-                                               "so a person decides.", None))
+        out.append((ASK, "commands.dynamic", f"{what} runs a command whose name is computed at run time, "
+                                             "so a person decides.", None))
     elif model is not None and model.option_sensitive and not model.network and not out and \
             any(_may_be_option(cmd, i) for i in inv.wild_option_at):
-        out.append(("ask", "commands.expansion", f"{what} has words only known at run time that could be options "
-                                                 f"changing what `{inv.program}` does, so a person decides.", None))
+        out.append((ASK, "commands.expansion", f"{what} has words only known at run time that could be options "
+                                               f"changing what `{inv.program}` does, so a person decides.", None))
     if cmd.too_deep:
-        out.append(("ask", "commands.nesting", f"{what} runs commands nested deeper than the policy reads, "
-                                               "so a person decides.", None))
+        out.append((ASK, "commands.nesting", f"{what} runs commands nested deeper than the policy reads, "
+                                             "so a person decides.", None))
     env = env_reason(cmd, model)
     if env:
-        out.append(("ask", "commands.environment", f"{what}: {env}, so a person decides.", None))
+        out.append((ASK, "commands.environment", f"{what}: {env}, so a person decides.", None))
     code = code_reason(inv, cmd, model)
     arithmetic = len(cmd.words) == 3 and cmd.words[1] == ARITHMETIC_MARK
     exact = ruleset.exact_allow(inv) if code and ruleset is not None and not arithmetic else None
     if code and exact is None:
         # (arithmetic that may run code is a place in a script, not a command a rule or a
         # grant could name: each such script is decided once, by a person)
-        out.append(("ask", "commands.interpreter", f"{what}: {code}, so a person decides.",
+        out.append((ASK, "commands.interpreter", f"{what}: {code}, so a person decides.",
                     None if arithmetic else "exact"))
-    elif exact is not None:
+    elif exact is not None and ruleset is not None:
         # the rule that names exactly this use is the one that allows it
-        out.append(("allow", ruleset.labels[exact], rule_reason(ruleset, exact[0], exact[1], what), "exact-rule"))
+        out.append((ALLOW, ruleset.labels[exact], rule_reason(ruleset, exact[0], exact[1], what), "exact-rule"))
     shown = environment_reason(inv, cmd, model)
     if shown:
-        out.append(("ask", "reads.environment", f"{what}: {shown}, so a person decides.", None))
+        out.append((ASK, "reads.environment", f"{what}: {shown}, so a person decides.", None))
     net = network_reason(inv, cmd, model)
     if net:
-        out.append(("ask", "commands.network", f"{what}: {net}, so a person decides.", None))
+        out.append((ASK, "commands.network", f"{what}: {net}, so a person decides.", None))
     if network_device:
-        out.append(("ask", "commands.network", f"{what} talks to the network through /dev/tcp, "
-                                               "so a person decides.", None))
+        out.append((ASK, "commands.network", f"{what} talks to the network through /dev/tcp, "
+                                             "so a person decides.", None))
     return out
 
 
@@ -377,25 +384,25 @@ def _through_unknown(walk: _Walk, cmd: SimpleCommand) -> Segment | None:
     if inners is None:
         if walk.lift_code:
             return None  # more words than it reads: code it cannot read, bounded by the floor
-        return Segment(cmd.text, cmd.words, None, "ask", "commands.dynamic",
+        return Segment(cmd.text, cmd.words, None, ASK, "commands.dynamic",
                        reason=f"`{program}` is not a program the policy knows, and its words hold more commands it "
                               "may run than the policy reads, so a person decides.", grantable=None,
                        floors=("commands.dynamic",))
     worst: Segment | None = None
     for inner in inners:
         seg = _segment(walk, inner)
-        if seg.decision == "allow" or seg.rule in (None, "default", "commands.default"):
+        if seg.decision == ALLOW or seg.rule in (None, "default", "commands.default"):
             continue
-        if worst is None or SEVERITY[seg.decision] > SEVERITY[worst.decision]:
+        if worst is None or seg.decision.severity > worst.decision.severity:
             worst = seg
     if worst is None:
         return None
     # a protected file it would write stays denied (`chronic rm -rf ~`, `chronic cp x ~/.bashrc`)
-    protected = worst.decision in ("deny", "abort") and (
+    protected = worst.decision.severity >= DENY.severity and (
         worst.rule == "classes.protected" or any(p.protected and p.access != "read" for p in worst.paths))
     reason = (f"`{cmd.text}` may run `{worst.command}` (`{program}` is not a program the policy knows, and a "
               f"command its words hold meets `{worst.rule}`: {worst.reason})")
-    return Segment(cmd.text, worst.words, worst.side_effect_class, "deny" if protected else "ask",
+    return Segment(cmd.text, worst.words, worst.side_effect_class, DENY if protected else ASK,
                    worst.rule if protected else "commands.dynamic", reason=reason, paths=worst.paths,
                    grantable=None, floors=("commands.dynamic",), invocation=worst.invocation)
 
@@ -413,7 +420,7 @@ def _stales_index(program: str) -> bool:
 
 
 def _assignment_segment(name: str, text: str) -> Segment:
-    return Segment(text, (), READ_ONLY, "ask", "commands.environment",
+    return Segment(text, (), READ_ONLY, ASK, "commands.environment",
                    reason=f"`{text}` sets `{name}`, which changes which program runs or how it starts, "
                           "so a person decides.", grantable=None, floors=("commands.environment",))
 
@@ -450,14 +457,15 @@ def decide_script(policy: CompiledPolicy, command: str, cwd: str, resolver: Call
     if not segments_t:
         decision, rule, reason = fallback(policy, policy.commands, None, "an empty script")
         if not script.parsed:
-            decision, rule = ("ask", "commands.unparseable") if SEVERITY[decision] < 2 else (decision, rule)
+            if decision.severity < DENY.severity:
+                decision, rule = ASK, "commands.unparseable"
             reason = "The script does not parse as shell, so it is never allowed automatically."
         return Verdict(decision, reason, rule, (), None), script
     worst = segments_t[0]
     for seg in segments_t:  # the first of the most severe
-        if SEVERITY[seg.decision] > SEVERITY[worst.decision]:
+        if seg.decision.severity > worst.decision.severity:
             worst = seg
-    if not script.parsed and SEVERITY[worst.decision] < SEVERITY["deny"]:
-        return Verdict("ask", "The script does not parse as shell, so it is never allowed automatically.",
+    if not script.parsed and worst.decision.severity < DENY.severity:
+        return Verdict(ASK, "The script does not parse as shell, so it is never allowed automatically.",
                        "commands.unparseable", segments_t, cls, None, (), floors + ("commands.unparseable",)), script
     return Verdict._make(worst.decision, worst.reason, worst.rule or "default", segments_t, cls, None, (), floors), script

@@ -7,17 +7,30 @@ from __future__ import annotations
 import posixpath
 from dataclasses import replace
 from functools import lru_cache
+from typing import Protocol
 
 from . import archives
 from .archives import link_target
+from .command import SimpleCommand
 from .fileuse import FileUse
 from .operands import file_uses
-from .options import invocation
+from .options import Invocation, invocation
 from .path_eval import decide_use
-from .shell import SimpleCommand
-from .verdicts import PathUse
+from .programs.kit import Walk
+from .programs.model import Model
+from .rules import CompiledPolicy
+from .verdicts import ALLOW, PathUse
 
 NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
+
+
+class PolicyWalk(Walk, Protocol):
+    """A script's evaluation as its commands' paths read it (`script_eval._Walk`)."""
+
+    @property
+    def policy(self) -> CompiledPolicy: ...
+
+    index_changed: bool  # an earlier command may have changed what git tracks
 
 
 @lru_cache(maxsize=4096)
@@ -26,7 +39,8 @@ def _static_file_uses(words: tuple[str, ...]) -> tuple[FileUse, ...]:
     return tuple(file_uses(invocation(words), words))
 
 
-def command_paths(walk, cmd: SimpleCommand, inv, model=None) -> tuple[list[PathUse], list[str], bool]:
+def command_paths(walk: PolicyWalk, cmd: SimpleCommand, inv: Invocation, model: Model | None = None
+                  ) -> tuple[list[PathUse], list[str], bool]:
     """(path uses, floor rules, talks to the network through /dev/tcp) of one command
     (`walk`: the script's walk, its policy, working directories and resolver; `model`: a
     rule policy's own model of the program)."""
@@ -79,7 +93,7 @@ def command_paths(walk, cmd: SimpleCommand, inv, model=None) -> tuple[list[PathU
 _SHOWN_MEMBERS = 20
 
 
-def _extracted(walk, cmd: SimpleCommand, fu: FileUse, dynamic: bool) -> tuple[list[PathUse], list[str]]:
+def _extracted(walk: PolicyWalk, cmd: SimpleCommand, fu: FileUse, dynamic: bool) -> tuple[list[PathUse], list[str]]:
     """The members an extraction writes, each decided as a write into its directory (a
     link member as a link to its target); what is not allowed is returned. Members not
     known before it runs (the archive is read from a pipe, not there yet, unreadable) are
@@ -118,12 +132,12 @@ def _extracted(walk, cmd: SimpleCommand, fu: FileUse, dynamic: bool) -> tuple[li
         written = posixpath.join(fu.word, member.name)
         loc = resolver.locate(written, walk.cwds, access="write")  # (through a link already there)
         use, more = decide_use(walk.policy, resolver, loc, "write")
-        if use.decision == "allow" and member.link is not None:
+        if use.decision == ALLOW and member.link is not None:
             target = link_target(member)
             link = resolver.locate(target if target.startswith("/") else posixpath.join(fu.word, target), walk.cwds,
                                    access="link")
             use, more = decide_use(walk.policy, resolver, link, "link")
-        if use.decision != "allow":
+        if use.decision != ALLOW:
             verb = "patches" if kind == "patch" else "extracts"
             out.append(replace(use, reason=f"{what} {verb} `{member.name}` from `{source}`: {use.reason}"))
             floors += more

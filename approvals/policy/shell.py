@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from tree_sitter import Node, Parser, Query, QueryCursor
@@ -56,11 +57,11 @@ _GLOB = re.compile(r"(?<!\\)[*?\[]")
 _BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 
 
-def _text(node) -> str:
-    return node.text.decode("utf-8", "replace")
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")  # (a node of a parsed tree has its text)
 
 
-def _unquoted_text(node) -> str:
+def _unquoted_text(node: Node) -> str:
     """The parts of a word that are not quoted (where globs and braces expand)."""
     if node.type == "word":
         return _text(node)
@@ -69,7 +70,7 @@ def _unquoted_text(node) -> str:
     return ""
 
 
-def word_status(node) -> tuple[bool, bool]:
+def word_status(node: Node) -> tuple[bool, bool]:
     """(dynamic, glob) of one argument node: dynamic when an expansion or a brace
     expansion gives it its value at run time, glob when an unquoted glob may."""
     kind = node.type
@@ -83,7 +84,7 @@ def word_status(node) -> tuple[bool, bool]:
     return dynamic, glob
 
 
-def splits(node) -> bool:
+def splits(node: Node) -> bool:
     """Whether an argument holds an unquoted expansion, whose value bash splits into words
     (`$x`, `a$(b)`): it could become several options. A quoted one (`"$x"`,
     `--author="$(id)"`) stays one word."""
@@ -92,7 +93,7 @@ def splits(node) -> bool:
     return node.type == "concatenation" and any(c.type in EXPANSIONS for c in node.children)
 
 
-def _redirect(node) -> Redirect | None:
+def _redirect(node: Node) -> Redirect | None:
     """The Redirect of a file_redirect node (None for a bare descriptor move)."""
     op = None
     destination = None
@@ -125,7 +126,7 @@ def _redirect(node) -> Redirect | None:
 _VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def heredoc_variables(nodes) -> tuple[str, ...]:
+def heredoc_variables(nodes: Iterable[Node]) -> tuple[str, ...]:
     """Variables the here-documents among `nodes` expand (an unquoted delimiter)."""
     found: list[str] = []
     for node in nodes:
@@ -137,7 +138,7 @@ def heredoc_variables(nodes) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _redirects_of(nodes) -> tuple[list[Redirect], str | None, str | None]:
+def _redirects_of(nodes: Iterable[Node]) -> tuple[list[Redirect], str | None, str | None]:
     """(redirects, stdin kind, stdin text) of redirect nodes."""
     out: list[Redirect] = []
     stdin = None
@@ -191,7 +192,7 @@ class _Words(NamedTuple):
     stdin_text: str | None
 
 
-def _command_words(node) -> _Words:
+def _command_words(node: Node) -> _Words:
     words: list[str] = []
     path: str | None = None
     dynamic = False
@@ -232,7 +233,7 @@ def _command_words(node) -> _Words:
                   frozenset(dynamic_at), frozenset(glob_at), tuple(assigns), redirects, stdin, stdin_text)
 
 
-def _declaration_words(node) -> list[str]:
+def _declaration_words(node: Node) -> list[str]:
     words = []
     for child in node.children:
         if child.type == "variable_assignment":
@@ -345,7 +346,7 @@ def _dollar_parens(text: str) -> list[str]:
     return out
 
 
-def _last_command(node):
+def _last_command(node: Node) -> Node:
     """The node a redirection after `a && b` applies to: the last element of the list."""
     while node.type == "list":
         parts = [c for c in node.named_children if c.type not in _LEAVES and c.type != "comment"]
@@ -366,7 +367,7 @@ _FRESH = _Context()
 _NONE: frozenset[int] = frozenset()
 
 
-def _new_command(fields: tuple) -> SimpleCommand:
+def _new_command(fields: tuple[object, ...]) -> SimpleCommand:
     # positional NamedTuple construction without keyword handling (the fast path)
     return tuple.__new__(SimpleCommand, fields)
 

@@ -13,7 +13,9 @@ rule set's default, the classes or the policy default, each combined with the fl
 1. limits: a candidate limit may only be lower (no limit counts as infinite);
 2. rule sets (`commands`, `edits`, `reads`): every deny rule of the baseline is a deny rule
    of the candidate; every ask rule is an ask or deny rule; every allow rule of the
-   candidate is an allow rule of the baseline. A *new* ask rule is a loosening where the
+   candidate is an allow rule of the baseline, bounded (`up_to`) no higher. A *new* ask rule
+   (one no ask, deny or unbounded allow command rule of the baseline covers: an edit or
+   read allow glob holds inside the workspace only) is a loosening where the
    baseline could deny the same request by its fallback (a matching rule replaces the
    fallback: `ask rm` under a policy that denies destructive commands by class lets
    `rm -rf` be approved); a new deny rule never is;
@@ -48,10 +50,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .classes import BOOKKEEPING_TOOLS, CLASSES, EDIT_TOOLS, OUTSIDE, PROTECTED, READ_TOOLS, classify_tool
+from .classes import BOOKKEEPING_TOOLS, CLASS_SEVERITY, CLASSES, EDIT_TOOLS, OUTSIDE, PROTECTED, READ_TOOLS, classify_tool
 from .decisions import class_floor, fallback
 from .network import DEFAULT_NETWORK, HostRule, NetworkPolicy
-from .rules import SEVERITY, CompiledPolicy, RuleSet, compile_policy, floor_document
+from .rules import CompiledPolicy, RuleSet, compile_policy, floor_document
+from .verdicts import ALLOW, ASK, DENY, Decision
 
 # The document keys this module compares; any other key must be equal in both.
 _COMPARED = frozenset({"commands", "edits", "reads", "tools", "classes", "limits", "default", "unverified", "examples",
@@ -62,35 +65,45 @@ _RULESETS = ("commands", "edits", "reads")
 _RULED_TOOLS = frozenset({"bash"}) | EDIT_TOOLS | READ_TOOLS
 
 
-def _at_least(candidate: str, baseline: str) -> bool:
-    return SEVERITY[candidate] >= SEVERITY[baseline]
+def _at_least(candidate: Decision, baseline: Decision) -> bool:
+    return candidate.severity >= baseline.severity
 
 
-def _patterns(ruleset: RuleSet | None, decision: str) -> set[str]:
+def _patterns(ruleset: RuleSet | None, decision: Decision) -> set[str]:
     return {rule.pattern for rule in ruleset.rules.get(decision, ())} if ruleset is not None else set()
 
 
-def _fallbacks(policy: CompiledPolicy, ruleset: RuleSet | None) -> dict[str | None, str]:
+def _allow_bounds(ruleset: RuleSet | None) -> dict[str, float]:
+    """Each allow rule's pattern -> the rank of the most severe class it allows (`up_to`;
+    an unbounded rule allows every class)."""
+    bounds: dict[str, float] = {}
+    for rule in ruleset.rules.get(ALLOW, ()) if ruleset is not None else ():
+        rank = float("inf") if rule.up_to is None else float(CLASS_SEVERITY[rule.up_to])
+        bounds[rule.pattern] = max(rank, bounds.get(rule.pattern, rank))
+    return bounds
+
+
+def _fallbacks(policy: CompiledPolicy, ruleset: RuleSet | None) -> dict[str | None, Decision]:
     """What the policy falls back to for each side-effect class (None: no class known). A
     path outside the workspace or protected never gets less than its class floor, whatever
     the fallback says (`path_eval`: the floor and the fallback combine, most restrictive wins)."""
     found = {cls: fallback(policy, ruleset, cls, "")[0] for cls in (*CLASSES, None)}
     for cls in (OUTSIDE, PROTECTED):
         floor = class_floor(policy, cls)
-        if SEVERITY[floor] > SEVERITY[found[cls]]:
+        if floor.worse(found[cls]):
             found[cls] = floor
     return found
 
 
-def _rule_could_lower(policy: CompiledPolicy, ruleset: RuleSet | None, decision: str) -> bool:
+def _rule_could_lower(policy: CompiledPolicy, ruleset: RuleSet | None, decision: Decision) -> bool:
     """Whether a rule of `decision` matching a request could decide it more loosely than
     the policy's fallback would (a matching rule replaces the fallback; a path's class
     floor still holds under either)."""
     for cls, fell_back in _fallbacks(policy, ruleset).items():
         matched = decision
-        if cls in (OUTSIDE, PROTECTED) and SEVERITY[class_floor(policy, cls)] > SEVERITY[matched]:
+        if cls in (OUTSIDE, PROTECTED) and class_floor(policy, cls).worse(matched):
             matched = class_floor(policy, cls)
-        if SEVERITY[matched] < SEVERITY[fell_back]:
+        if fell_back.worse(matched):
             return True
     return False
 
@@ -112,19 +125,28 @@ def _ruleset(name: str, candidate: CompiledPolicy, baseline: CompiledPolicy) -> 
     mine: RuleSet | None = getattr(candidate, name)
     theirs: RuleSet | None = getattr(baseline, name)
     found = []
-    deny, ask, allow = (_patterns(mine, d) for d in ("deny", "ask", "allow"))
-    base_deny, base_ask, base_allow = (_patterns(theirs, d) for d in ("deny", "ask", "allow"))
+    deny, ask, allow = (_patterns(mine, d) for d in (DENY, ASK, ALLOW))
+    base_deny, base_ask, base_allow = (_patterns(theirs, d) for d in (DENY, ASK, ALLOW))
     for pattern in sorted(base_deny - deny):
         found.append(f"{name}.deny: `{pattern}` is denied by the default policy but not by this one")
     for pattern in sorted(base_ask - ask - deny):
         found.append(f"{name}.ask: `{pattern}` is asked about by the default policy but not by this one")
     # A new allow rule lets through what the baseline leaves to a stricter fallback (and an
     # allow rule naming a command exactly lifts the interpreter floor: script_eval).
-    if name == "commands" or _rule_could_lower(baseline, theirs, "allow"):
-        for pattern in sorted(allow - base_allow):
-            found.append(f"{name}.allow: `{pattern}` is not allowed by a rule of the default policy")
-    if _rule_could_lower(baseline, theirs, "ask"):
-        for pattern in sorted(ask - base_ask - base_deny - base_allow):
+    # A bounded allow rule (`up_to`) is covered only by one of the baseline bounded no lower.
+    bounds, base_bounds = _allow_bounds(mine), _allow_bounds(theirs)
+    if name == "commands" or _rule_could_lower(baseline, theirs, ALLOW):
+        for pattern in sorted(allow):
+            if pattern not in base_allow:
+                found.append(f"{name}.allow: `{pattern}` is not allowed by a rule of the default policy")
+            elif bounds[pattern] > base_bounds[pattern]:
+                found.append(f"{name}.allow: `{pattern}` allows more severe classes than the default policy's rule")
+    # A new ask rule is covered by a baseline allow rule of the same pattern only where that
+    # allow matches every request the ask does: an unbounded command rule. (An edit or read
+    # allow glob matches inside the workspace only; an ask glob also outside it.)
+    covering = {p for p, bound in base_bounds.items() if bound == float("inf")} if name == "commands" else set()
+    if _rule_could_lower(baseline, theirs, ASK):
+        for pattern in sorted(ask - base_ask - base_deny - covering):
             found.append(f"{name}.ask: `{pattern}` may ask about a request the default policy denies "
                          f"(by its {name} default or classes)")
     if mine is None and theirs is None:
@@ -132,7 +154,7 @@ def _ruleset(name: str, candidate: CompiledPolicy, baseline: CompiledPolicy) -> 
     return found + _looser_fallbacks(candidate, baseline, mine, theirs, name, "request", "no rule matches")
 
 
-def _effective(policy: CompiledPolicy, tool: str) -> str:
+def _effective(policy: CompiledPolicy, tool: str) -> Decision:
     """What a policy decides for a tool outside the rule sets: its `tools` entry, the class
     it gives the tool, bookkeeping, or the fallback of the tool's own class."""
     if tool in policy.tools:
@@ -140,7 +162,7 @@ def _effective(policy: CompiledPolicy, tool: str) -> str:
     if tool in policy.tool_classes:
         return fallback(policy, None, policy.tool_classes[tool], "")[0]
     if tool in BOOKKEEPING_TOOLS:
-        return "allow"
+        return ALLOW
     return fallback(policy, None, classify_tool(tool), "")[0]
 
 
@@ -154,14 +176,14 @@ def _tools(candidate: CompiledPolicy, baseline: CompiledPolicy) -> list[str]:
                 found.append(f"tools.{tool}: its class decides {got} here; the default policy decides it outright "
                              f"({decision})")
         elif mine is None:
-            if decision != "allow":
+            if decision != ALLOW:
                 found.append(f"tools.{tool}: the default policy decides it outright ({decision}); this one does not")
         elif not _at_least(mine[0], decision):
             found.append(f"tools.{tool}: {mine[0]} is looser than the default policy's {decision}")
     for tool, (decision, _) in sorted(candidate.tools.items()):
         if tool in baseline.tools or tool in BOOKKEEPING_TOOLS:
             continue
-        least = "deny" if tool in _RULED_TOOLS else _effective(baseline, tool)
+        least = DENY if tool in _RULED_TOOLS else _effective(baseline, tool)
         if not _at_least(decision, least):
             found.append(f"tools.{tool}: {decision} skips what the default policy decides for it (at least {least})")
     for tool in sorted((set(candidate.tool_classes) | set(baseline.tool_classes)) - set(candidate.tools)
@@ -233,9 +255,9 @@ def loosenings(candidate: Mapping[str, Any], baseline: Mapping[str, Any]) -> lis
         # (the decision point is the gate's, the same in the floor: compared once, above)
         found += _compared({k: v for k, v in floor_document(candidate).items() if k != "external"},
                            {k: v for k, v in floor_document(baseline).items() if k != "external"}, "in_floor: ")
-        mine = (candidate.get("in_floor") or {}).get("code", "ask")
-        theirs = (baseline.get("in_floor") or {}).get("code", "ask")
-        if mine == "allow" and theirs != "allow":
+        mine = (candidate.get("in_floor") or {}).get("code", ASK)
+        theirs = (baseline.get("in_floor") or {}).get("code", ASK)
+        if mine == ALLOW and theirs != ALLOW:
             found.append("in_floor.code: code the policy cannot read runs unasked inside the floor here, "
                          "not under the default policy")
     return list(dict.fromkeys(found))

@@ -13,9 +13,9 @@ unknown program has no class and is decided by the rules or the default, as befo
 
 from __future__ import annotations
 
+from .command import SimpleCommand
 from .programs.invocation import Invocation
 from .programs.model import Model
-from .shell import SimpleCommand
 
 
 def _own_words(inv: Invocation, model: Model) -> int:

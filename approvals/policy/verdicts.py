@@ -1,12 +1,40 @@
-"""What the policy answers: a Verdict, per-command Segments and the paths they touch."""
+"""What the policy answers: a Decision, a Verdict, per-command Segments and the paths they touch."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from .options import Invocation
+
+_SEVERITY = {"allow": 0, "ask": 1, "deny": 2, "abort": 3}
+
+
+class Decision(StrEnum):
+    """What the policy decides, least to most severe. A member is its string ("allow"...),
+    so stored verdicts, the API and comparisons with plain strings are unchanged."""
+
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+    ABORT = "abort"  # the run stops (a limit reached); no rule decides it
+
+    # a plain attribute, set once per member: the evaluation's hot path compares it
+    severity: int
+
+    def __init__(self, value: str) -> None:
+        self.severity = _SEVERITY[value]
+
+    def worse(self, other: Decision) -> bool:
+        """Whether this decision is more severe than `other`."""
+        return self.severity > other.severity
+
+
+# The members by name, as the evaluation spells them: on Python 3.11 `Decision.ALLOW` is a
+# lookup through the enum's metaclass (~0.2 µs, several per request), a module's name is not.
+ALLOW, ASK, DENY, ABORT = Decision.ALLOW, Decision.ASK, Decision.DENY, Decision.ABORT
 
 
 @dataclass(frozen=True)
@@ -30,7 +58,7 @@ class PathUse:
     resolved: str | None  # absolute, `..` and symlinks resolved; None when only known at run time
     relative: str | None  # workspace-relative, when inside the workspace
     side_effect_class: str | None  # writes: local-mutation, outside-workspace or protected
-    decision: str
+    decision: Decision
     rule: str | None
     reason: str = ""
     protected: str | None = None  # what protects it (`~/.ssh`, `.git/hooks`, `/etc`...)
@@ -56,7 +84,7 @@ class Segment:
     command: str
     words: tuple[str, ...]
     side_effect_class: str | None
-    decision: str
+    decision: Decision
     rule: str | None
     writes_file: bool = False
     reason: str = ""
@@ -70,8 +98,9 @@ class Segment:
     invocation: Invocation | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def _make(cls, command, words, side_effect_class, decision, rule, writes_file, reason, cwd, paths, grantable,
-              floors, invocation) -> Segment:
+    def _make(cls, command: str, words: tuple[str, ...], side_effect_class: str | None, decision: Decision,
+              rule: str | None, writes_file: bool, reason: str, cwd: str | None, paths: tuple[PathUse, ...],
+              grantable: str | None, floors: tuple[str, ...], invocation: Invocation | None) -> Segment:
         # The frozen dataclass __init__ sets fields one by one; evaluate's hot path fills
         # the instance dict at once (same fields, same immutability afterwards).
         obj = object.__new__(cls)
@@ -94,20 +123,30 @@ class Segment:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Verdict:
-    decision: str  # allow | ask | deny | abort
+    decision: Decision
     reason: str
     rule: str
     segments: tuple[Segment, ...] = ()
     side_effect_class: str | None = None
-    grant: Mapping | None = None  # the grant that turned ask into allow
+    grant: Mapping[str, Any] | None = None  # the grant that turned ask into allow
     paths: tuple[PathUse, ...] = ()  # the paths an edit or read tool touches
     floors: tuple[str, ...] = ()  # every rule that made some part at least `ask` beyond its own rule
 
+    def __init__(self, decision: Decision | str, reason: str, rule: str, segments: tuple[Segment, ...] = (),
+                 side_effect_class: str | None = None, grant: Mapping[str, Any] | None = None,
+                 paths: tuple[PathUse, ...] = (), floors: tuple[str, ...] = ()) -> None:
+        # The gate names the verdicts it makes itself by their strings ("ask"): each is read
+        # into its Decision here, so `decision` is always one.
+        self.__dict__.update(decision=decision if type(decision) is Decision else Decision(decision), reason=reason,
+                             rule=rule, segments=segments, side_effect_class=side_effect_class, grant=grant,
+                             paths=paths, floors=floors)
+
     @classmethod
-    def _make(cls, decision, reason, rule, segments=(), side_effect_class=None, grant=None, paths=(), floors=()
-              ) -> Verdict:
+    def _make(cls, decision: Decision, reason: str, rule: str, segments: tuple[Segment, ...] = (),
+              side_effect_class: str | None = None, grant: Mapping[str, Any] | None = None,
+              paths: tuple[PathUse, ...] = (), floors: tuple[str, ...] = ()) -> Verdict:
         obj = object.__new__(cls)
         obj.__dict__.update(decision=decision, reason=reason, rule=rule, segments=segments,
                             side_effect_class=side_effect_class, grant=grant, paths=paths, floors=floors)

@@ -15,7 +15,7 @@ from ..command import SimpleCommand
 from ..fileuse import FileUse
 from .coreutils import reads_all
 from .invocation import Invocation
-from .kit import operands, runs_code, value_uses, with_examples
+from .kit import Examples, Words, operands, runs_code, value_uses, with_examples
 from .model import UNCLASSIFIED, Model
 from .pagers import edits
 from .spec import gnu, spec
@@ -23,7 +23,7 @@ from .spec import gnu, spec
 FAMILY = "archivers"
 
 
-def _tar(inv: Invocation):
+def _tar(inv: Invocation) -> str | None:
     # `tar cf host:x src`: an archive name with a colon before any slash is on another
     # machine, reached by `rsh`/`ssh` (unless `--force-local`): the files go there
     if "--force-local" not in inv.options and any(
@@ -32,7 +32,7 @@ def _tar(inv: Invocation):
     return READ_ONLY if inv.options & {"-t"} and not inv.options & {"-x", "-c", "-r", "-u"} else LOCAL
 
 
-def _tar_files(inv: Invocation, words) -> list[FileUse]:
+def _tar_files(inv: Invocation, words: Words) -> list[FileUse]:
     base = inv.value("-C") or ""
     base_at = inv.value_at.get("-C", ())
     archive = value_uses(inv, ("-f",), "read")
@@ -93,7 +93,7 @@ _TAR = spec("A/catenate /concatenate=A c/create d/diff /compare=d /delete r/appe
             "/no-verbatim-files-from /lzop /lzma /lzip /seek n=seek /no-seek /record-size: /blocking-factor=b")
 
 
-def _unzip_files(inv: Invocation, words) -> list[FileUse]:
+def _unzip_files(inv: Invocation, words: Words) -> list[FileUse]:
     ops = operands(inv, words)
     out = [FileUse("read", w, at) for w, at in ops[:1]]
     extracts = (ops[0][0] if ops and ops[0][0] != "-" else "", "zip", 0, "-j" in inv.options)
@@ -101,7 +101,7 @@ def _unzip_files(inv: Invocation, words) -> list[FileUse]:
     return out + [use._replace(extracts=extracts) for use in dest]
 
 
-def _zip_files(inv: Invocation, words) -> list[FileUse]:
+def _zip_files(inv: Invocation, words: Words) -> list[FileUse]:
     ops = operands(inv, words)
     recursive = "-r" in inv.options
     deref = recursive and "-y" not in inv.options  # zip stores what links point to unless -y
@@ -110,7 +110,7 @@ def _zip_files(inv: Invocation, words) -> list[FileUse]:
         [FileUse("read", w, at, recursive, deref=deref) for w, at in ops[1:]] + listed
 
 
-def _patch_files(inv: Invocation, words) -> list[FileUse]:
+def _patch_files(inv: Invocation, words: Words) -> list[FileUse]:
     """`patch [FILE [PATCHFILE]]`, `-o OUT`, `-i PATCHFILE`, `-r REJECTS`; without a FILE, the
     files the patch names (read from `-i FILE`, else its input: script_eval._extracted)."""
     ops = operands(inv, words)
@@ -175,7 +175,7 @@ MODELS = [
           effects={"-o": "writes", "-r": "writes", "-i": "reads", "-B": "writes"}),
 ]
 
-_EXAMPLES = {
+_EXAMPLES: dict[str, Examples] = {
     "tar": {"allow": ("tar czf build/src.tgz src", "tar tzf build/src.tgz"),
             "ask": ("tar xzf build/a.tgz", "tar cf host:x src", "tar -I ./x -cf a.tar src")},
     "unzip": {"ask": ("unzip build/a.zip",)},
@@ -185,7 +185,7 @@ _EXAMPLES = {
 }
 
 
-def _examples(model):
+def _examples(model: Model) -> Examples | None:
     if model.known:
         return {"allow": (f"{model.name} build/x",), "ask": (f"{model.name} .env",)}
     return {"ask": (f"{model.name} build/x",)}

@@ -8,12 +8,14 @@ script are looked through (`command`, `exec`, `eval`, `trap`, `coproc`) or asked
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..classnames import LOCAL, READ_ONLY
 from ..command import SimpleCommand
 from ..fileuse import FileUse
 from ..variables import risky_variable
 from .invocation import WILD, Invocation, read_invocation
-from .kit import Inner, after, operands, runs_code, skip_options, with_examples
+from .kit import Examples, Inner, Words, after, operands, runs_code, skip_options, with_examples
 from .model import Model
 from .spec import Spec, flags, spec
 
@@ -34,18 +36,18 @@ def _source_code(inv: Invocation, cmd: SimpleCommand) -> str | None:
     return f"`{inv.program}` runs the script file it names, which is not read"
 
 
-def _first_operand_read(inv: Invocation, words) -> list[FileUse]:
+def _first_operand_read(inv: Invocation, words: Words) -> list[FileUse]:
     return [FileUse("read", w, at) for w, at in operands(inv, words)[:1]]
 
 
-def _history_files(inv: Invocation, words) -> list[FileUse]:
+def _history_files(inv: Invocation, words: Words) -> list[FileUse]:
     if not inv.options & {"-w", "-a", "-r", "-n"}:
         return []
     access = "write" if inv.options & {"-w", "-a"} else "read"
     return [FileUse(access, w, at) for w, at in operands(inv, words)]
 
 
-def _kill(inv: Invocation):
+def _kill(inv: Invocation) -> str | None:
     """`kill %1` signals a job of the agent's own shell (local); a process id (`kill 4242`,
     `kill -9 -1`, `kill $PID`, `xargs kill`) can be any process of the user the agent runs
     as — Gatehouse's own server and workers among them: no class. `kill -l` only lists."""
@@ -78,25 +80,25 @@ def _own_jobs(cmd: SimpleCommand, inv: Invocation) -> Invocation:
 
 # --- running other commands ----------------------------------------------------------------
 
-def _eval(words, cmd) -> list[Inner]:
+def _eval(words: Words, cmd: SimpleCommand) -> list[Inner]:
     return [Inner(script=" ".join(words[1:]))] if len(words) > 1 else []
 
 
-def _trap(words, cmd) -> list[Inner]:
+def _trap(words: Words, cmd: SimpleCommand) -> list[Inner]:
     args = [w for w in words[1:] if w != "--"]
     if not args or args[0] in ("-p", "-l", "-") or len(args) < 2:
         return []
     return [Inner(script=args[0])]
 
 
-def _coproc(words, cmd) -> list[Inner]:
+def _coproc(words: Words, cmd: SimpleCommand) -> list[Inner]:
     out = [Inner(tuple(words[1:]), start=1)] if len(words) > 1 else []
     if len(words) > 2 and words[1].isidentifier() and words[1].isupper():
         out.append(Inner(tuple(words[2:]), start=2))  # `coproc NAME cmd` as well as `coproc cmd`
     return out
 
 
-def _command(words, cmd) -> list[Inner]:
+def _command(words: Words, cmd: SimpleCommand) -> list[Inner]:
     if len(words) > 1 and words[1] in ("-v", "-V"):
         return []  # `command -v x` looks x up, it does not run it
     i = skip_options(words, 1, frozenset())
@@ -127,7 +129,7 @@ def _compgen_shows(cmd: SimpleCommand) -> str | None:
     return None
 
 
-def _assigned_names(words) -> list[str]:
+def _assigned_names(words: Words) -> list[str]:
     """The variables `read`, `mapfile`/`readarray`, `getopts` and `printf -v` assign (every
     word that could be a name: an option's value too, which only over-reads)."""
     if words[0] != "printf":
@@ -150,7 +152,7 @@ def _unset(cmd: SimpleCommand) -> str | None:
     return None
 
 
-def _bash(table: str, **kwargs) -> Spec:
+def _bash(table: str, **kwargs: Any) -> Spec:
     """A bash builtin's options (`help NAME`), and the `--help` bash gives each."""
     return spec(table + " /help", **kwargs)
 
@@ -229,7 +231,7 @@ MODELS = [
     Model("exec", FAMILY, options=_OPTIONS["exec"], summary="replaces the shell with a command (looked through)", cls=READ_ONLY, inner=after("-a")),
 ]
 
-_EXAMPLES = {
+_EXAMPLES: dict[str, Examples] = {
     "echo": {"allow": ("echo hello", "echo -n x --anything")}, "pwd": {"allow": ("pwd -P",)},
     "test": {"allow": ("test -f src/app.py", "test 1 -eq 1")}, "[": {"allow": ("'[' -d src ']'",)},
     "exit": {"allow": ("exit 1",)}, "shopt": {"allow": ("shopt -s nullglob",)}, "type": {"allow": ("type -a ls",)},

@@ -9,9 +9,12 @@ workspace's). A configuration they are pointed at can name programs they run
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..classnames import DESTRUCTIVE, LOCAL, READ_ONLY, REMOTE
+from ..command import SimpleCommand
 from .invocation import Invocation, read_invocation
-from .kit import Inner, runs_code, with_examples
+from .kit import Examples, Inner, Words, runs_code, with_examples
 from .model import Model
 from .packages import by_subcommand
 from .spec import ANY_SUB, flags, spec
@@ -25,7 +28,7 @@ _DOCKER_TABLE = {"ps": READ_ONLY, "images": READ_ONLY, "logs": READ_ONLY, "inspe
                  "rm": DESTRUCTIVE, "rmi": DESTRUCTIVE, "kill": LOCAL, "stop": LOCAL}
 
 
-def _docker(inv: Invocation):
+def _docker(inv: Invocation) -> str | None:
     sub = inv.subcommand or ""
     ops = inv.operands
     if sub in ("container", "image", "volume", "network", "system", "builder", "buildx") and ops:
@@ -40,7 +43,7 @@ def _docker(inv: Invocation):
     return _DOCKER_TABLE.get(sub)
 
 
-def _docker_inner(words, cmd) -> list[Inner]:
+def _docker_inner(words: Words, cmd: SimpleCommand) -> list[Inner]:
     inv = read_invocation(words)
     if inv.subcommand in ("exec", "run") and len(inv.operands) >= 2:
         return [Inner(tuple(inv.operands[1:]), remote=True, start=-1)]
@@ -82,7 +85,7 @@ _DOCKER = spec("/config: c/context: D/debug H/host: l/log-level: /tls /tlscacert
 
 # --- kubectl -------------------------------------------------------------------------------
 
-def _kubectl_inner(words, cmd) -> list[Inner]:
+def _kubectl_inner(words: Words, cmd: SimpleCommand) -> list[Inner]:
     if "exec" in words and "--" in words:
         i = words.index("--") + 1
         return [Inner(tuple(words[i:]), remote=True, start=i)] if i < len(words) else []
@@ -115,7 +118,7 @@ _PRINTS_DATA = ("yaml", "json", "jsonpath", "go-template", "go-template-file", "
                 "custom-columns", "custom-columns-file", "jsonpath-file", "jsonpath-as-json")
 
 
-def _kubectl_reveals(inv: Invocation, cmd) -> str | None:
+def _kubectl_reveals(inv: Invocation, cmd: SimpleCommand) -> str | None:
     """`kubectl get secrets -o yaml` prints the secrets' values (`describe` only sizes;
     `get` alone only names); `kubectl config view --raw` prints the credentials the
     kubeconfig holds."""
@@ -140,7 +143,7 @@ _GH_WRITE_VERBS = frozenset({"create", "merge", "close", "reopen", "comment", "e
 _GH_DESTROY_VERBS = frozenset({"delete"})
 
 
-def _gh(inv: Invocation):
+def _gh(inv: Invocation) -> str | None:
     args = [w for w in inv.positionals]
     if not args:
         return READ_ONLY
@@ -177,7 +180,7 @@ _GH_GROUPS = frozenset({"pr", "issue", "repo", "release", "run", "workflow", "ap
 _GH_LOOKS = frozenset({"", "view", "list", "ls", "status", "diff", "checks", "watch", "get", "verify"})
 
 
-def _gh_verify(inv: Invocation, cmd) -> str | None:
+def _gh_verify(inv: Invocation, cmd: SimpleCommand) -> str | None:
     args = list(inv.positionals)
     if not args or args[0] == "api":
         return None
@@ -196,7 +199,7 @@ _TERRAFORM = flags("-recursive -check -diff -write -list -no-color -upgrade -bac
                    "-compact-warnings")
 
 
-def _docker_like(name: str, why: str, **names) -> Model:
+def _docker_like(name: str, why: str, **names: Any) -> Model:
     return Model(name, FAMILY, "runs containers: reading is read-only, `rm`/`rmi`/`prune` destructive, `push` "
                                "remote; `exec`/`run` are looked through", options=_DOCKER, cls=_docker,
                  code=runs_code(why, frozenset({"--config"})), inner=_docker_inner, option_sensitive=True,
@@ -222,7 +225,7 @@ MODELS = [
                              "destroy": DESTRUCTIVE})),
 ]
 
-_EXAMPLES = {
+_EXAMPLES: dict[str, Examples] = {
     "docker": {"allow": ("docker ps -a", "docker images", "docker pull python:3.12"),
                "ask": ("docker build .", "docker push x", "docker --config ./c ps"), "deny": ("docker rm -f x",)},
     "podman": {"allow": ("podman ps",), "deny": ("podman rmi x",)},

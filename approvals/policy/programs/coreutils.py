@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..classnames import LOCAL, READ_ONLY
 from ..fileuse import FileUse
 from .invocation import Invocation
-from .kit import operands, value_uses, with_examples
+from .kit import Examples, Words, operands, value_uses, with_examples
 from .model import UNCLASSIFIED, Model
 from .spec import UNKNOWN, gnu, spec
 
@@ -19,36 +19,36 @@ FAMILY = "core utilities"
 _FROM_FILES = ("--from-file", "--to-file", "--files0-from")
 
 
-def reads_all(inv: Invocation, words) -> list[FileUse]:
+def reads_all(inv: Invocation, words: Words) -> list[FileUse]:
     """Every operand is a file read (and the files `--files0-from` and diff's `--from-file`
     name)."""
     return [FileUse("read", w, at) for w, at in operands(inv, words)] + value_uses(inv, _FROM_FILES, "read")
 
 
-def _diff(inv: Invocation, words) -> list[FileUse]:
+def _diff(inv: Invocation, words: Words) -> list[FileUse]:
     recursive = bool(inv.options & {"-r", "--recursive"})
     deref = recursive and "--no-dereference" not in inv.options  # diff -r compares what links point to
     return [FileUse("read", w, at, recursive, deref=deref) for w, at in operands(inv, words)] + \
         value_uses(inv, _FROM_FILES, "read")
 
 
-def _in_out(inv: Invocation, words) -> list[FileUse]:
+def _in_out(inv: Invocation, words: Words) -> list[FileUse]:
     """`xxd IN OUT`, `uniq IN OUT`: the second operand is written."""
     ops = operands(inv, words)
     return [FileUse("read", w, at) for w, at in ops[:1]] + [FileUse("write", w, at) for w, at in ops[1:2]]
 
 
-def _sort(inv: Invocation):
+def _sort(inv: Invocation) -> str | None:
     return LOCAL if "-o" in inv.options else READ_ONLY
 
 
-def _sort_files(inv: Invocation, words) -> list[FileUse]:
+def _sort_files(inv: Invocation, words: Words) -> list[FileUse]:
     listed = [FileUse("read", "$NAMES", ())] if "--files0-from" in inv.options else []  # sorts what it names
     return [FileUse("read", w, at) for w, at in operands(inv, words)] + value_uses(inv, ("-o",), "write") + \
         value_uses(inv, ("--files0-from",), "read") + listed
 
 
-def _date(inv: Invocation):
+def _date(inv: Invocation) -> str | None:
     """`date -s`/`date MMDDhhmm` set the system's clock (no class); without, it only prints."""
     sets = "-s" in inv.options or any(not op.startswith("+") for op in inv.operands)
     return None if sets else READ_ONLY
@@ -56,15 +56,15 @@ def _date(inv: Invocation):
 
 # What these print of a file they read names: `date -f .env` and `du --files0-from=.env`
 # quote each line they cannot use, `tree --fromfile .env` draws each line as a path.
-def _date_files(inv: Invocation, words) -> list[FileUse]:
+def _date_files(inv: Invocation, words: Words) -> list[FileUse]:
     return value_uses(inv, ("-f", "-F"), "read")
 
 
-def _du_files(inv: Invocation, words) -> list[FileUse]:
+def _du_files(inv: Invocation, words: Words) -> list[FileUse]:
     return value_uses(inv, ("--files0-from", "-X"), "read")
 
 
-def _tree_files(inv: Invocation, words) -> list[FileUse]:
+def _tree_files(inv: Invocation, words: Words) -> list[FileUse]:
     listed = [FileUse("read", w, at) for w, at in operands(inv, words)] if inv.options & {
         "--fromfile", "--fromtabfile"} else []
     return listed + value_uses(inv, ("--infofile",), "read") + value_uses(inv, ("-o",), "write")
@@ -207,7 +207,7 @@ MODELS = [
 ]
 
 # Examples (decision -> commands under the default policy, no floor; test_program_models)
-_EXAMPLES = {
+_EXAMPLES: dict[str, Examples] = {
     "ls": {"allow": ("ls -la src", "ls --color=auto -lh"), "ask": ("ls --no-such-option",)},
     "diff": {"allow": ("diff -ru src build", "diff src/a.py src/b.py"), "ask": ("diff src/a.py .env",)},
     "xxd": {"allow": ("xxd src/app.py", "xxd src/app.py build/app.hex"), "ask": ("xxd src/app.py /tmp/app.hex",)},
@@ -222,7 +222,7 @@ _EXAMPLES = {
 }
 
 
-def _examples(model):
+def _examples(model: Model) -> Examples | None:
     if model.files is not None and model.known:
         return {"allow": (f"{model.name} src/app.py",), "ask": (f"{model.name} .env",)}
     if model.files is not None:

@@ -33,9 +33,9 @@ from ..classnames import CLASSES
 from ..errors import json_type
 from ..fileuse import FileUse
 from .invocation import Invocation
-from .kit import operands
-from .model import EFFECTS, Model
-from .spec import spec
+from .kit import FilesOf, Words, operands
+from .model import EFFECTS, Classifier, Model
+from .spec import Spec, spec
 
 PROGRAM_KEYS = ("class", "options", "effects", "operands", "subcommands", "summary")
 _OPERANDS = ("read", "write", "none")
@@ -46,14 +46,14 @@ _TOKEN = re.compile(r"^(?:[A-Za-z0-9#@]?(?:/[A-Za-z0-9][A-Za-z0-9_.-]*)*[:?]?|[A
 Problems = Callable[[str, str, Any], None]
 
 
-def _operand_files(access: str):
-    def files(inv: Invocation, words) -> list[FileUse]:
+def _operand_files(access: str) -> FilesOf:
+    def files(inv: Invocation, words: Words) -> list[FileUse]:
         return [FileUse(access, w, at) for w, at in operands(inv, words)]
     return files
 
 
-def _by_subcommand(table: Mapping[str, str | None]):
-    def classify(inv: Invocation):
+def _by_subcommand(table: Mapping[str, str | None]) -> Classifier:
+    def classify(inv: Invocation) -> str | None:
         return table.get(inv.subcommand or "")
     classify.table = {k: v for k, v in table.items() if v}  # type: ignore[attr-defined]
     return classify
@@ -133,7 +133,7 @@ def _model(name: str, entry: Any, problems: Problems) -> Model | None:
                  subcommands=frozenset(subs) if subs else None)
 
 
-def _canonical(options, option: str) -> str | None:
+def _canonical(options: Spec, option: str) -> str | None:
     if option.startswith("--"):
         hit = options.longs.get(option[2:])
         return hit

@@ -15,7 +15,7 @@ from ..classnames import LOCAL
 from ..command import SimpleCommand
 from ..fileuse import FileUse
 from .invocation import Invocation
-from .kit import operands, stdin_kind, with_examples
+from .kit import CodeCheck, Examples, Words, operands, stdin_kind, with_examples
 from .model import Model
 from .spec import flags
 
@@ -30,7 +30,7 @@ _DUCKDB_CODE = re.compile(_SQL_DOT + r"|\b(?:read_\w+|glob|sniff_csv|parquet_\w+
 _SQL_SCRIPT_OPTIONS = ("-init", "--init", "-A", "-archive", "--archive", "-f", "-c", "-s")
 
 
-def _sql_shell(pattern: re.Pattern[str]):
+def _sql_shell(pattern: re.Pattern[str]) -> CodeCheck:
     def check(inv: Invocation, cmd: SimpleCommand) -> str | None:
         program = inv.program
         if cmd.stdin is not None and (cmd.stdin != "heredoc" or cmd.stdin_text is None
@@ -45,7 +45,7 @@ def _sql_shell(pattern: re.Pattern[str]):
     return check
 
 
-def _database(inv: Invocation, words) -> list[FileUse]:
+def _database(inv: Invocation, words: Words) -> list[FileUse]:
     """The database file (the first operand) is written."""
     return [FileUse("write", w, at) for w, at in operands(inv, words)[:1]]
 
@@ -66,7 +66,7 @@ MODELS = [
           effects={"-init": "code", "-c": "code", "-s": "code", "-f": "code"}),
 ]
 
-_EXAMPLES = {
+_EXAMPLES: dict[str, Examples] = {
     "sqlite3": {"allow": ("sqlite3 build/app.db 'select * from users'", "sqlite3 -header -csv build/app.db .tables"),
                 "ask": ("sqlite3 build/app.db '.shell id'", "sqlite3 build/app.db < build/x.sql")},
     "duckdb": {"allow": ("duckdb build/app.db 'select 1'",), "ask": ("duckdb build/app.db \"copy t to '/tmp/x.csv'\"",)},

@@ -13,8 +13,8 @@ import posixpath
 from ..classnames import DESTRUCTIVE, LOCAL
 from ..fileuse import FileUse
 from .invocation import Invocation
-from .kit import operands, with_examples
-from .model import UNCLASSIFIED, Model
+from .kit import Examples, Words, operands, with_examples
+from .model import UNCLASSIFIED, Classifier, Model
 from .spec import Spec, gnu
 
 FAMILY = "core utilities that change files"
@@ -24,7 +24,7 @@ _NO_FOLLOW = frozenset({"rm", "unlink", "rmdir", "srm", "shred", "wipe"})
 _TREE = frozenset({"rm", "chattr", "setfacl", "shred"})  # `-r`/`-R`: the whole tree
 
 
-def writes_all(inv: Invocation, words) -> list[FileUse]:
+def writes_all(inv: Invocation, words: Words) -> list[FileUse]:
     """Every operand is a file written (`rm -r`: its whole tree)."""
     program = inv.program
     tree = bool(inv.options & {"-r", "-R"}) and program in _TREE
@@ -32,14 +32,14 @@ def writes_all(inv: Invocation, words) -> list[FileUse]:
     return [FileUse("write", w, at, tree, follow) for w, at in operands(inv, words)]
 
 
-def _modes(inv: Invocation, words) -> list[FileUse]:
+def _modes(inv: Invocation, words: Words) -> list[FileUse]:
     """chmod/chown/chgrp: the first operand is the mode or owner (not with `--reference`)."""
     skip = 0 if "--reference" in inv.options else 1
     tree = bool(inv.options & {"-R"})
     return [FileUse("write", w, at, tree) for w, at in operands(inv, words, skip)]
 
 
-def _copy(inv: Invocation, words) -> list[FileUse]:
+def _copy(inv: Invocation, words: Words) -> list[FileUse]:
     program = inv.program
     if program == "install" and "-d" in inv.options:
         return [FileUse("write", w, at) for w, at in operands(inv, words)]
@@ -65,7 +65,7 @@ def _copy(inv: Invocation, words) -> list[FileUse]:
     return out
 
 
-def _ln(inv: Invocation, words) -> list[FileUse]:
+def _ln(inv: Invocation, words: Words) -> list[FileUse]:
     ops = operands(inv, words)
     symbolic = "-s" in inv.options
     target_dir = inv.value("-t")
@@ -90,7 +90,7 @@ def _ln(inv: Invocation, words) -> list[FileUse]:
     return out
 
 
-def _dd(inv: Invocation, words) -> list[FileUse]:
+def _dd(inv: Invocation, words: Words) -> list[FileUse]:
     out = []
     for w, at in operands(inv, words):
         if w.startswith("of="):
@@ -100,7 +100,7 @@ def _dd(inv: Invocation, words) -> list[FileUse]:
     return out
 
 
-def _rm(inv: Invocation):
+def _rm(inv: Invocation) -> str | None:
     return DESTRUCTIVE if inv.options & {"-r", "-f"} else LOCAL
 
 
@@ -138,7 +138,7 @@ _OPTIONS = {
 _SENSITIVE = frozenset({"rm", "chmod", "chown", "cp", "mv", "ln", "truncate", "shred", "dd", "install"})
 
 
-def _writer(name: str, cls, summary: str) -> Model:
+def _writer(name: str, cls: str | None | Classifier, summary: str) -> Model:
     return Model(name, FAMILY, summary, cls=cls, options=_OPTIONS.get(name, Spec(known=False)), files=writes_all,
                  option_sensitive=name in _SENSITIVE)
 
@@ -169,7 +169,7 @@ MODELS = [
     Model("mktemp", FAMILY, "creates a temporary file", options=_OPTIONS["mktemp"], cls=LOCAL),
 ]
 
-_EXAMPLES = {
+_EXAMPLES: dict[str, Examples] = {
     "rm": {"allow": ("rm build/stamp",), "deny": ("rm -rf build", "rm -f build/x", "rm --recur --forc /")},
     "rmdir": {"allow": ("rmdir build/empty",)},
     "touch": {"allow": ("touch build/stamp",), "ask": ("touch /tmp/x",), "deny": ("touch ~/.bashrc",)},
@@ -188,7 +188,7 @@ _EXAMPLES = {
 }
 
 
-def _examples(model):
+def _examples(model: Model) -> Examples | None:
     if model.known and model.cls == DESTRUCTIVE:
         return {"deny": (f"{model.name} build/x",)}
     return {"ask": (f"{model.name} build/x",)} if not model.known else {"allow": (f"{model.name} build/x",)}

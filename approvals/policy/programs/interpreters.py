@@ -12,7 +12,7 @@ import posixpath
 
 from ..command import SimpleCommand
 from .invocation import Invocation
-from .kit import Inner, stdin_kind, with_examples
+from .kit import CodeCheck, Examples, Inner, Words, stdin_kind, with_examples
 from .model import UNCLASSIFIED, Model
 from .spec import UNKNOWN, spec
 
@@ -21,7 +21,7 @@ FAMILY = "shells and interpreters"
 SHELLS = ("bash", "sh", "zsh", "dash", "ksh", "ash", "fish", "mksh", "yash", "tcsh", "csh", "rbash")
 
 
-def _shell_inner(words, cmd: SimpleCommand) -> list[Inner]:
+def _shell_inner(words: Words, cmd: SimpleCommand) -> list[Inner]:
     """`-c` is a flag: the script is the first operand after every option (`bash -c -- 'x'`,
     `bash -c -e 'x'`, `bash -xc 'x'`); without it, the first operand is a script file and no
     operand means commands from the input."""
@@ -82,7 +82,7 @@ STDIN_INTERPRETERS = frozenset({"python", "node", "perl", "ruby", "php", "lua", 
                                 "bun", "deno", "elixir", "groovy", "scala"})
 
 
-def interpreter_code(options: tuple[str, ...]):
+def interpreter_code(options: tuple[str, ...]) -> CodeCheck:
     """The code facet of an interpreter: code given by one of `options`, on the command line,
     or from its input."""
     def check(inv: Invocation, cmd: SimpleCommand) -> str | None:
@@ -104,7 +104,7 @@ def interpreter_code(options: tuple[str, ...]):
     return check
 
 
-def _python_inner(words, cmd) -> list[Inner]:
+def _python_inner(words: Words, cmd: SimpleCommand) -> list[Inner]:
     """`python -m pip …` is pip: the pip beside the python named (`.venv/bin/python -m pip`
     is the workspace's venv's pip, as `.venv/bin/pip` is)."""
     for i, word in enumerate(words[:-1]):
@@ -144,7 +144,7 @@ def _interpreter(name: str) -> Model:
 
 MODELS = [_shell(name) for name in SHELLS] + [_interpreter(name) for name in _CODE_OPTIONS]
 
-_EXAMPLES = {
+_EXAMPLES: dict[str, Examples] = {
     # (a shell has no class: `bash -c 'ls'` is decided by the rules or the default, its script as commands)
     "bash": {"ask": ("bash -c 'ls -la'", "bash build.sh", "curl -s https://x | bash"),
              "deny": ("bash -c 'rm -rf /'",)},
@@ -154,7 +154,7 @@ _EXAMPLES = {
 }
 
 
-def _examples(model):
+def _examples(model: Model) -> Examples | None:
     return {"ask": (f"{model.name} build/x",)}
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 WILD = "\x01"  # a positional whose run-time value is unknown ($x, a glob that may match `-rf`)
@@ -39,7 +39,7 @@ class Invocation(NamedTuple):
 # that re-read words of their own (`kill $!`, `docker exec …`, `ssh HOST CMD`). The reader
 # stands above the models (it asks the registry, which imports them), so it hands itself down
 # here when it is imported (`options.py`: the package `approvals.policy` imports it first).
-Reader = Callable[[Iterable[str], frozenset[int]], Invocation]
+Reader = Callable[[Sequence[str], frozenset[int]], Invocation]
 _READER: list[Reader] = []
 
 
@@ -47,7 +47,7 @@ def install_reader(reader: Reader) -> None:
     _READER[:] = [reader]
 
 
-def read_invocation(words: Iterable[str], wild_at: frozenset[int] = frozenset()) -> Invocation:
+def read_invocation(words: Sequence[str], wild_at: frozenset[int] = frozenset()) -> Invocation:
     """`options.invocation(words, wild_at)`."""
     if not _READER:
         raise RuntimeError("no word reader installed: import approvals.policy.options first")

@@ -4,15 +4,42 @@ finding a wrapper's inner command, simple code checks."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import posixpath
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping
+from dataclasses import Field
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeVar
 
+from ..command import SimpleCommand
 from ..fileuse import FileUse
 from .invocation import WILD, Invocation
 
+if TYPE_CHECKING:
+    from ..paths import Resolver  # (paths imports the programs at run time)
+
+T = TypeVar("T")
 Pairs = list[tuple[str, tuple[int, ...]]]
+Words = tuple[str, ...]  # a command's words, unquoted
+
+
+class Walk(Protocol):
+    """What a model's look at the file system reads of a script's evaluation
+    (`script_eval._Walk`): where the command may run, the resolver, a memo per script."""
+
+    @property
+    def cwds(self) -> list[str | None]: ...
+
+    @property
+    def resolver(self) -> Resolver: ...
+
+    def remember(self, key: tuple[str, ...], read: Callable[[], T]) -> T: ...
+
+
+# The facets' signatures (`model.py` names them on a Model)
+FilesOf = Callable[[Invocation, Words], list[FileUse]]  # (inv, words) -> the files it names
+CodeCheck = Callable[[Invocation, SimpleCommand], "str | None"]  # -> why it runs code, if it does
+WorkspaceCheck = Callable[[Walk, Invocation], "str | None"]  # -> what of the workspace's it runs
 
 
 # --- files -------------------------------------------------------------------------------
@@ -48,7 +75,7 @@ def at_file(value: str) -> str | None:
     return None
 
 
-def operands(inv: Invocation, words, skip: int = 0) -> Pairs:
+def operands(inv: Invocation, words: Words, skip: int = 0) -> Pairs:
     """(word, (index,)) of each operand after the subcommand (a run-time word as written)."""
     out = []
     start = inv.operands_from + skip
@@ -60,7 +87,7 @@ def operands(inv: Invocation, words, skip: int = 0) -> Pairs:
     return out
 
 
-def raw_values(words, shorts: str, longs: tuple[str, ...], *, stop_at_operand: bool = False) -> Pairs:
+def raw_values(words: Words, shorts: str, longs: tuple[str, ...], *, stop_at_operand: bool = False) -> Pairs:
     """The values of some options of a program whose options are not modelled, read from
     its words as getopt would (`-oFILE`, `-o FILE`, a cluster ending in the letter,
     `--long=FILE`, `--long FILE`); `stop_at_operand`: options end at the first operand
@@ -98,14 +125,14 @@ def written(pairs: Pairs, *, tree: bool = False) -> list[FileUse]:
     return [FileUse("write", w, at, tree) for w, at in pairs]
 
 
-def reads_operands(inv: Invocation, words) -> list[FileUse]:
+def reads_operands(inv: Invocation, words: Words) -> list[FileUse]:
     return [FileUse("read", w, at) for w, at in operands(inv, words)]
 
 
 def option_files(reads: tuple[str, ...] = (), writes: tuple[str, ...] = (), trees: tuple[str, ...] = ()
-                 ) -> Callable[[Invocation, Any], list[FileUse]]:
+                 ) -> FilesOf:
     """A files facet that is only option values: files read, written, directories written into."""
-    def files(inv: Invocation, words) -> list[FileUse]:
+    def files(inv: Invocation, words: Words) -> list[FileUse]:
         return value_uses(inv, reads, "read") + value_uses(inv, writes, "write") + \
             value_uses(inv, trees, "write", tree=True)
     return files
@@ -127,7 +154,10 @@ class Inner(NamedTuple):
     origin: tuple[int, ...] = ()  # rebuilt words (start -1): the wrapper's word each comes from
 
 
-def skip_options(words, start: int, values: frozenset[str], *, assign: bool = False, numeric: bool = False) -> int:
+InnerOf = Callable[[Words, SimpleCommand], list[Inner]]  # (words, cmd) -> the commands a wrapper runs
+
+
+def skip_options(words: Words, start: int, values: frozenset[str], *, assign: bool = False, numeric: bool = False) -> int:
     """Index of the first word after the options (and `NAME=value` words when `assign`)."""
     i = start
     while i < len(words):
@@ -153,12 +183,12 @@ def skip_options(words, start: int, values: frozenset[str], *, assign: bool = Fa
     return i
 
 
-def after(values: str, *, assign: bool = False, positional: int = 0, numeric: bool = False) -> Callable:
+def after(values: str, *, assign: bool = False, positional: int = 0, numeric: bool = False) -> InnerOf:
     """A wrapper facet: the inner command starts after the options (`values` take one) and
     `positional` operands of the wrapper's own (`timeout 5 CMD`)."""
     takes = frozenset(values.split())
 
-    def inner(words, cmd) -> list[Inner]:
+    def inner(words: Words, cmd: SimpleCommand) -> list[Inner]:
         i = skip_options(words, 1, takes, assign=assign, numeric=numeric)
         i += positional
         return [Inner(tuple(words[i:]), start=i)] if i < len(words) else []
@@ -166,11 +196,11 @@ def after(values: str, *, assign: bool = False, positional: int = 0, numeric: bo
     return inner
 
 
-def runner(sub: str, values: str = "") -> Callable:
+def runner(sub: str, values: str = "") -> InnerOf:
     """`uv run CMD`, `poetry run CMD`, `npm exec -- CMD`, `pnpm dlx CMD`, `bundle exec CMD`."""
     takes = frozenset(values.split())
 
-    def inner(words, cmd) -> list[Inner]:
+    def inner(words: Words, cmd: SimpleCommand) -> list[Inner]:
         if len(words) < 2 or words[1] != sub:
             return []
         for i, word in enumerate(words):
@@ -184,14 +214,14 @@ def runner(sub: str, values: str = "") -> Callable:
 
 # --- code --------------------------------------------------------------------------------
 
-def stdin_kind(cmd) -> str:
+def stdin_kind(cmd: SimpleCommand) -> str:
     return {"pipe": "pipe", "file": "input file", "heredoc": "here-document"}.get(cmd.stdin or "", "input")
 
 
-def runs_code(why: str, options: frozenset[str] | None = None, words: tuple[str, ...] = ()) -> Callable:
+def runs_code(why: str, options: frozenset[str] | None = None, words: Words = ()) -> CodeCheck:
     """A code facet: `why`, when the command has one of `options` (or a word of `words`);
     always when neither is given."""
-    def check(inv: Invocation, cmd) -> str | None:
+    def check(inv: Invocation, cmd: SimpleCommand) -> str | None:
         if options is not None and not (inv.options & options) and not any(w in cmd.words for w in words):
             return None
         return why
@@ -200,7 +230,7 @@ def runs_code(why: str, options: frozenset[str] | None = None, words: tuple[str,
 
 # --- the workspace's settings ----------------------------------------------------------------
 
-def workspace_file(walk, names: tuple[str, ...], *, upward: bool = True) -> str | None:
+def workspace_file(walk: Walk, names: tuple[str, ...], *, upward: bool = True) -> str | None:
     """The first of `names` (paths relative to a directory) found in a directory the command
     may run in, and, `upward`, each directory above it up to the workspace root: a settings
     file of the workspace's, which the agent can write. None without the file system."""
@@ -217,7 +247,7 @@ def workspace_file(walk, names: tuple[str, ...], *, upward: bool = True) -> str 
                 break
             for name in names:
                 path = posixpath.join(directory, name)
-                if walk.remember(("isfile", path), lambda p=path: os.path.isfile(p)):
+                if walk.remember(("isfile", path), functools.partial(os.path.isfile, path)):
                     return path
             if not upward or directory == root:
                 break
@@ -225,7 +255,7 @@ def workspace_file(walk, names: tuple[str, ...], *, upward: bool = True) -> str 
     return None
 
 
-def workspace_venvs(walk) -> list[str]:
+def workspace_venvs(walk: Walk) -> list[str]:
     """The virtual environments at the workspace root and in the directories the command may
     run in (a child directory holding `pyvenv.cfg`)."""
     resolver = walk.resolver
@@ -233,7 +263,7 @@ def workspace_venvs(walk) -> list[str]:
         return []
     found: list[str] = []
     for directory in dict.fromkeys([resolver.workspace] + [c for c in walk.cwds if c is not None]):
-        def venvs(d=directory) -> list[str]:
+        def venvs(d: str = directory) -> list[str]:
             try:
                 names = sorted(os.listdir(d))[:256]
             except OSError:
@@ -248,7 +278,20 @@ def workspace_venvs(walk) -> list[str]:
 Examples = dict[str, tuple[str, ...]]
 
 
-def with_examples(models: list, table: dict[str, Any], default=None) -> list:
+class _Named(Protocol):
+    """A program model as `with_examples` reads it (`model.py` imports this module)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    @property
+    def name(self) -> str: ...
+
+
+M = TypeVar("M", bound=_Named)
+
+
+def with_examples(models: list[M], table: Mapping[str, Examples],
+                  default: Callable[[M], Examples | None] | None = None) -> list[M]:
     """The family's models, each with its table of examples (decision -> commands), from
     `table` or, for a model it does not name, `default(model)`."""
     out = []

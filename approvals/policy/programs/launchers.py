@@ -17,14 +17,14 @@ from ..command import SimpleCommand
 from ..fileuse import FileUse
 from ..variables import risky_variable
 from .invocation import Invocation
-from .kit import Inner, after, operands, raw_values, stdin_kind, value_uses, with_examples, written
+from .kit import Examples, Inner, Words, after, operands, raw_values, stdin_kind, value_uses, with_examples, written
 from .model import Model
 from .spec import gnu, spec
 
 FAMILY = "launchers"
 
 
-def _sudo(words, cmd) -> list[Inner]:
+def _sudo(words: Words, cmd: SimpleCommand) -> list[Inner]:
     takes = frozenset("-u -g -C -D -h -p -r -t -U -T -R --user --group --close-from --chdir --host --prompt "
                       "--role --type --other-user --command-timeout --chroot".split())
     i = 1
@@ -76,7 +76,7 @@ def _sudo_code(inv: Invocation, cmd: SimpleCommand) -> str | None:
     return None
 
 
-def _su(words, cmd) -> list[Inner]:
+def _su(words: Words, cmd: SimpleCommand) -> list[Inner]:
     takes = frozenset("-s --shell -g --group -G --supp-group -w --whitelist-environment -u --user".split())
     out: list[Inner] = []
     i = 1
@@ -121,7 +121,7 @@ def _opens_shell(inv: Invocation, cmd: SimpleCommand) -> str | None:
     return None
 
 
-def _env(words, cmd) -> list[Inner]:
+def _env(words: Words, cmd: SimpleCommand) -> list[Inner]:
     takes = frozenset("-u --unset -C --chdir".split())
     functions: list[Inner] = []  # `BASH_FUNC_ls%%=() { rm -rf ~; }`: the body runs where a bash child calls `ls`
     i = 1
@@ -176,7 +176,7 @@ def _env_shows(cmd: SimpleCommand) -> str | None:
     return None
 
 
-def _flock(words, cmd) -> list[Inner]:
+def _flock(words: Words, cmd: SimpleCommand) -> list[Inner]:
     takes = frozenset("-w --timeout -E --conflict-exit-code".split())
     for i, word in enumerate(words):
         if word in ("-c", "--command") and i + 1 < len(words):
@@ -194,12 +194,12 @@ def _flock(words, cmd) -> list[Inner]:
     return [Inner(tuple(words[i:]), start=i)] if i < len(words) else []
 
 
-def _flock_files(inv: Invocation, words) -> list[FileUse]:
+def _flock_files(inv: Invocation, words: Words) -> list[FileUse]:
     """`flock FILE cmd` creates FILE (a number is a descriptor)."""
     return written([(w, at) for w, at in operands(inv, words)[:1] if not w.isdigit()])
 
 
-def _watch(words, cmd) -> list[Inner]:
+def _watch(words: Words, cmd: SimpleCommand) -> list[Inner]:
     takes = frozenset("-n --interval -q --equexit -g --chgexit".split())
     i = 1
     exec_form = False
@@ -225,7 +225,7 @@ _PARALLEL_VALUES = frozenset("-j --jobs -P --max-procs -n --max-args -N -S --ssh
 _SEPARATORS = (":::", "::::", ":::+", "::::+")
 
 
-def _parallel(words, cmd) -> list[Inner]:
+def _parallel(words: Words, cmd: SimpleCommand) -> list[Inner]:
     i = 1
     remote = False
     while i < len(words):
@@ -257,11 +257,11 @@ def _parallel(words, cmd) -> list[Inner]:
     return out
 
 
-def _parallel_files(inv: Invocation, words) -> list[FileUse]:
+def _parallel_files(inv: Invocation, words: Words) -> list[FileUse]:
     return written(raw_values(words, "", ("--joblog", "--results", "--res", "--tmpdir")), tree=True)
 
 
-def _xargs(words, cmd) -> list[Inner]:
+def _xargs(words: Words, cmd: SimpleCommand) -> list[Inner]:
     takes = frozenset("-a --arg-file -d --delimiter -E -I -L -n --max-args -P --max-procs -s --max-chars "
                       "--process-slot-var".split())
     i = 1
@@ -286,11 +286,11 @@ def _xargs(words, cmd) -> list[Inner]:
     return [Inner(tuple(words[i:]), operands_unknown=True, start=i, placeholder=placeholder)]
 
 
-def _xargs_files(inv: Invocation, words) -> list[FileUse]:
+def _xargs_files(inv: Invocation, words: Words) -> list[FileUse]:
     return value_uses(inv, ("-a",), "read")  # `xargs -a FILE echo` prints FILE's words
 
 
-def _busybox(words, cmd) -> list[Inner]:
+def _busybox(words: Words, cmd: SimpleCommand) -> list[Inner]:
     i = 1
     while i < len(words) and words[i].startswith("-"):
         if words[i] in ("--install", "--list", "--list-full", "--help"):
@@ -299,7 +299,7 @@ def _busybox(words, cmd) -> list[Inner]:
     return [Inner(tuple(words[i:]), start=i)] if i < len(words) else []
 
 
-def _script(words, cmd) -> list[Inner]:
+def _script(words: Words, cmd: SimpleCommand) -> list[Inner]:
     for i, word in enumerate(words):
         cluster = word.startswith("-") and not word.startswith("--") and word.endswith("c")
         if (word == "--command" or cluster) and i + 1 < len(words):
@@ -309,14 +309,14 @@ def _script(words, cmd) -> list[Inner]:
     return []
 
 
-def _script_files(inv: Invocation, words) -> list[FileUse]:
+def _script_files(inv: Invocation, words: Words) -> list[FileUse]:
     """The session's log: its operand, `-O`/`-B`/`-I`/`-T` files, else `typescript` here."""
     logs = value_uses(inv, ("-O", "-B", "-I", "-T", "-t"), "write")
     named = [FileUse("write", w, at) for w, at in operands(inv, words)[:1]]
     return named + logs if named or logs else [FileUse("write", "typescript", ())]
 
 
-def _time_files(inv: Invocation, words) -> list[FileUse]:
+def _time_files(inv: Invocation, words: Words) -> list[FileUse]:
     """GNU time's `-o FILE` (bash's own `time` has none)."""
     return written(raw_values(words, "o", ("--output",), stop_at_operand=True))
 
@@ -422,7 +422,7 @@ MODELS = [
       for n in ("tmux", "screen")),
 ]
 
-_EXAMPLES = {
+_EXAMPLES: dict[str, Examples] = {
     "sudo": {"allow": ("sudo -u www ls",), "ask": ("sudo -s",), "deny": ("sudo rm -rf /",)},
     "doas": {"ask": ("doas -s",), "deny": ("doas rm -rf /",)},
     "su": {"ask": ("su",), "deny": ("su -c 'rm -rf /'",)}, "runuser": {"ask": ("runuser",)},
@@ -440,7 +440,7 @@ _EXAMPLES = {
 }
 
 
-def _examples(model):
+def _examples(model: Model) -> Examples | None:
     return {"allow": (f"{model.name} ls",)} if model.known else {"ask": (f"{model.name} ls",)}
 
 

@@ -30,9 +30,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from ..command import SimpleCommand
 from .invocation import Invocation
+from .kit import CodeCheck, FilesOf, InnerOf, Words, WorkspaceCheck
 from .spec import UNKNOWN, Spec
 
 # `cls` of a model that declares no class: the policy does not know what the program does
@@ -46,9 +47,6 @@ EFFECTS = ("reads", "writes", "writes-tree", "code", "network", "settings")
 FILE_EFFECTS = frozenset({"reads", "writes", "writes-tree"})
 
 Classifier = Callable[[Invocation], "str | None"]
-FilesOf = Callable[[Invocation, Any], list]  # (inv, words) -> [FileUse]
-CodeCheck = Callable[[Invocation, Any], "str | None"]  # (inv, SimpleCommand) -> why it runs code
-InnerOf = Callable[[tuple[str, ...], Any], list]  # (words, SimpleCommand) -> [Inner]
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,7 +77,7 @@ class Model:
     reveals: CodeCheck | None = None
     # -- class --
     cls: str | None | Classifier = UNCLASSIFIED
-    reading: Callable[[Any, Invocation], Invocation] | None = None  # re-read run-time words it understands (kill $!)
+    reading: Callable[[SimpleCommand, Invocation], Invocation] | None = None  # re-read run-time words it understands (kill $!)
     # -- files --
     files: FilesOf | None = None
     names_files: Callable[[Invocation], bool] | None = None  # None: a command of it may name files when `files`
@@ -93,17 +91,17 @@ class Model:
     network: bool = False
     network_check: CodeCheck | None = None  # why a command of it sends a file or its input
     # -- environment --
-    environment: Callable[[Any], str | None] | None = None  # why it changes the environment in a risky way
+    environment: Callable[[SimpleCommand], str | None] | None = None  # why it changes the environment in a risky way
     declares: bool = False  # `NAME=value` words set variables (export, declare, local)
-    assigns_names: Callable[[Any], list[str]] | None = None  # the variables its words name and it sets (read)
-    shows_environment: Callable[[Any], str | None] | None = None  # why it prints the environment
+    assigns_names: Callable[[Words], list[str]] | None = None  # the variables its words name and it sets (read)
+    shows_environment: Callable[[SimpleCommand], str | None] | None = None  # why it prints the environment
     # -- the shell's state --
     changes_directory: bool = False  # cd, pushd, popd
     option_sensitive: bool = False  # a run-time word that may be an option changes what it does
     # what of the workspace's own a command of it runs or reads as settings that name
     # programs (git's hooks, a bare repository's config, a venv's pip.conf, a project's
     # .ackrc): the clause that says so, or None; only with the file system
-    workspace_code: Callable[[Any, Invocation], str | None] | None = None
+    workspace_code: WorkspaceCheck | None = None
     stales_index: bool = False  # a command of it that is not read-only changes what git tracks
     # -- examples --
     # decision -> commands the default policy gives that decision without a floor, in a

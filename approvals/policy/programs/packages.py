@@ -13,17 +13,18 @@ workspace's `.cargo/config.toml` names). Publishing is a remote mutation; runner
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from ..classnames import DESTRUCTIVE, LOCAL, READ_ONLY, REMOTE
 from ..fileuse import FileUse
 from .interpreters import interpreter_code
 from .invocation import Invocation
-from .kit import after, runner, value_uses, with_examples, workspace_venvs
-from .model import Model
+from .kit import Examples, Walk, Words, after, runner, value_uses, with_examples, workspace_venvs
+from .model import Classifier, Model
 from .spec import Spec, spec
 
 FAMILY = "package managers and build tools"
@@ -49,7 +50,7 @@ def _bun_scripts_off(inv: Invocation) -> bool:
         and "false" not in inv.positionals
 
 
-def _package_manager(inv: Invocation):
+def _package_manager(inv: Invocation) -> str | None:
     program = inv.program
     sub = inv.subcommand or (inv.positionals[0] if inv.positionals else "")
     rest = inv.operands if inv.subcommand else inv.positionals[1:]
@@ -82,7 +83,7 @@ def _package_manager(inv: Invocation):
     return None  # run, test, exec, start, npx...: runs project code
 
 
-def _npm_files(inv: Invocation, words) -> list[FileUse]:
+def _npm_files(inv: Invocation, words: Words) -> list[FileUse]:
     if inv.subcommand in ("install", "ci", "uninstall", "update", "link", "prune", "dedupe"):
         return value_uses(inv, ("--prefix", "--cache"), "write", tree=True)  # `npm --prefix /elsewhere install`
     if inv.subcommand == "init":
@@ -152,7 +153,7 @@ def _pip_builds_local(inv: Invocation, words: tuple[str, ...]) -> bool:
     return any(_local_requirement(w) for w in words)
 
 
-def _pip(inv: Invocation):
+def _pip(inv: Invocation) -> str | None:
     sub = inv.subcommand or ""
     if sub in ("list", "show", "freeze", "check", "help", "search", "index", "inspect"):
         return READ_ONLY
@@ -165,7 +166,7 @@ def _pip(inv: Invocation):
     return None
 
 
-def _pip_files(inv: Invocation, words) -> list[FileUse]:
+def _pip_files(inv: Invocation, words: Words) -> list[FileUse]:
     """Where pip installs, downloads or logs to, and the requirement files it reads; `install
     --user` installs into the user's site directory, outside the workspace."""
     user = [FileUse("write", "~/.local", (), True)] if inv.subcommand == "install" and "--user" in inv.options else []
@@ -219,7 +220,7 @@ _CARGO = spec("/limit: /index: /registry: q/quiet v/verbose /color: /frozen /loc
               "h/help V/version /list /explain:")
 
 
-def _uv(inv: Invocation):
+def _uv(inv: Invocation) -> str | None:
     ops = inv.positionals
     sub = ops[0] if ops else ""
     if sub == "publish":
@@ -238,22 +239,22 @@ def _uv(inv: Invocation):
     return None
 
 
-def _pip_settings(walk, inv: Invocation) -> str | None:
+def _pip_settings(walk: Walk, inv: Invocation) -> str | None:
     """A `pip.conf` in a virtual environment of the workspace: the pip of that environment
     reads it (an index, a find-links directory, a build setting of the agent's choosing)."""
     if _pip(inv) is None:
         return None  # it is decided as running the project's code already
     for venv in workspace_venvs(walk):
         conf = posixpath.join(venv, "pip.conf")
-        if walk.remember(("isfile", conf), lambda c=conf: os.path.isfile(c)):
+        if walk.remember(("isfile", conf), functools.partial(os.path.isfile, conf)):
             return f"may read `{conf}`, settings of the workspace's (an index, a build) the agent can write"
     return None
 
 
-def by_subcommand(table: Mapping[str, str], default=None) -> Callable:
+def by_subcommand(table: Mapping[str, str], default: str | None = None) -> Classifier:
     """A class facet that is a table of subcommands (the first operand when the model
     lists none)."""
-    def classify_sub(inv: Invocation):
+    def classify_sub(inv: Invocation) -> str | None:
         sub = inv.subcommand if inv.has_subcommands else (inv.positionals[0] if inv.positionals else "")
         if sub is None and inv.options & {"-v", "--version", "-h", "--help"}:
             return READ_ONLY
@@ -300,7 +301,7 @@ MODELS = [
     Model("twine", FAMILY, "uploads packages", cls=REMOTE),
 ]
 
-_EXAMPLES = {
+_EXAMPLES: dict[str, Examples] = {
     "npm": {"allow": ("npm ls", "npm view react version", "npm config get prefix"),
             "ask": ("npm install", "npm run build", "npm publish", "npm ls --userconfig=./npmrc")},
     "pnpm": {"allow": ("pnpm ls --depth 0",), "ask": ("pnpm install",)}, "yarn": {"ask": ("yarn list",)},
@@ -314,7 +315,7 @@ _EXAMPLES = {
 }
 
 
-def _examples(model):
+def _examples(model: Model) -> Examples | None:
     return {"ask": (f"{model.name} run x" if model.name in ("poetry", "pipenv", "pipx") else f"{model.name} x",)}
 
 

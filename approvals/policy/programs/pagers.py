@@ -15,14 +15,14 @@ from ..fileuse import FileUse
 from .coreutils import reads_all
 from .files import writes_all
 from .invocation import Invocation
-from .kit import operands, raw_values, runs_code, with_examples, written
+from .kit import Examples, Words, operands, raw_values, runs_code, with_examples, written
 from .model import UNCLASSIFIED, Model
 from .spec import spec
 
 FAMILY = "pagers and editors"
 
 
-def _less_files(inv: Invocation, words) -> list[FileUse]:
+def _less_files(inv: Invocation, words: Words) -> list[FileUse]:
     # `-o FILE`/`--log-file`: less copies its input to FILE (when reading a pipe)
     logs = written(raw_values(words, "oO", ("--log-file", "--LOG-FILE")))
     logged = {at for use in logs for at in use.at}
@@ -46,12 +46,12 @@ def _less_code(inv: Invocation, cmd: SimpleCommand) -> str | None:
     return None
 
 
-def _man_files(inv: Invocation, words) -> list[FileUse]:
+def _man_files(inv: Invocation, words: Words) -> list[FileUse]:
     """A name with a slash, or any with -l, is a file man formats and shows."""
     return [FileUse("read", w, at) for w, at in operands(inv, words) if "/" in w or "-l" in inv.options]
 
 
-def edits(inv: Invocation, words) -> list[FileUse]:
+def edits(inv: Invocation, words: Words) -> list[FileUse]:
     """An editor writes the files it names and shows them first."""
     return writes_all(inv, words) + [FileUse("read", w, at) for w, at in operands(inv, words)]
 
@@ -113,7 +113,7 @@ MODELS = [
                                                                       "-batch"}))),
 ]
 
-_EXAMPLES = {
+_EXAMPLES: dict[str, Examples] = {
     "less": {"allow": ("less -R src/app.py", "less +G src/app.py"), "ask": ("less +!id src/app.py", "less .env")},
     "more": {"allow": ("more src/app.py",), "ask": ("more .env",)},
     "bat": {"allow": ("bat -n src/app.py",), "ask": ("bat --pager ./x src/app.py",)},
@@ -122,7 +122,7 @@ _EXAMPLES = {
 }
 
 
-def _examples(model):
+def _examples(model: Model) -> Examples | None:
     return {"ask": (f"{model.name} src/app.py",)}
 
 

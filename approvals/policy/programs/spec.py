@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -61,12 +62,12 @@ class Spec:
                     flags=self.flags, numeric=self.numeric, negatable=self.negatable, runs_until=self.runs_until,
                     any_option=self.any_option)
 
-    def but(self, **changes) -> Spec:
+    def but(self, **changes: Any) -> Spec:
         """This spec with some fields changed (`numeric=True`)."""
         return dataclasses.replace(self, **changes)
 
 
-def spec(table: str, **kwargs) -> Spec:
+def spec(table: str, **kwargs: Any) -> Spec:
     """A Spec from a compact table: `r/recursive R=r f/force C: /git-dir: i?`.
 
     `x` a short option, `x/long` with its long name, `/long` long only, a trailing `:`
@@ -101,12 +102,12 @@ def spec(table: str, **kwargs) -> Spec:
     return Spec(shorts=shorts, longs=longs, values=frozenset(values), attached=frozenset(attached), **kwargs)
 
 
-def gnu(table: str, **kwargs) -> Spec:
+def gnu(table: str, **kwargs: Any) -> Spec:
     """A GNU program's spec: `table` and the `--help` and `--version` every GNU program has."""
     return spec(table + " /help /version", **kwargs)
 
 
-def flags(names: str, values: str = "", **kwargs) -> Spec:
+def flags(names: str, values: str = "", **kwargs: Any) -> Spec:
     """A spec of single-dash options (`find -name x -print`, `terraform fmt -recursive`):
     `names` take no value, `values` take one."""
     return Spec(single_dash=True, flags=frozenset(names.split()), values=frozenset(values.split()), **kwargs)

@@ -13,19 +13,19 @@ from ..fileuse import FileUse
 from ..variables import secret_variable
 from .coreutils import reads_all
 from .invocation import Invocation
-from .kit import runs_code, value_uses, with_examples
+from .kit import Examples, Words, runs_code, value_uses, with_examples
 from .model import UNCLASSIFIED, Model
 from .spec import gnu, spec
 
 FAMILY = "the system"
 
-def _hostname(inv: Invocation):
+def _hostname(inv: Invocation) -> str | None:
     """`hostname NAME`/`-F FILE`/`-b` set the system's name (no class); without, it prints."""
     sets = bool(inv.operands) or bool(inv.options & {"-F", "-b"})
     return None if sets else READ_ONLY
 
 
-def _hostname_files(inv: Invocation, words) -> list[FileUse]:
+def _hostname_files(inv: Invocation, words: Words) -> list[FileUse]:
     return value_uses(inv, ("-f", "-F"), "read")  # it quotes back each line it cannot use
 
 
@@ -45,7 +45,7 @@ def _printenv_shows(cmd: SimpleCommand) -> str | None:
     return None
 
 
-def _crontab_files(inv: Invocation, words) -> list[FileUse]:
+def _crontab_files(inv: Invocation, words: Words) -> list[FileUse]:
     return [] if inv.options & {"-l"} else [FileUse("write", "/var/spool/cron", ())]
 
 
@@ -100,7 +100,7 @@ MODELS = [
           code=runs_code("`batch` schedules commands from its input")),
 ]
 
-_EXAMPLES = {
+_EXAMPLES: dict[str, Examples] = {
     "ps": {"allow": ("ps aux", "ps -eo pid,comm"), "ask": ("ps eww",)},
     "printenv": {"allow": ("printenv PATH",), "ask": ("printenv", "printenv AWS_SECRET_ACCESS_KEY")},
     "hostname": {"allow": ("hostname -f",), "ask": ("hostname box",)},
@@ -110,7 +110,7 @@ _EXAMPLES = {
 }
 
 
-def _examples(model):
+def _examples(model: Model) -> Examples | None:
     if model.cls == DESTRUCTIVE:
         return {"deny": (model.name,)}
     if model.files is not None:

@@ -14,7 +14,7 @@ from ..command import SimpleCommand
 from ..fileuse import FileUse
 from .coreutils import reads_all
 from .invocation import Invocation
-from .kit import Inner, operands, runs_code, value_uses, with_examples, workspace_file
+from .kit import Examples, Inner, Walk, Words, operands, runs_code, value_uses, with_examples, workspace_file
 from .model import UNCLASSIFIED, Model
 from .sed_script import sed_read_files, sed_runs_code
 from .spec import Spec, gnu, spec
@@ -24,7 +24,7 @@ FAMILY = "search and text processing"
 Pairs = list[tuple[str, tuple[int, ...]]]
 
 
-def _script_first(inv: Invocation, words, script_options: tuple[str, ...]) -> Pairs:
+def _script_first(inv: Invocation, words: Words, script_options: tuple[str, ...]) -> Pairs:
     """Operands of grep/sed/awk/jq: the first is the pattern/script unless an option gave it."""
     skip = 0 if any(o in inv.options for o in script_options) else 1
     ops = operands(inv, words, skip)
@@ -50,7 +50,7 @@ _FOLLOWS = {"grep": {"-R"}, "ugrep": {"-R", "--dereference-recursive"}, "rg": {"
             "ag": {"-f", "--follow"}, "ack": {"--follow"}, "pt": {"--follow"}}
 
 
-def _grep_files(inv: Invocation, words) -> list[FileUse]:
+def _grep_files(inv: Invocation, words: Words) -> list[FileUse]:
     program = inv.program
     recursive = (program in _RECURSIVE_ALWAYS or bool(inv.options & {"-r", "-R"})
                  or any(v == "recurse" for v in inv.values.get("-d", ())))  # grep -d recurse, --directories=recurse
@@ -99,7 +99,7 @@ _ACK = spec("i/ignore-case I S/smart-case v/invert-match w/word-regexp Q/literal
             "/noheading /break /nobreak /group /nogroup /color /nocolor /flush f g: /sort-files k/known-types "
             "r R/recurse n/no-recurse /follow /nofollow t/type: /type-add: /type-set: /type-del: /ignore-dir: "
             "/noignore-dir: /ignore-file: /noenv /help /version /filter /nofilter x", numeric=True)
-def _ackrc(walk, inv: Invocation) -> str | None:
+def _ackrc(walk: Walk, inv: Invocation) -> str | None:
     """ack reads the `.ackrc` of the directory it runs in and those above it (unless
     `--noenv`): options of the agent's choosing, a `--pager` among them."""
     if "--noenv" in inv.options:
@@ -113,11 +113,11 @@ _PAGER = runs_code("`--pager` names a program that is run on the output", frozen
 
 # --- sed -----------------------------------------------------------------------------------
 
-def _sed(inv: Invocation):
+def _sed(inv: Invocation) -> str | None:
     return LOCAL if "-i" in inv.options else READ_ONLY
 
 
-def _sed_files(inv: Invocation, words) -> list[FileUse]:
+def _sed_files(inv: Invocation, words: Words) -> list[FileUse]:
     files = _script_first(inv, words, ("-e", "-f"))
     out = [FileUse("read", w, at) for w, at in files] + value_uses(inv, ("-f",), "read")
     scripts = list(inv.values.get("-e", ())) or ([] if "-f" in inv.options else list(inv.operands[:1]))
@@ -169,7 +169,7 @@ def _awk_getline_reads(inv: Invocation) -> list[FileUse]:
     return out
 
 
-def _awk_files(inv: Invocation, words) -> list[FileUse]:
+def _awk_files(inv: Invocation, words: Words) -> list[FileUse]:
     out = [FileUse("read", w, at) for w, at in _script_first(inv, words, ("-f", "-e", "--from-file"))]
     return out + _awk_getline_reads(inv) + value_uses(inv, ("-f",), "read")
 
@@ -217,16 +217,16 @@ _JQ_ONE = frozenset({"-f", "--from-file", "-L", "--indent", "--library-path"})
 _JQ_ENV = re.compile(r"(?<![\w$.])env\b|\$ENV\b")
 
 
-def jq_filter(words) -> str | None:
+def jq_filter(words: Words) -> str | None:
     """The filter jq runs, as written on its command line (None: read from `-f FILE`)."""
     return _jq_words(words)[0]
 
 
-def _jq_files(inv: Invocation, words) -> list[FileUse]:
+def _jq_files(inv: Invocation, words: Words) -> list[FileUse]:
     return _jq_words(words)[1]
 
 
-def _jq_words(words) -> tuple[str | None, list[FileUse]]:
+def _jq_words(words: Words) -> tuple[str | None, list[FileUse]]:
     """jq's files: its inputs after the filter, `-f FILE` (the filter), `--slurpfile NAME
     FILE` and `--rawfile NAME FILE` (read into a variable), `-L DIR` (its modules; `import
     "x" as $d` reads `DIR/x.json`). `--arg`/`--argjson`/`--slurpfile`/`--rawfile` take two
@@ -290,7 +290,7 @@ _JQ = spec("r/raw-output j/join-output a/ascii-output c/compact-output C/color-o
 
 # --- find ----------------------------------------------------------------------------------
 
-def _find(inv: Invocation):
+def _find(inv: Invocation) -> str | None:
     if "-delete" in inv.options:
         return DESTRUCTIVE
     if inv.options & {"-fprint", "-fprint0", "-fprintf", "-fls"}:
@@ -302,7 +302,7 @@ def _find(inv: Invocation):
 _FIND_WRITES = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
 
 
-def _find_files(inv: Invocation, words) -> list[FileUse]:
+def _find_files(inv: Invocation, words: Words) -> list[FileUse]:
     """The files find's `-fprint FILE`-like actions write its listing to (what it runs with
     `-exec` is read as a command of its own)."""
     return [FileUse("write", words[i + 1], (i + 1,)) for i in range(1, len(words) - 1) if words[i] in _FIND_WRITES]
@@ -311,7 +311,7 @@ def _find_files(inv: Invocation, words) -> list[FileUse]:
 _FIND_LINK_OPTIONS = ("-H", "-L", "-P")
 
 
-def _find_inner(words, cmd) -> list[Inner]:
+def _find_inner(words: Words, cmd: SimpleCommand) -> list[Inner]:
     """`find START… -exec CMD {} ;`: `{}` stands for each file under the start paths, so
     the inner command reads (or changes) every file of those trees; a word that only
     contains `{}` is known at run time, and `-exec {} ;` runs each file found."""
@@ -365,7 +365,7 @@ _XML_LOADS = frozenset({"--noent", "--xinclude", "--loaddtd", "--dtdattr", "--va
                         "--schema", "--relaxng", "--schematron", "--catalogs", "--path", "--load-trace"})
 
 
-def _xmllint_files(inv: Invocation, words) -> list[FileUse]:
+def _xmllint_files(inv: Invocation, words: Words) -> list[FileUse]:
     reads = [FileUse("read", w, at) for w, at in operands(inv, words)]
     if any(w.split("=", 1)[0] in _XML_LOADS for w in words[1:]):
         # a document's external entities and XIncludes (`SYSTEM "file:///root/.ssh/id_rsa"`)
@@ -409,7 +409,7 @@ MODELS = [
           cls=UNCLASSIFIED, files=_xmllint_files),
 ]
 
-_EXAMPLES = {
+_EXAMPLES: dict[str, Examples] = {
     "grep": {"allow": ("grep -rn TODO src", "egrep -i 'a|b' src/app.py", "grep -C3 main src/app.py"),
              "ask": ("grep KEY .env", "grep --no-such-option x src")},
     "rg": {"allow": ("rg -n TODO src", "rg --hidden -g '*.py' main"), "ask": ("rg --pre ./x TODO",)},

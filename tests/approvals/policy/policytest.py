@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from approvals.policy import PathContext, RunView, compile_policy, evaluate
+from approvals.policy import Decision, PathContext, RunView, compile_policy, evaluate
 
 CWD = "/home/dev/project"
 
@@ -56,9 +56,6 @@ def assert_cases(policy: Mapping, cases: Sequence, *, paths: PathContext | None 
         raise AssertionError(f"{len(rows)} of {len(cases)} cases disagree:\n{table}")
 
 
-SEVERITY = {"allow": 0, "ask": 1, "deny": 2, "abort": 3}
-
-
 def assert_at_least(policy: Mapping, cases: Sequence, *, paths: PathContext | None = None,
                     cwd: str | None = None, run_view: RunView | None = None) -> None:
     """Like assert_cases, but a case passes with its decision or a stricter one."""
@@ -69,7 +66,7 @@ def assert_at_least(policy: Mapping, cases: Sequence, *, paths: PathContext | No
         request = {"tool": tool, "input": tool_input, "cwd": extra.get("cwd", cwd or CWD)}
         verdict = evaluate(compiled, request, run_view=extra.get("run_view", run_view), grants=extra.get("grants", ()),
                            paths=paths)
-        if SEVERITY[verdict.decision] < SEVERITY[want]:
+        if verdict.decision.severity < Decision(want).severity:
             rows.append((tool, json.dumps(tool_input, ensure_ascii=False), f"at least {want}",
                          f"{verdict.decision} {verdict.rule}"))
     if rows:

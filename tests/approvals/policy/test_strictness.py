@@ -8,8 +8,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from approvals.policy import CLASSES, PathContext, RunView, compile_policy, evaluate
-from approvals.policy.rules import SEVERITY
+from approvals.policy import CLASSES, Decision, PathContext, RunView, compile_policy, evaluate
 from approvals.policy.strictness import loosenings
 
 PRESETS = {p["name"]: p["document"] for p in importlib.import_module("approvals.migrations.0005_policy_presets").PRESETS}
@@ -64,6 +63,26 @@ def test_a_new_ask_rule_is_a_loosening_where_the_default_denies_by_class():
     # `ask rm` would let `rm -rf x` (destructive: denied by class) be approved by a person
     found = loosenings({**STANDARD, "commands": {"ask": ["rm"]}}, STANDARD)
     assert found == ["commands.ask: `rm` may ask about a request the default policy denies (by its commands default or classes)"]
+
+
+def test_an_ask_glob_is_not_covered_by_the_same_allow_glob_which_holds_inside_the_workspace_only():
+    # Found by the property below: `ask ["**"]` asks about /etc/passwd, which the baseline's
+    # `allow ["**"]` leaves to its floor (outside the workspace: denied here).
+    baseline = {"reads": {"allow": ["**"]}, "classes": {"outside-workspace": "deny"}, "default": "allow"}
+    candidate = {**baseline, "reads": {"allow": ["**"], "ask": ["**"]}}
+    read = {"tool": "read", "input": {"file_path": "/etc/passwd"}, "cwd": "/work/app"}
+    paths = PathContext(workspace="/work/app")
+    assert evaluate(compile_policy(baseline), read, paths=paths).decision == Decision.DENY
+    assert evaluate(compile_policy(candidate), read, paths=paths).decision == Decision.ASK
+    assert any(found.startswith("reads.ask: `**`") for found in loosenings(candidate, baseline))
+
+
+def test_an_allow_rule_bounded_lower_in_the_default_is_a_loosening_when_unbounded():
+    baseline = {**STANDARD, "commands": {"allow": [{"match": "rm", "up_to": "local-mutation"}]}}
+    for looser in ("rm", {"match": "rm", "up_to": "destructive"}):
+        found = loosenings({**STANDARD, "commands": {"allow": [looser]}}, baseline)
+        assert "commands.allow: `rm` allows more severe classes than the default policy's rule" in found
+    assert loosenings(baseline, {**STANDARD, "commands": {"allow": ["rm"]}}) == []
 
 
 def test_removing_a_deny_rule_or_adding_an_allow_rule_is_a_loosening():
@@ -249,7 +268,7 @@ def test_a_policy_with_no_loosening_never_decides_a_request_more_loosely(pair):
     for floor in (False, True):
         for tool, tool_input in REQUESTS:
             mine, theirs = decide(candidate, tool, tool_input, floor), decide(baseline, tool, tool_input, floor)
-            assert SEVERITY[mine] >= SEVERITY[theirs], (floor, tool, tool_input, mine, theirs)
+            assert Decision(mine).severity >= Decision(theirs).severity, (floor, tool, tool_input, mine, theirs)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

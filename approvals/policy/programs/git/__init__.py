@@ -11,8 +11,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...classnames import LOCAL
-from ..kit import with_examples
+from ..kit import Examples, with_examples
 from ..model import Model
 from ..spec import ANY_SUB, Spec, spec
 from .classify import classify_git
@@ -58,7 +60,7 @@ _PICK = ("e/edit /no-edit n/no-commit x m/mainline: s/signoff /no-signoff /abort
          "/rerere-autoupdate /no-rerere-autoupdate S/gpg-sign? /no-gpg-sign /cleanup: /reference")
 
 
-def _git(table: str, **kwargs) -> Spec:
+def _git(table: str, **kwargs: Any) -> Spec:
     # parse-options: a boolean option's `--no-` form is an option too
     return spec(table, negatable=True, **kwargs)
 
@@ -242,7 +244,7 @@ MODELS = [
     Model("git-lfs", FAMILY, "git's large-file storage", options=spec("/version /help h"), cls=LOCAL),
 ]
 
-_EXAMPLES = {
+_EXAMPLES: dict[str, Examples] = {
     "git": {"allow": ("git status", "git log --oneline -20", "git diff --stat HEAD~1", "git commit -m wip",
                       "git pull origin main", "git rev-parse --show-toplevel", "git stash list --oneline"),
             "ask": ("git push origin main", "git pull https://other.example/x main", "git -c core.pager=./x log",

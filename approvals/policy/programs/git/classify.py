@@ -15,7 +15,7 @@ GIT_LOCAL = frozenset({"add", "commit", "switch", "merge", "rebase", "cherry-pic
                        "submodule", "notes", "bisect", "format-patch", "restore-staged", "sparse-checkout"})
 
 
-def classify_git(inv: Invocation):
+def classify_git(inv: Invocation) -> str | None:
     sub = inv.subcommand
     if sub is None:
         return READ_ONLY  # `git --version`, `git -C x` alone

@@ -10,10 +10,18 @@ when the repository has any (`script_eval`).
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
 import stat
+from collections.abc import Callable
+from typing import TypeVar, cast
+
+from ..invocation import Invocation
+from ..kit import Walk
+
+T = TypeVar("T")
 
 _HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.*?)\s*$", re.IGNORECASE | re.MULTILINE)
 _LEVELS = 64  # directories walked up from the working directory, at most
@@ -43,11 +51,11 @@ def _signature(path: str) -> tuple[int, int, int] | None:
     return st.st_mtime_ns, st.st_size, st.st_ino
 
 
-def _remembered(kind: str, path: str, read):
+def _remembered(kind: str, path: str, read: Callable[[str], T]) -> T | None:
     signature = _signature(path)
     hit = _READ.get((kind, path))
     if hit is not None and hit[0] == signature and signature is not None:
-        return hit[1]
+        return cast("T | None", hit[1])  # what `read` gave for this kind
     value = read(path) if signature is not None else None
     if len(_READ) > _READ_LIMIT:
         _READ.clear()
@@ -89,10 +97,10 @@ def hooks_of(git_dir: str) -> tuple[str, ...]:
         common = posixpath.normpath(posixpath.join(git_dir, str(pointer).strip()))
     configured = _remembered("config", posixpath.join(common, "config"), _config_programs)
     if configured:
-        return configured  # type: ignore[return-value]
+        return configured
     hooks = posixpath.join(common, "hooks")
     names = _remembered("hooks", hooks, _hook_names) or ()
-    return tuple(n for n in names if os.access(posixpath.join(hooks, n), os.X_OK))  # type: ignore[attr-defined]
+    return tuple(n for n in names if os.access(posixpath.join(hooks, n), os.X_OK))
 
 
 _SECTION = re.compile(r"^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+\"([^\"]*)\")?\s*\]", re.MULTILINE)
@@ -193,7 +201,7 @@ _HOOKED = frozenset({"commit", "merge", "pull", "rebase", "cherry-pick", "revert
 _HOOKS_ON_ANY = frozenset({"reference-transaction", "post-index-change"})
 
 
-def repository_code(walk, inv) -> str | None:
+def repository_code(walk: Walk, inv: Invocation) -> str | None:
     """What of the workspace's a git command runs: the repository's hooks, or the settings
     of a repository the agent can write (`repository_hooks`, `writable_git_dir`)."""
     hooks = repository_hooks(walk, inv)
@@ -211,20 +219,20 @@ def repository_code(walk, inv) -> str | None:
     return None
 
 
-def _found_git_dir(walk, start: str) -> str | None:
+def _found_git_dir(walk: Walk, start: str) -> str | None:
     """The git directory found from `start`, looked for once per script."""
     ceilings = walk.resolver.ctx.protected_dirs
     return walk.remember(("git-dir", start), lambda: _git_dir(start, ceilings))
 
 
-def _starts(walk, inv) -> list[str]:
+def _starts(walk: Walk, inv: Invocation) -> list[str]:
     starts = [c for c in walk.cwds if c is not None]
     for value in inv.values.get("-C", ()):
         starts = [posixpath.join(c, value) for c in starts] if not value.startswith("/") else [value]
     return starts
 
 
-def repository_hooks(walk, inv) -> tuple[str, ...]:
+def repository_hooks(walk: Walk, inv: Invocation) -> tuple[str, ...]:
     """The hooks of the repository a git command works in that it may run: installed ones
     (a hook can run any file of the workspace — `npm test`, `.husky/pre-commit`,
     `.pre-commit-config.yaml`), `core.hooksPath` set, or a setting naming a program in the
@@ -238,7 +246,7 @@ def repository_hooks(walk, inv) -> tuple[str, ...]:
         git_dir = _found_git_dir(walk, start)
         if git_dir is None:
             continue
-        for hook in walk.remember(("git-hooks", git_dir), lambda g=git_dir: hooks_of(g)):
+        for hook in walk.remember(("git-hooks", git_dir), functools.partial(hooks_of, git_dir)):
             if hook not in found:
                 found.append(hook)
     if not found:

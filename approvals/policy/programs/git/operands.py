@@ -44,12 +44,16 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from ...classnames import READ_ONLY
 from ...fileuse import FileUse
 from ..invocation import WILD, Invocation
+from ..kit import Words
 from .classify import classify_git
+
+_Where = tuple[str, tuple[int, ...]]  # (the directory `git -C` names, as written; its words' indices)
 
 
 class _Operand(NamedTuple):
@@ -126,7 +130,7 @@ def may_name_files_git(inv: Invocation) -> bool:
 _GIT_WHERE = ("-C", "--git-dir", "--work-tree")
 
 
-def git_file_uses(inv: Invocation, words) -> list[FileUse]:
+def git_file_uses(inv: Invocation, words: Words) -> list[FileUse]:
     """The files a git command reads or writes."""
     if not may_name_files_git(inv):
         return []
@@ -137,7 +141,7 @@ def git_file_uses(inv: Invocation, words) -> list[FileUse]:
     return out + _writes(inv, words) + _reads(inv, words)
 
 
-def _values(inv: Invocation, options) -> list[tuple[str, int]]:
+def _values(inv: Invocation, options: Iterable[str]) -> list[tuple[str, int]]:
     """(value, index) of each non-empty value given to `options`."""
     given = inv.values
     out = []
@@ -147,7 +151,7 @@ def _values(inv: Invocation, options) -> list[tuple[str, int]]:
     return out
 
 
-def _operands(inv: Invocation, words) -> list[_Operand]:
+def _operands(inv: Invocation, words: Words) -> list[_Operand]:
     ends = _dashdash_at(inv, words)
     out = []
     for k in range(inv.operands_from, len(inv.positionals)):
@@ -158,7 +162,7 @@ def _operands(inv: Invocation, words) -> list[_Operand]:
     return out
 
 
-def _dashdash_at(inv: Invocation, words) -> int:
+def _dashdash_at(inv: Invocation, words: Words) -> int:
     """The index of the `--` that ended the options (past the end when none did)."""
     if inv.end_of_options:
         taken = set(inv.positional_at) | {i for ats in inv.value_at.values() for i in ats}
@@ -168,7 +172,7 @@ def _dashdash_at(inv: Invocation, words) -> int:
     return len(words)
 
 
-def _writes(inv: Invocation, words) -> list[FileUse]:
+def _writes(inv: Invocation, words: Words) -> list[FileUse]:
     sub = inv.subcommand
     if sub == "config":
         setting = not (inv.options & {"--get", "--get-all", "--get-regexp", "-l", "--list", "--get-urlmatch"}) \
@@ -258,12 +262,12 @@ def _literal_part(path: str) -> str:
     return path
 
 
-def _write(where: tuple[str, tuple[int, ...]], path: str, at: tuple[int, ...], follow: bool = True) -> FileUse:
+def _write(where: _Where, path: str, at: tuple[int, ...], follow: bool = True) -> FileUse:
     word, word_at = _in(where, path, at)
     return FileUse("write", word, word_at, True, follow)
 
 
-def _reads(inv: Invocation, words) -> list[FileUse]:
+def _reads(inv: Invocation, words: Words) -> list[FileUse]:
     sub = inv.subcommand
     where = _where(inv)
     if sub == "config":
@@ -291,7 +295,7 @@ def _grep_pattern_given(inv: Invocation) -> bool:
     return bool(inv.options & {"-e", "-f"}) or any(o.startswith(("--reg", "--file")) for o in inv.options)
 
 
-def _where(inv: Invocation) -> tuple[str, tuple[int, ...]]:
+def _where(inv: Invocation) -> _Where:
     """The directory `git -C DIR` runs in, relative to the working directory ("" when none),
     and the indices of its words (a `-C` after the subcommand is `commit -C COMMIT`)."""
     sub_at = inv.positional_at[0] if inv.positional_at else 1 << 30
@@ -303,12 +307,12 @@ def _where(inv: Invocation) -> tuple[str, tuple[int, ...]]:
     return base, at
 
 
-def _read(where: tuple[str, tuple[int, ...]], path: str, at: int | None = None, tree: bool = False) -> FileUse:
+def _read(where: _Where, path: str, at: int | None = None, tree: bool = False) -> FileUse:
     word, word_at = _in(where, path, (at,) if at is not None else ())
     return FileUse("read", word, word_at, tree)
 
 
-def _in(where: tuple[str, tuple[int, ...]], path: str, at: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
+def _in(where: _Where, path: str, at: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
     """A path as `git -C DIR` reads it, and the indices of the words it comes from."""
     base, base_at = where
     return (posixpath.join(base, path) if base and not path.startswith(("/", "~")) else path), base_at + at
@@ -335,7 +339,7 @@ def object_path(word: str) -> str | None:
     return None
 
 
-def _object_reads(inv: Invocation, ops: list[_Operand], where) -> list[FileUse]:
+def _object_reads(inv: Invocation, ops: list[_Operand], where: _Where) -> list[FileUse]:
     tree = inv.subcommand in _TREE_OBJECTS
     out = []
     for op in ops:
@@ -390,7 +394,7 @@ def _pathspec(word: str, icase: bool) -> tuple[str, str, bool] | None:
     return path, path, top
 
 
-def _specs(ops, where, tree: bool, icase: bool) -> list[FileUse]:
+def _specs(ops: list[_Operand], where: _Where, tree: bool, icase: bool) -> list[FileUse]:
     """Reads of pathspecs: with `tree`, a directory's tree and a pattern's literal directory's
     tree; without, the path named (git skips ignored files)."""
     out = []
@@ -404,7 +408,7 @@ def _specs(ops, where, tree: bool, icase: bool) -> list[FileUse]:
     return out
 
 
-def _pathspec_reads(inv: Invocation, ops: list[_Operand], where) -> list[FileUse]:
+def _pathspec_reads(inv: Invocation, ops: list[_Operand], where: _Where) -> list[FileUse]:
     sub = inv.subcommand
     icase = "--icase-pathspecs" in inv.options
     named = [op for op in ops if op.after_dashdash or not _object_or_revision(op.word)]
@@ -431,7 +435,7 @@ def _pathspec_reads(inv: Invocation, ops: list[_Operand], where) -> list[FileUse
     return []
 
 
-def _grep_reads(ops: list[_Operand], where, icase: bool) -> list[FileUse]:
+def _grep_reads(ops: list[_Operand], where: _Where, icase: bool) -> list[FileUse]:
     """The trees `git grep` searches (its pattern left out): its pathspecs', else the working
     directory's (`git grep KEY`, or pathspecs that only exclude); a `REV:DIR` operand is read
     by `_object_reads`, a bare revision searches history (not modelled)."""
@@ -448,14 +452,14 @@ def _object_or_revision(word: str) -> bool:
     return word not in ("..", "...") and bool(_REVISION.fullmatch(word) or _RANGE.search(word))
 
 
-def _add_reads(inv: Invocation, ops: list[_Operand], where, icase: bool) -> list[FileUse]:
+def _add_reads(inv: Invocation, ops: list[_Operand], where: _Where, icase: bool) -> list[FileUse]:
     force = "-f" in inv.options  # adds ignored files too: what it names is read as a tree
     out = _specs(ops, where, force, icase)
     everything = "-A" in inv.options or bool(ops)  # `add -Af`, or pathspecs that only exclude
     return out or ([_read(where, ".", None, True)] if force and everything else [])
 
 
-def _stash_reads(inv: Invocation, ops: list[_Operand], where, icase: bool) -> list[FileUse]:
+def _stash_reads(inv: Invocation, ops: list[_Operand], where: _Where, icase: bool) -> list[FileUse]:
     action = ops[0].word if ops and not ops[0].after_dashdash else None
     if action not in (None, "push", "save"):
         return []  # `stash show|apply|pop|drop stash@{0}`
@@ -465,7 +469,7 @@ def _stash_reads(inv: Invocation, ops: list[_Operand], where, icase: bool) -> li
     return out or ([_read(where, ".", None, True)] if every else [])
 
 
-def _option_reads(inv: Invocation, words, where) -> list[FileUse]:
+def _option_reads(inv: Invocation, words: Words, where: _Where) -> list[FileUse]:
     out = []
     for value, at in _values(inv, _FILE_OPTIONS):
         out.append(_STDIN_READ if value == "-" else _read(where, value, at))
