@@ -23,6 +23,7 @@ from approvals import policy as core
 from approvals.models import Approval, Grant, Policy
 from infra.prepared import Prepared
 from runs.errors import RunError
+from runs.events import Event
 from runs.models import Activity
 
 PendingSort = Literal["deadline", "oldest", "newest"]
@@ -236,7 +237,7 @@ def subagents_asking(approvals: Iterable[Approval]) -> dict[int, str]:
     if not claude:
         return {}
     calls = (
-        Activity.objects.filter(run_id__in={a.run_id for a in claude}, kind="tool", event="tool", payload__name__in=SUBAGENT_TOOLS)
+        Activity.objects.filter(run_id__in={a.run_id for a in claude}, kind="tool", event=Event.TOOL, payload__name__in=SUBAGENT_TOOLS)
         .order_by("run_id", "seq")
         .values_list("run_id", "created_at", "payload")
     )

@@ -29,6 +29,7 @@ from approvals.models import Approval, Grant, SecretAnswer, Signoff
 from approvals.policy_versions import policy_save  # the policies' writes live there; re-exported
 from infra import broadcast, clock, pg_doorbell
 from infra.prepared import Prepared
+from runs.events import ApprovalResolved, Event, GrantCreated, GrantRevoked
 from runs.leases import fence
 from runs.models import Run, Step
 from runs.timeline import activity_record, run_wake_on_commit
@@ -136,7 +137,7 @@ def _resolve(approval: Approval, *, status: str, user: Any, via: str, **fields: 
         setattr(approval, name, value)
 
 
-def _after_resolution(approval: Approval, *, event_payload: Mapping[str, Any], asleep: bool | None = None) -> None:
+def _after_resolution(approval: Approval, *, event_payload: ApprovalResolved, asleep: bool | None = None) -> None:
     """The resolution's activity, the run's status, and the doorbells after commit. `asleep`:
     whether the run is hibernated, when the caller read it with the approval."""
     approval_id, run_id = approval.pk, approval.run_id
@@ -147,7 +148,7 @@ def _after_resolution(approval: Approval, *, event_payload: Mapping[str, Any], a
     broadcast.send_on_commit(broadcast.run_group(run_id), {"type": "approval.resolved", "approval_id": approval_id},
                              urgent=not pg_doorbell.enabled())
     run_wake_on_commit(run_id=run_id, asleep=asleep)
-    event = "user-input.resolved" if approval.kind == Approval.Kind.QUESTION else "approval.resolved"
+    event = Event.USER_INPUT_RESOLVED if approval.kind == Approval.Kind.QUESTION else Event.APPROVAL_RESOLVED
     activity_record(run_id=run_id, kind=activity_kind(approval.kind), event=event, payload=event_payload)
     run_status_sync(run_id=run_id)
     broadcast.fragment_on_commit(
@@ -240,22 +241,24 @@ def approval_decide(
                 user=user,
                 approval=approval,
             )
+        resolved: ApprovalResolved = {
+            "approval": approval.pk,
+            "decision": status,
+            "reason": reason,
+            "scope": scope,
+            "mode": mode,
+            "by": getattr(user, "username", "") or "",
+            "via": via,
+            "grant": grant.pk if grant else None,
+        }
+        if edited is not None:
+            resolved.update({"edited": True, "input": approval.request.get("input"), "edited_input": edited["input"],
+                             "edited_verdict": edited_verdict.decision if edited_verdict else "",
+                             "edited_rule": edited_verdict.rule if edited_verdict else ""})
         _after_resolution(
             approval,
             asleep=approval.run.hibernated_at is not None,  # read (locked) with the approval
-            event_payload={
-                "approval": approval.pk,
-                "decision": status,
-                "reason": reason,
-                "scope": scope,
-                "mode": mode,
-                "by": getattr(user, "username", "") or "",
-                "via": via,
-                "grant": grant.pk if grant else None,
-                **({"edited": True, "input": approval.request.get("input"), "edited_input": edited["input"],
-                    "edited_verdict": edited_verdict.decision if edited_verdict else "",
-                    "edited_rule": edited_verdict.rule if edited_verdict else ""} if edited is not None else {}),
-            },
+            event_payload=resolved,
         )
     if grant is not None:
         grant_settle_pending(grant=grant, user=user)
@@ -302,7 +305,7 @@ def _second_signoff(approval: Approval, user: Any, via: str) -> bool:
     Signoff.objects.create(approval=approval, user=user, via=via)
     if len(given) + 1 >= approval.APPROVALS_REQUIRED:
         return True
-    activity_record(run_id=approval.run_id, kind="approval", event="approval.signed_off", payload={
+    activity_record(run_id=approval.run_id, kind="approval", event=Event.APPROVAL_SIGNED_OFF, payload={
         "approval": approval.pk, "by": getattr(user, "username", "") or "", "via": via,
         "approvals_given": len(given) + 1, "approvals_required": approval.APPROVALS_REQUIRED,
     })
@@ -527,10 +530,8 @@ def grant_create(
             approval=approval,
         )
         for run_id in Run.objects.filter(session_id=session_id).exclude(status__in=Run.FINISHED).values_list("id", flat=True):
-            activity_record(
-                run_id=run_id, kind="notice", event="grant.created",
-                payload={"grant": grant.pk, "rule": rule, "label": label, "by": getattr(user, "username", "") or ""},
-            )
+            created: GrantCreated = {"grant": grant.pk, "rule": rule, "label": label, "by": getattr(user, "username", "") or ""}
+            activity_record(run_id=run_id, kind="notice", event=Event.GRANT_CREATED, payload=created)
     return grant
 
 
@@ -548,9 +549,7 @@ def grant_revoke(*, grant: Grant, user: Any = None) -> Grant:
         changed = Grant.objects.filter(pk=grant.pk, revoked_at__isnull=True).update(revoked_at=clock.now())
         if changed:
             for run_id in Run.objects.filter(session_id=grant.session_id).exclude(status__in=Run.FINISHED).values_list("id", flat=True):
-                activity_record(
-                    run_id=run_id, kind="notice", event="grant.revoked",
-                    payload={"grant": grant.pk, "by": getattr(user, "username", "") or ""},
-                )
+                revoked: GrantRevoked = {"grant": grant.pk, "by": getattr(user, "username", "") or ""}
+                activity_record(run_id=run_id, kind="notice", event=Event.GRANT_REVOKED, payload=revoked)
     grant.refresh_from_db()
     return grant

@@ -47,6 +47,7 @@ from drivers.base import Decision, ToolRequest
 from drivers.runegress import INSIDE_PORT, RunEgress
 from infra import clock
 from infra.broadcast import run_group
+from runs.events import Event
 from runs.leases import LeaseLost
 from runs.models import Activity, Run, Step
 from runs.selectors import runtime_mode_for
@@ -71,7 +72,10 @@ def _policy_of(run_id: int) -> tuple[Any, str]:
     return Run.objects.values_list("policy_document", "policy_version").get(pk=run_id)
 
 
-_TURN_EVENTS = {"started": "turn.started", "start": "turn.started", "completed": "turn.completed", "end": "turn.completed"}
+# A driver's turn by its phase (its protocol's words); its other kinds are their own event.
+_TURN_EVENTS = {"started": Event.TURN_STARTED, "start": Event.TURN_STARTED,
+                "completed": Event.TURN_COMPLETED, "end": Event.TURN_COMPLETED}
+_KIND_EVENTS = {"message": Event.MESSAGE, "tool": Event.TOOL, "usage": Event.USAGE, "notice": Event.NOTICE}
 
 
 class WorkerRunContext:
@@ -306,12 +310,12 @@ class WorkerRunContext:
     async def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
         if kind not in DRIVER_ACTIVITY_KINDS:
             kind = "notice"
-        event = kind
+        event = _KIND_EVENTS.get(kind, Event.NOTICE)
         if kind == "turn":
             # Drivers say a turn starts or ends in their protocol's words (event/phase): one
             # vocabulary on the timeline; a turn's start records the modes in force for it.
-            event = _TURN_EVENTS.get(str(payload.get("event") or payload.get("phase") or ""), "turn.update")
-            if event == "turn.started":
+            event = _TURN_EVENTS.get(str(payload.get("event") or payload.get("phase") or ""), Event.TURN_UPDATE)
+            if event == Event.TURN_STARTED:
                 payload = {**payload, "runtime_mode": self.runtime_mode, "interaction_mode": self.interaction_mode}
         if self._replay_activities and kind != "notice":
             # A run replayed from its prompt says again what it already said: record it once.

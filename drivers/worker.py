@@ -33,6 +33,7 @@ from integrations.notifications.sender import notifications_loop
 from integrations.webhooks.sender import outbox_loop
 from repos.errors import RepositoryError
 from repos.services import deliveries_due, deliveries_perform, workspace_make, workspace_record, workspace_to_make
+from runs.events import Event
 from runs.leases import LeaseLost, run_claim_and_read, run_release, runs_claimable, runs_heartbeat, runs_leased
 from runs.models import Run
 from runs.retention import cleanup
@@ -362,7 +363,7 @@ class Supervisor:
 
     async def _notice(self, run_id: int, payload: dict[str, Any]) -> None:
         try:
-            await _db(activity_record)(run_id=run_id, kind="notice", event="notice", payload=payload, owner=self.owner)
+            await _db(activity_record)(run_id=run_id, kind="notice", event=Event.NOTICE, payload=payload, owner=self.owner)
         except Exception:
             logger.exception("could not record a notice on run %s", run_id)
 

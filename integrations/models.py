@@ -6,6 +6,8 @@ from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 
+from runs.events import Event as ActivityEvent
+
 
 class Scope(models.TextChoices):
     """What a token may do, checked on every endpoint on top of the user's permissions."""
@@ -101,8 +103,11 @@ class WebhookEndpoint(models.Model):
     """Where Gatehouse posts signed events."""
 
     class Event(models.TextChoices):
-        APPROVAL_REQUESTED = "approval.requested"
-        APPROVAL_RESOLVED = "approval.resolved"
+        """A webhook's event: an approval's two are the activity events of the same name
+        (a question's `user-input.*` are sent as them), `run.finished` any run's end."""
+
+        APPROVAL_REQUESTED = ActivityEvent.APPROVAL_REQUESTED.value
+        APPROVAL_RESOLVED = ActivityEvent.APPROVAL_RESOLVED.value
         RUN_FINISHED = "run.finished"
 
     url = models.URLField(max_length=2000)

@@ -37,10 +37,11 @@ from approvals.selectors import approvals_pending
 from infra import broadcast
 from project.api import ApiError
 from runs.api import ActivityOutput
+from runs.events import Event
 from runs.models import Activity, Run
 
 BATCH = 200
-APPROVAL_EVENTS = ("approval.requested", "approval.resolved", "user-input.requested", "user-input.resolved")
+APPROVAL_EVENTS = (Event.APPROVAL_REQUESTED, Event.APPROVAL_RESOLVED, Event.USER_INPUT_REQUESTED, Event.USER_INPUT_RESOLVED)
 # Activities of other runs may commit out of id order (PostgreSQL): look back this far.
 LOOKBACK = 500
 

@@ -21,6 +21,7 @@ from infra import broadcast
 from repos import crypto, git
 from repos.errors import RepositoryError
 from repos.models import Delivery, Repository
+from runs.events import ApprovalRequested, Event
 from runs.leases import fence
 from runs.models import Run
 from runs.timeline import activity_record
@@ -178,7 +179,7 @@ def workspace_record(*, run: Run, made: dict[str, str], owner: str | None = None
     with transaction.atomic():
         fence(run.pk, owner)
         Run.objects.filter(pk=run.pk).update(workspace=made["workspace"], branch=made["branch"], base_commit=made["base"])
-        activity_record(run_id=run.pk, kind="run", event="run.workspace", owner=owner, payload={
+        activity_record(run_id=run.pk, kind="run", event=Event.RUN_WORKSPACE, owner=owner, payload={
             "repository": run.repository.name if run.repository else "", **made})
     run.workspace, run.branch, run.base_commit = made["workspace"], made["branch"], made["base"]
     return run
@@ -277,9 +278,10 @@ def delivery_request(*, run: Run, user: Any, action: str = "push") -> Delivery:
         )
         delivery = Delivery.objects.create(run=run, approval=approval, action=action, branch=branch, commit=commit,
                                            requested_by=user if getattr(user, "pk", None) else None)
-        activity_record(run_id=run.pk, kind="approval", event="approval.requested", payload={
+        requested: ApprovalRequested = {
             "approval": approval.pk, "kind": Approval.Kind.DELIVERY, "subtype": action, "commit": commit, "branch": branch,
-            "by": getattr(user, "username", "") or "", "deadline": approval.deadline.isoformat() if approval.deadline else None})
+            "by": getattr(user, "username", "") or "", "deadline": approval.deadline.isoformat() if approval.deadline else None}
+        activity_record(run_id=run.pk, kind="approval", event=Event.APPROVAL_REQUESTED, payload=requested)
         broadcast.fragment_on_commit([broadcast.INBOX_GROUP, broadcast.run_console_group(run.pk)], "approval_added",
                                      approval_id=approval.pk)
     return delivery
@@ -305,7 +307,7 @@ def deliveries_perform() -> list[int]:
         run, approval = delivery.run, delivery.approval
         if approval.status != Approval.Status.APPROVED:
             if _finish(delivery.pk, frm=Delivery.Status.PENDING, to=Delivery.Status.DENIED):
-                activity_record(run_id=run.pk, kind="run", event="run.delivery_refused", payload={
+                activity_record(run_id=run.pk, kind="run", event=Event.RUN_DELIVERY_REFUSED, payload={
                     "delivery": delivery.pk, "approval": approval.pk, "status": approval.status, "reason": approval.reason})
                 done.append(delivery.pk)
             continue
@@ -321,11 +323,11 @@ def deliveries_perform() -> list[int]:
         except (git.GitError, RepositoryError) as exc:
             message = str(exc)
             _finish(delivery.pk, frm=Delivery.Status.PUSHING, to=Delivery.Status.FAILED, error=message)
-            activity_record(run_id=run.pk, kind="run", event="run.delivery_failed", payload={
+            activity_record(run_id=run.pk, kind="run", event=Event.RUN_DELIVERY_FAILED, payload={
                 "delivery": delivery.pk, "error": message})
         else:
             _finish(delivery.pk, frm=Delivery.Status.PUSHING, to=Delivery.Status.PUSHED)
-            activity_record(run_id=run.pk, kind="run", event="run.delivered", payload={
+            activity_record(run_id=run.pk, kind="run", event=Event.RUN_DELIVERED, payload={
                 "delivery": delivery.pk, "approval": approval.pk, "repository": repository.name, "branch": delivery.branch,
                 "commit": delivery.commit, "by": approval.decided_by.get_username() if approval.decided_by else ""})
         done.append(delivery.pk)

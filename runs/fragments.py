@@ -21,12 +21,13 @@ from django.template.loader import render_to_string
 
 from approvals.models import Approval
 from approvals.selectors import approval_facets, grants_active, subagents_asking
+from runs.events import Event
 from runs.models import Activity, Run
 from runs.selectors import steps_by_seq
 
 logger = logging.getLogger(__name__)
 
-GRANT_EVENTS = {"grant.created", "grant.revoked"}
+GRANT_EVENTS = {Event.GRANT_CREATED, Event.GRANT_REVOKED}
 
 
 class Rendered(str):

@@ -9,6 +9,7 @@ from django.db.models import F, Func, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce, RowNumber
 
 from approvals.models import Approval, Grant
+from runs.events import Event
 from runs.models import Activity, AgentSession, Run, RuntimeMode, Step
 
 RUNS_PER_SESSION_ROW = 3
@@ -100,7 +101,7 @@ def timeline_page(run: Run, *, before: int | None = None, after: int | None = No
 
 def steps_by_seq(run_id: int, activities: list[Activity]) -> dict[int, Step]:
     """The steps the timeline's finished tools name (for their duration), in one query."""
-    named = [a.payload.get("step") for a in activities if a.event == "tool.finished" and isinstance(a.payload, dict)]
+    named = [a.payload.get("step") for a in activities if a.event == Event.TOOL_FINISHED and isinstance(a.payload, dict)]
     seqs = {s for s in named if isinstance(s, int)}
     if not seqs:
         return {}

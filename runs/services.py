@@ -25,6 +25,7 @@ from infra import broadcast
 from repos.git import ref_problem
 from repos.models import Repository
 from runs.errors import RunError
+from runs.events import Event, RunFinished
 from runs.floor import run_floor_check
 from runs.leases import fence
 from runs.models import AgentSession, InteractionMode, Run, RuntimeMode
@@ -235,7 +236,7 @@ def run_create(
         activity_record(
             run_id=run.pk,
             kind="run",
-            event="run.created",
+            event=Event.RUN_CREATED,
             payload={"driver": driver, "prompt": prompt, "by": getattr(user, "username", "") or ""},
         )
         run_id = run.pk
@@ -321,10 +322,10 @@ def run_mark_running(*, run_id: int, resumed: bool = False, owner: str | None = 
         first = Run.objects.filter(pk=run_id, started_at__isnull=True).update(started_at=now)
         moved = _transition(run_id, Run.Status.RUNNING)
         if first and moved:
-            activity_record(run_id=run_id, kind="run", event="run.started", payload={})
+            activity_record(run_id=run_id, kind="run", event=Event.RUN_STARTED, payload={})
         elif resumed:
             # (A decision made while no worker owned it may already have set it running.)
-            activity_record(run_id=run_id, kind="run", event="run.resumed", payload={})
+            activity_record(run_id=run_id, kind="run", event=Event.RUN_RESUMED, payload={})
 
 
 def run_record_process(*, run_id: int, record: Mapping[str, Any], owner: str | None = None) -> None:
@@ -342,7 +343,7 @@ def run_hibernate(*, run_id: int, owner: str | None = None) -> None:
     with transaction.atomic():
         fence(run_id, owner)
         Run.objects.filter(pk=run_id).update(hibernated_at=timezone.now(), owner="", heartbeat_at=None)
-        activity_record(run_id=run_id, kind="run", event="run.hibernated",
+        activity_record(run_id=run_id, kind="run", event=Event.RUN_HIBERNATED,
                         payload={"text": "Asleep: the agent was stopped while a person decides; a decision wakes it."})
         broadcast.fragment_on_commit(
             [broadcast.run_console_group(run_id), broadcast.INBOX_GROUP], "run_status", run_id=run_id
@@ -354,7 +355,7 @@ def run_woke(*, run_id: int, owner: str | None = None) -> None:
     with transaction.atomic():
         fence(run_id, owner)
         if Run.objects.filter(pk=run_id, hibernated_at__isnull=False).update(hibernated_at=None):
-            activity_record(run_id=run_id, kind="run", event="run.woke", payload={})
+            activity_record(run_id=run_id, kind="run", event=Event.RUN_WOKE, payload={})
 
 
 def run_forget_processes(*, run_id: int, owner: str | None = None) -> None:
@@ -399,12 +400,12 @@ def run_finish(
         if not _transition(run_id, status, **fields):
             return False
         approvals_detach_for_run(run_id=run_id, cancelled=status == Run.Status.CANCELLED)
-        payload: dict[str, Any] = {"status": status}
+        payload: RunFinished = {"status": status}
         if failure_reason:
             payload["failure_reason"] = failure_reason
         if detail:
             payload["detail"] = detail
-        activity_record(run_id=run_id, kind="run", event=f"run.{status}", payload=payload)
+        activity_record(run_id=run_id, kind="run", event=Event(f"run.{status}"), payload=payload)
     return True
 
 
@@ -418,7 +419,7 @@ def run_cancel(*, run: Run, user: Any = None) -> Run:
             raise RunError("already_finished", f"run {run.pk} already {run.status}")
         Run.objects.filter(pk=run.pk).update(cancel_requested=True)
         activity_record(
-            run_id=run.pk, kind="run", event="run.cancel_requested", payload={"by": getattr(user, "username", "")}
+            run_id=run.pk, kind="run", event=Event.RUN_CANCEL_REQUESTED, payload={"by": getattr(user, "username", "")}
         )
         run_id = run.pk
         broadcast.send_on_commit(broadcast.run_group(run_id), {"type": "run.cancel", "run_id": run_id})
@@ -449,7 +450,7 @@ def session_set_run_policy(*, session: AgentSession, run_policy: Mapping[str, An
         return session
     with transaction.atomic():
         AgentSession.objects.filter(pk=session.pk).update(run_policy=value)
-        _record_on_open_runs(session, seen_from_run, "session.run_policy_changed", {
+        _record_on_open_runs(session, seen_from_run, Event.SESSION_RUN_POLICY_CHANGED, {
             "run_policy": value, "by": getattr(user, "username", "") or "", "applies": "from the session's next run"})
     session.refresh_from_db()
     return session
@@ -470,7 +471,7 @@ def _refuse_foreign_change(session: AgentSession, user: Any) -> None:
                        "the permission runs.change_agentsession.", field="session")
 
 
-def _record_on_open_runs(session: AgentSession, seen_from_run: int | None, event: str, payload: Mapping[str, Any]) -> None:
+def _record_on_open_runs(session: AgentSession, seen_from_run: int | None, event: Event, payload: Mapping[str, Any]) -> None:
     """A change to a session is recorded on its open runs and on the run it was made from."""
     run_ids = set(Run.objects.filter(session=session).exclude(status__in=Run.FINISHED).values_list("id", flat=True))
     if seen_from_run is not None and Run.objects.filter(pk=seen_from_run, session=session).exists():
@@ -519,7 +520,7 @@ def session_set_modes(
         if not changes:
             return session
         AgentSession.objects.filter(pk=session.pk).update(**changes, modes_set_by=user if getattr(user, "pk", None) else None)
-        _record_on_open_runs(session, seen_from_run, "session.modes_changed",
+        _record_on_open_runs(session, seen_from_run, Event.SESSION_MODES_CHANGED,
                              {**changes, "by": getattr(user, "username", "") or "", "applies": "from the next turn"})
     session.refresh_from_db()
     return session

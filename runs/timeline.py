@@ -13,6 +13,7 @@ from django.db import connection, transaction
 from django.db.models.signals import post_save
 
 from infra import broadcast
+from runs.events import Event, Notice
 from runs.leases import LeaseLost
 from runs.models import Activity, Run
 
@@ -23,7 +24,7 @@ DRIVER_ACTIVITY_KINDS = {"turn", "message", "tool", "usage", "notice"}
 
 
 def activity_record(
-    *, run_id: int, kind: str, event: str, payload: Mapping[str, Any] | None = None, owner: str | None = None
+    *, run_id: int, kind: str, event: Event, payload: Mapping[str, Any] | None = None, owner: str | None = None
 ) -> Activity:
     """Append one activity to the run's log with the next sequence number.
 
@@ -35,7 +36,7 @@ def activity_record(
 
 
 def activities_record(
-    *, run_id: int, items: list[tuple[str, str, Mapping[str, Any]]], owner: str | None = None
+    *, run_id: int, items: list[tuple[str, Event, Mapping[str, Any]]], owner: str | None = None
 ) -> list[Activity]:
     """Append several activities `(kind, event, payload)` in order, in one transaction: one
     UPDATE allocates their numbers, one INSERT stores them (a driver's timeline written
@@ -95,7 +96,7 @@ def queued_then(
     failure: Exception | None = None
     result = None
     with transaction.atomic():
-        batch: list[tuple[str, str, Mapping[str, Any]]] = []
+        batch: list[tuple[str, Event, Mapping[str, Any]]] = []
         for entry in queued:
             if entry[0] == "activity":
                 batch.append((entry[1], entry[2], entry[3]))
@@ -110,10 +111,11 @@ def queued_then(
             except Exception as exc:  # noqa: BLE001 - nobody awaits a queued write: say so in the log and the timeline
                 what = getattr(entry[1], "__name__", str(entry[1]))
                 logger.exception("run %s: a queued write (%s) failed", run_id, what)
-                batch.append(("notice", "notice", {
+                notice: Notice = {
                     "warning": "queued_write_failed", "write": what,
                     "text": f"Gatehouse could not record a write of this run ({what}): {type(exc).__name__}: {str(exc)[:300]}",
-                }))
+                }
+                batch.append(("notice", Event.NOTICE, notice))
         activities_record(run_id=run_id, items=batch, owner=owner)
         try:
             with transaction.atomic():

@@ -9,6 +9,7 @@ from typing import Any
 from approvals import policy as core
 from approvals.models import Approval
 from infra import broadcast, clock
+from runs.events import ApprovalRequested, Event
 from runs.models import Run, Step
 from runs.timeline import activity_record
 
@@ -83,21 +84,18 @@ def approval_open(
         confirmation=confirmation,
         confirmation_word=word,
     )
-    event = "user-input.requested" if kind == Approval.Kind.QUESTION else "approval.requested"
-    activity_record(
-        run_id=run.pk,
-        kind=activity_kind(kind),
-        event=event,
-        payload={
-            "approval": approval.pk,
-            "step": step.seq,
-            "kind": kind,
-            "subtype": subtype,
-            "attempt": attempt,
-            "deadline": approval.deadline.isoformat() if approval.deadline else None,
-            **({"confirmation": confirmation} if confirmation else {}),
-        },
-    )
+    event = Event.USER_INPUT_REQUESTED if kind == Approval.Kind.QUESTION else Event.APPROVAL_REQUESTED
+    payload: ApprovalRequested = {
+        "approval": approval.pk,
+        "step": step.seq,
+        "kind": kind,
+        "subtype": subtype,
+        "attempt": attempt,
+        "deadline": approval.deadline.isoformat() if approval.deadline else None,
+    }
+    if confirmation:
+        payload["confirmation"] = confirmation
+    activity_record(run_id=run.pk, kind=activity_kind(kind), event=event, payload=payload)
     run_status_sync(run_id=run.pk)
     approval_id = approval.pk
     broadcast.fragment_on_commit(

@@ -14,6 +14,7 @@ from approvals.selectors import grants_for_run
 from drivers.base import Decision
 from drivers.registry import external_names
 from infra.prepared import Prepared
+from runs.events import Event, ToolRequested
 from runs.leases import LeaseLost
 from runs.models import Run, Step
 from runs.selectors import runtime_mode_for
@@ -262,25 +263,22 @@ def _gate(
         external=external.record if external is not None else None,
         **moved,
     )
-    activity_record(
-        run_id=run_id,
-        kind="tool",
-        event="tool.requested",
-        payload={
-            "step": seq,
-            "tool": request["tool"],
-            "tool_call_id": tool_call_id,
-            "kind": kind,
-            "input": request["input"],
-            "verdict": verdict.decision,
-            "decision": decision,
-            "decided_by": decided_by if decision != "ask" else "",
-            "rule": verdict.rule,
-            "reason": verdict.reason,
-            "grant": grant_row.pk if grant_row else None,
-            **({"external": external.record} if external is not None else {}),
-        },
-    )
+    payload: ToolRequested = {
+        "step": seq,
+        "tool": request["tool"],
+        "tool_call_id": tool_call_id,
+        "kind": kind,
+        "input": request["input"],
+        "verdict": verdict.decision,
+        "decision": decision,
+        "decided_by": decided_by if decision != "ask" else "",
+        "rule": verdict.rule,
+        "reason": verdict.reason,
+        "grant": grant_row.pk if grant_row else None,
+    }
+    if external is not None:
+        payload["external"] = external.record
+    activity_record(run_id=run_id, kind="tool", event=Event.TOOL_REQUESTED, payload=payload)
     if decision == "ask":
         approval = approval_open(
             run=run, step=step, kind=kind, subtype=subtype, request=request, presentation=presentation, verdict=verdict

@@ -39,6 +39,7 @@ from approvals.models import Approval, SecretAnswer
 from approvals.selectors import grants_for_run
 from drivers.base import Decision
 from infra.prepared import Prepared
+from runs.events import Event, Notice
 from runs.leases import held
 from runs.models import Run, Step
 from runs.timeline import activity_record
@@ -217,9 +218,9 @@ def _resolved(approval: Approval, step: Step, retry_supported: bool, *, owner: s
     if fallback == "retry":
         max_retries = int(approvals_policy.get("max_retries", 3))
         if not retry_supported:
+            unsupported: Notice = {"warning": "human_decision_retry_unsupported", "driver": run.driver}
             activity_record(
-                run_id=run.pk, kind="notice", event="notice",
-                payload={"warning": "human_decision_retry_unsupported", "driver": run.driver},
+                run_id=run.pk, kind="notice", event=Event.NOTICE, payload=unsupported,
             )
             fallback = "abort"
         elif approval.attempt <= max_retries:

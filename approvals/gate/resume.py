@@ -35,6 +35,7 @@ from approvals import policy as core
 from approvals.models import Approval
 from drivers.base import Decision
 from infra import broadcast, clock
+from runs.events import Event
 from runs.leases import fence
 from runs.models import Step
 from runs.timeline import activity_record
@@ -181,7 +182,7 @@ def steps_supersede(*, run_id: int, step_ids: list[int], owner: str | None = Non
             closed.append(step.seq)
         if closed:
             activity_record(
-                run_id=run_id, kind="notice", event="steps.superseded",
+                run_id=run_id, kind="notice", event=Event.STEPS_SUPERSEDED,
                 payload={"steps": closed, "text": "After the restart the agent went another way; these open steps were closed."},
             )
             run_status_sync(run_id=run_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import transaction
 
+from runs.events import Event, ToolFinished
 from runs.leases import fence
 from runs.models import Step
 from runs.timeline import activity_record
@@ -36,10 +37,6 @@ def step_finish(
         except StepMoveRefused:
             return False  # not an executing step of this run (replayed, refused, reported twice)
         seq, tool = Step.objects.filter(pk=step_id).values_list("seq", "tool").get()
-        activity_record(
-            run_id=run_id,
-            kind="tool",
-            event="tool.finished",
-            payload={"step": seq, "tool": tool, "output": kept_output, "exit_code": exit_code, "error": kept_error},
-        )
+        finished: ToolFinished = {"step": seq, "tool": tool, "output": kept_output, "exit_code": exit_code, "error": kept_error}
+        activity_record(run_id=run_id, kind="tool", event=Event.TOOL_FINISHED, payload=finished)
     return True

@@ -36,6 +36,7 @@ from infra import clock
 from infra.prepared import Prepared
 from integrations.models import HookSession, HookStep
 from runs.errors import RunError
+from runs.events import Event, Notice
 from runs.models import Run, Step
 from runs.services import run_create, run_finish, run_mark_running, session_create
 from runs.timeline import activity_record
@@ -239,15 +240,14 @@ def _decide(hook: HookSession, call: PreToolUse) -> HookAnswer:
         return HookAnswer(run_id=run.pk, request=None, local=_finished_run_answer(run))
     request = mapping.build_request(call.tool_name, call.tool_input, call.cwd, call.tool_use_id, read_files=False)
     if request.kind in TERMINAL_KINDS:
-        activity_record(
-            run_id=run.pk, kind="notice", event="notice",
-            payload={"text": f"{call.tool_name} is answered by the developer in their terminal.", "tool": call.tool_name},
-        )
+        terminal: Notice = {"text": f"{call.tool_name} is answered by the developer in their terminal.", "tool": call.tool_name}
+        activity_record(run_id=run.pk, kind="notice", event=Event.NOTICE, payload=terminal)
         return HookAnswer(run_id=run.pk, request=request, local=("ask", "Gatehouse: questions and plans are answered in your terminal."))
     local = _refused_locally(call, run)
     if local is not None:
         if local[0] == "deny":
-            activity_record(run_id=run.pk, kind="notice", event="notice", payload={"text": local[1], "tool": call.tool_name})
+            refused: Notice = {"text": local[1], "tool": call.tool_name}
+            activity_record(run_id=run.pk, kind="notice", event=Event.NOTICE, payload=refused)
         return HookAnswer(run_id=run.pk, request=request, local=local)
     outcome = gate_request_in(
         run, tool=request.tool, input=dict(request.input), cwd=request.cwd, kind=request.kind,

@@ -20,9 +20,10 @@ from django.utils import timezone
 
 from approvals.access import DECIDE_PERMISSION
 from integrations.models import Notification
+from runs.events import Event
 from runs.models import Activity, Run
 
-EVENT = "approval.requested"  # permissions, plan reviews, interrupted side effects (a question has no link)
+EVENT = Event.APPROVAL_REQUESTED  # permissions, plan reviews, interrupted side effects (a question has no link)
 
 
 def _reviewers_of_group(group_id: int) -> list[Any]:

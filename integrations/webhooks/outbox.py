@@ -21,17 +21,18 @@ from approvals.models import Approval
 from infra.prepared import Prepared
 from integrations.models import WebhookDelivery, WebhookEndpoint
 from runs.api import RunOutput
+from runs.events import Event
 from runs.models import Activity, Run
 
 # Activity event -> webhook event.
 EVENTS: dict[str, str] = {
-    "approval.requested": "approval.requested",
-    "user-input.requested": "approval.requested",
-    "approval.resolved": "approval.resolved",
-    "user-input.resolved": "approval.resolved",
-    "run.completed": "run.finished",
-    "run.failed": "run.finished",
-    "run.cancelled": "run.finished",
+    Event.APPROVAL_REQUESTED: WebhookEndpoint.Event.APPROVAL_REQUESTED,
+    Event.USER_INPUT_REQUESTED: WebhookEndpoint.Event.APPROVAL_REQUESTED,
+    Event.APPROVAL_RESOLVED: WebhookEndpoint.Event.APPROVAL_RESOLVED,
+    Event.USER_INPUT_RESOLVED: WebhookEndpoint.Event.APPROVAL_RESOLVED,
+    Event.RUN_COMPLETED: WebhookEndpoint.Event.RUN_FINISHED,
+    Event.RUN_FAILED: WebhookEndpoint.Event.RUN_FINISHED,
+    Event.RUN_CANCELLED: WebhookEndpoint.Event.RUN_FINISHED,
 }
 
 
