@@ -46,6 +46,10 @@ class RunOutput(serializers.ModelSerializer):
 
 
 class ActivityOutput(serializers.ModelSerializer):
+    # A string, not the schema's closed enum of `runs.events.Event`: the timeline's vocabulary
+    # grows, and a client generated from the schema should not reject a newer event.
+    event = serializers.CharField(max_length=64)
+
     class Meta:
         model = Activity
         fields = ["seq", "kind", "event", "payload", "created_at"]

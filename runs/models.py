@@ -7,6 +7,8 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from runs.events import Event
+
 
 class RuntimeMode(models.TextChoices):
     APPROVAL_REQUIRED = "approval-required", "Approval required"
@@ -291,7 +293,7 @@ class Activity(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="activities")
     seq = models.PositiveIntegerField()
     kind = models.CharField(max_length=16, choices=Kind.choices)
-    event = models.CharField(max_length=64)
+    event = models.CharField(max_length=64, choices=[(e.value, e.value) for e in Event])  # runs.events: the vocabulary
     payload = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
