@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import get_args
 
 from approvals.models import Approval
-from approvals.policy.rules import SEVERITY
+from approvals.policy import Decision
 from drivers.base import Kind
 from runs.models import Step
 
@@ -23,4 +23,4 @@ def test_a_steps_kind_is_a_drivers_request_kind_in_the_approvals_words() -> None
 
 
 def test_a_steps_verdict_is_one_of_the_policys_decisions() -> None:
-    assert set(Step.Verdict.values) == set(SEVERITY)
+    assert set(Step.Verdict.values) == {d.value for d in Decision}
