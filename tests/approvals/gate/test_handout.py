@@ -94,9 +94,22 @@ def test_without_answers_of_its_own_the_agent_is_told_the_recorded_answers(run: 
     assert told.answers == {"q1": "yes"}
 
 
+def test_by_default_a_hand_out_is_the_policy_s_once_with_nothing_more_said(run: Any) -> None:
+    allowed, denied, answered = _step(run), _step(run), _step(run, kind=Approval.Kind.QUESTION)
+    told = hand_out(allowed, outcome="allow")
+    assert (told.reason, told.decided_by, told.approval_id, told.scope, told.plan_mode) == ("", "policy", None, "once", "")
+    hand_out(denied, outcome="deny")
+    hand_out(answered, outcome="answer", answers={"q1": "yes"})
+    for step in (allowed, denied, answered):
+        step.refresh_from_db()
+    assert (allowed.decided_by, denied.decided_by, denied.told, answered.plan_mode) == ("policy", "policy", "", "")
+
+
 def test_a_pending_approval_or_an_unknown_outcome_is_never_handed_out() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="^a pending approval is not handed out$"):
         handed_out(Approval.Kind.PERMISSION, outcome="wait")
+    with pytest.raises(ValueError, match="^unknown outcome 'maybe'$"):
+        handed_out(Approval.Kind.PERMISSION, outcome="maybe")  # type: ignore[arg-type]
     assert handed_out(Approval.Kind.PERMISSION, outcome="allow") == ((S.ALLOWED, S.EXECUTING), {"decided_by": "policy"})
     assert handed_out(Approval.Kind.QUESTION, outcome="answer") == (
         (S.ANSWERED,),
