@@ -110,8 +110,8 @@ bench: setup
 # Mutation testing (docs/benchmarks.md, "Mutation testing"; not part of `make test`): mutmut
 # ([tool.mutmut] in pyproject.toml) mutates the functions where a change would change a
 # decision (allow/ask/deny/abort) or a guardrail reaching the agent CLI, and runs the fast
-# tests that reach each one. One child (`MUTATION_CHILDREN`): the whole scope takes about an
-# hour on one core. `make mutation MUTANTS='approvals.policy.decide.*'` runs part of it;
+# tests that reach each one. The whole scope is ~1,400 mutants, 2-6 a minute with one child
+# (`MUTATION_CHILDREN`): hours, so `make mutation MUTANTS='approvals.policy.evaluate.*'` runs part;
 # `.venv/bin/mutmut results` lists the survivors, `.venv/bin/mutmut show <name>` one of them.
 MUTATION_CHILDREN ?= 1
 MUTANTS ?= 'approvals.policy.decide.*' 'approvals.policy.evaluate.*' 'approvals.policy.decisions.*' \
