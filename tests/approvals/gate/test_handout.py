@@ -119,3 +119,4 @@ def test_a_pending_approval_or_an_unknown_outcome_is_never_handed_out() -> None:
         (S.DENIED,),
         {"decided_by": "policy", "told": "no"},
     )
+    assert handed_out(Approval.Kind.PERMISSION, outcome="abort") == ((S.ABORTED,), {"decided_by": "policy", "told": ""})
