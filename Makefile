@@ -18,7 +18,7 @@ AGENTS_MARKER := $(AGENTS)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)-$(
 AXE_CORE_VERSION := 4.14.1
 AXE := node_modules/.installed-axe-core-$(AXE_CORE_VERSION)
 
-.PHONY: run run-scaled stop-scaled test test-core lint setup agents axe chromium sandbox bench check clean
+.PHONY: run run-scaled stop-scaled test test-core lint setup agents axe chromium sandbox bench check clean mutation
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -106,6 +106,25 @@ bench: setup
 	$(PY) bench/hibernation.py
 	$(PY) bench/cli_overhead.py
 	$(PY) bench/sandbox.py
+
+# Mutation testing (docs/benchmarks.md, "Mutation testing"; not part of `make test`): mutmut
+# ([tool.mutmut] in pyproject.toml) mutates the functions where a change would change a
+# decision (allow/ask/deny/abort) or a guardrail reaching the agent CLI, and runs the fast
+# tests that reach each one. The whole scope is ~1,400 mutants, 2-6 a minute with one child
+# (`MUTATION_CHILDREN`): hours, so `make mutation MUTANTS='approvals.policy.evaluate.*'` runs part;
+# `.venv/bin/mutmut results` lists the survivors, `.venv/bin/mutmut show <name>` one of them.
+MUTATION_CHILDREN ?= 1
+MUTANTS ?= 'approvals.policy.decide.*' 'approvals.policy.evaluate.*' 'approvals.policy.decisions.*' \
+	'approvals.policy.verdicts.*' 'approvals.gate.handout.*' 'approvals.gate.lifecycle.*' \
+	'drivers.codex.config.x_render_config__*' 'drivers.codex.driver.x*_handshake__*' \
+	'drivers.codex.translate.x_approval_reply__*' 'drivers.codex.translate.x_combine_replies__*' \
+	'drivers.claude_code.isolation.x_argv__*' 'drivers.claude_code.mapping.x_permission_reply__*' \
+	'drivers.claude_code.driver.x*_permission_mode__*' 'drivers.claude_code.driver.x*_environment__*' \
+	'drivers.claude_code.driver.x*_start__*' 'drivers.claude_code.driver.x*_local_answer__*'
+mutation: setup
+	$(PIP) install --quiet -e '.[test,mutation]'
+	$(VENV)/bin/mutmut run --max-children $(MUTATION_CHILDREN) $(MUTANTS)
+	$(VENV)/bin/mutmut export-cicd-stats
 
 check: setup
 	GATEHOUSE_PRODUCTION=1 GATEHOUSE_SECRET_KEY=check-only-$$(date +%s)-not-a-real-key-0123456789abcdefghijklmnop \

@@ -87,6 +87,34 @@ def test_a_grant_turns_an_ask_into_an_allow():
     assert verdict.grant == grants[0] and verdict.to_dict()["grant"] == grants[0]
 
 
+def test_a_granted_request_keeps_what_the_policy_found_and_says_which_grant_allowed_it():
+    policy = compile_policy(ISSUE_POLICY)
+    cases = [
+        ("bash", bash("ls && npm run build"), {"tool": "bash", "match": "npm run build"},
+         "Allowed by the session grant for bash `npm run build`."),
+        ("write", {"file_path": "docs/a.md"}, {"tool": "write", "match": "docs/**"},
+         "Allowed by the session grant for write `docs/**`."),
+        ("deployPreview", {}, {"tool": "deployPreview"}, "Allowed by the session grant for deployPreview."),
+    ]
+    for tool, tool_input, grant, reason in cases:
+        request = {"tool": tool, "input": tool_input}
+        asked, granted = evaluate(policy, request), evaluate(policy, request, grants=[grant])
+        assert (asked.decision, granted.decision, granted.rule, granted.reason) == ("ask", "allow", "grant", reason)
+        # the class, the paths and the floors are the policy's: the gate records them (and a
+        # protected path, which no grant lifts, is read from them)
+        assert (granted.side_effect_class, granted.paths, granted.floors) == (asked.side_effect_class, asked.paths,
+                                                                              asked.floors)
+        assert len(granted.segments) == len(asked.segments)
+        for mine, policys in zip(granted.segments, asked.segments, strict=True):
+            if policys.decision == "allow":
+                assert mine == policys  # already allowed: its own rule stays
+            else:
+                assert (mine.decision, mine.rule, mine.reason) == ("allow", "grant", "Allowed by a session grant.")
+    granted_write = evaluate(policy, {"tool": "write", "input": {"file_path": "docs/a.md"}},
+                             grants=[{"tool": "write", "match": "docs/**"}])
+    assert granted_write.side_effect_class is not None and granted_write.paths
+
+
 def test_a_grant_never_turns_a_deny_or_abort_into_an_allow():
     from approvals.policy import RunView
     assert_cases(ISSUE_POLICY, [

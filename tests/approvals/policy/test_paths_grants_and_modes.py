@@ -73,6 +73,18 @@ def test_the_new_classes_can_be_named_in_a_policy_and_protected_is_never_allowed
     assert decide(old, "write", {"file_path": ".mcp.json"}, sandbox).decision == "deny"
 
 
+def test_a_rule_that_allows_a_protected_path_under_classes_that_allow_protected_still_asks(sandbox):
+    # the floor of a protected path is never less than ask, even when the policy's classes
+    # map protected to allow and a rule allows the write (decisions.class_floor)
+    loose = {"classes": {"read-only": "allow", "local-mutation": "allow", "outside-workspace": "allow",
+                         "protected": "allow"},
+             "edits": {"allow": ["**"]}, "commands": {"allow": ["*"]}, "default": "allow"}
+    for tool, tool_input in (("write", {"file_path": ".git/hooks/pre-commit"}),
+                             ("bash", bash("echo x > .git/hooks/pre-commit"))):
+        verdict = decide(loose, tool, tool_input, sandbox)
+        assert (verdict.decision, verdict.rule) == ("ask", "classes.protected"), tool
+
+
 def test_rules_never_allow_a_protected_or_outside_path_either(sandbox):
     policy = {"edits": {"allow": ["**"], "default": "allow"}, "commands": {"allow": ["*"], "default": "allow"},
               "default": "allow"}

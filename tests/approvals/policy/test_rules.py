@@ -341,6 +341,16 @@ def test_crossing_max_denials_aborts_before_any_other_rule():
     ])
 
 
+def test_a_run_stopped_by_a_limit_is_told_which_limit():
+    # the reason is what the agent (and the timeline) are told when the run is aborted
+    calls = evaluate(compile_policy({"limits": {"max_tool_calls": 3}}), {"tool": "bash", "input": bash("ls")},
+                     run_view=RunView(tool_calls=3))
+    denials = evaluate(compile_policy({"limits": {"max_denials": 2}}), {"tool": "bash", "input": bash("ls")},
+                       run_view=RunView(denials=2))
+    assert (calls.decision, calls.reason) == ("abort", "The run reached its limit of 3 tool calls.")
+    assert (denials.decision, denials.reason) == ("abort", "The run reached its limit of 2 denied requests.")
+
+
 def test_every_verdict_carries_a_reason():
     compiled = compile_policy(ISSUE_POLICY)
     for command in ["ls", "git push", "rm -rf /", "foo", "ls > x", "ls 'x"]:
