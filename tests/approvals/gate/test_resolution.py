@@ -119,30 +119,6 @@ def test_a_woken_worker_hands_out_an_approved_permission_in_one_statement(
     assert (step.status, step.decided_by) == (Step.Status.EXECUTING, "api") and step.started_at is not None
 
 
-def test_the_one_statement_hand_out_tells_the_driver_what_the_general_path_tells_it(reviewer: Any, admin_user: Any) -> None:
-    """Two runs waiting on the same request, decided alike (once for the session, with a
-    reason): woken and not woken, the driver hears the same and the steps end alike."""
-    policy_save(policy=Policy(name="ask-all", document={"default": "ask"}))
-    told, steps = [], []
-    for woken in (True, False):
-        run = run_create(driver="scripted", prompt="p", scenario={"steps": [{"message": "m"}]}, policy_name="ask-all", user=reviewer)
-        owner = f"w-{woken}"
-        assert run_claim(run_id=run.pk, owner=owner)
-        run_mark_running(run_id=run.pk, owner=owner)
-        asked = gate_request(run_id=run.pk, tool="bash", input={"command": "make deploy"}, cwd="/tmp", owner=owner)
-        assert asked.approval_id is not None
-        approval = Approval.objects.get(pk=asked.approval_id)
-        approval_decide(approval_id=approval.pk, user=admin_user, approve=True, hash=approval.hash, via="console",
-                        reason="fine", scope="session" if approval.suggested_grant else "once")
-        outcome = gate_resolution(approval_id=approval.pk, retry_supported=False, owner=owner, woken=woken)
-        assert outcome is not None
-        told.append({k: v for k, v in vars(outcome).items() if k not in ("step_id", "approval_id")})
-        step = Step.objects.get(pk=outcome.step_id)
-        steps.append((step.status, step.decided_by, step.told, step.started_at is not None, step.finished_at))
-    assert told[0] == told[1]
-    assert steps[0] == steps[1]
-
-
 def test_a_woken_worker_that_lost_the_lease_or_whose_run_finished_hands_out_nothing(
     waiting: tuple[int, int], admin_user: Any
 ) -> None:
