@@ -2,7 +2,7 @@
 
 A driver knows its agent's wire protocol and nothing about Django models. It receives a
 `RunContext` (implemented by the worker on top of the services), turns each native tool
-request into a `ToolRequest`, awaits `ctx.gate(request)` and turns the `Decision` back
+request into a `ToolRequest`, awaits `ctx.gate(request)` and turns the `GateAnswer` back
 into the native reply.
 """
 
@@ -64,7 +64,7 @@ class Descriptor:
     external: bool = False
     # Edit before approve (issue 32.3): the canonical tools whose request a reviewer may
     # edit and approve, because the driver's protocol can hand the agent the edited input
-    # (`Decision.updated_input`). Empty: the console offers no Edit and the API answers
+    # (`GateAnswer.updated_input`). Empty: the console offers no Edit and the API answers
     # 409 edit_unsupported.
     edits: frozenset[str] = frozenset()
     # What the registry checks before a run of this driver is created (drivers/registry.py).
@@ -108,7 +108,7 @@ class ToolRequest:
 
 
 @dataclass(frozen=True)
-class Decision:
+class GateAnswer:
     """The gate's answer for one request: what `approvals.gate` returns, what the run
     context hands the driver and what the hook gateway answers from (one type, no copies).
 
@@ -141,7 +141,7 @@ class Decision:
     def allowed(self) -> bool:
         return self.outcome in ("allow", "answer")
 
-    def replace(self, **changes: Any) -> Decision:
+    def replace(self, **changes: Any) -> GateAnswer:
         return dataclasses.replace(self, **changes)
 
 
@@ -237,7 +237,7 @@ class RunContext(Protocol):
         identical to an earlier finished step is a new step. Without this call a resuming
         run is replayed in order from the start: finished steps are answered from the record."""
 
-    async def gate(self, request: ToolRequest) -> Decision:
+    async def gate(self, request: ToolRequest) -> GateAnswer:
         """Record the request, decide it (policy, grants, person) and return the decision."""
 
     async def step_finished(

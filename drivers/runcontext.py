@@ -43,7 +43,7 @@ from approvals.models import Approval
 from approvals.policy.request import NETWORK_TOOL
 from approvals.services import approval_expire
 from drivers import registry, runfloor
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 from drivers.runegress import INSIDE_PORT, RunEgress
 from infra import clock
 from infra.broadcast import run_group
@@ -365,7 +365,7 @@ class WorkerRunContext:
         self._match_any_open = True
         self._replay_activities = []
 
-    async def gate(self, request: ToolRequest) -> Decision:
+    async def gate(self, request: ToolRequest) -> GateAnswer:
         """Record and decide one request; wait on the approval row when a person must decide."""
         if self.egress is not None and request.tool != NETWORK_TOOL:
             self.egress.task_started = True  # from now on an unlisted host is asked about
@@ -441,7 +441,7 @@ class WorkerRunContext:
 
     # --- waiting ----------------------------------------------------------------------------
 
-    async def _at_once(self, approval_id: int) -> tuple[bool, Decision | None]:
+    async def _at_once(self, approval_id: int) -> tuple[bool, GateAnswer | None]:
         """Woken by a decision: its approved permission handed out on the worker's own
         asynchronous connection, in this loop (no thread, no pooled connection), when the
         worker has one and nothing of this run's is queued to write first. Returns whether
@@ -452,10 +452,10 @@ class WorkerRunContext:
         async with self._writing:
             if self._pending:
                 return False, None  # the queue goes first, in one transaction: the general path
-            outcome: Decision | None = await hand_out.allowed_at_once(approval_id, self.owner)
+            outcome: GateAnswer | None = await hand_out.allowed_at_once(approval_id, self.owner)
             return outcome is not None or hand_out.connected, outcome
 
-    async def _settle(self, outcome: Decision) -> Decision:
+    async def _settle(self, outcome: GateAnswer) -> GateAnswer:
         loop = asyncio.get_running_loop()
         while outcome.outcome == "wait":
             approval_id = outcome.approval_id
@@ -464,7 +464,7 @@ class WorkerRunContext:
             while True:
                 self._wake.clear()
                 if self._cancel.is_set():
-                    return Decision(outcome="abort", reason="cancelled", decided_by="system", step_id=outcome.step_id)
+                    return GateAnswer(outcome="abort", reason="cancelled", decided_by="system", step_id=outcome.step_id)
                 tried, resolved = await self._at_once(approval_id) if woken and approval_id is not None else (False, None)
                 if resolved is None:
                     resolved = await self._fenced(

@@ -38,7 +38,7 @@ from approvals import policy as core
 from approvals.policy.network import DEFAULT_NETWORK, network_screen
 from approvals.policy.request import NETWORK_TOOL
 from drivers import sandbox
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 from drivers.sandbox.egress import EgressProxy, system_resolve
 
 logger = logging.getLogger(__name__)
@@ -148,7 +148,7 @@ class RunEgress:
             "title": f"Connect to {host}:{port}", "host": host, "port": port, "addresses": list(addresses)[:8],
             "why": why,
         }
-        decision: Decision = await self.ctx.gate(ToolRequest(
+        decision: GateAnswer = await self.ctx.gate(ToolRequest(
             NETWORK_TOOL, {"host": host, "port": port, "addresses": list(addresses)}, str(self.ctx.workspace),
             "permission", "network", presentation))
         if decision.allowed:

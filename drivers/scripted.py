@@ -29,7 +29,7 @@ from typing import Any
 
 from approvals.policy import PolicyError, mask_secrets, validate_questions
 from drivers import agent_env, elicitation, processes, sandbox
-from drivers.base import FLOOR_SANDBOX, Decision, Descriptor, RunContext, RunResult, ScenarioError, ToolRequest
+from drivers.base import FLOOR_SANDBOX, Descriptor, GateAnswer, RunContext, RunResult, ScenarioError, ToolRequest
 
 EDIT_TOOLS = {"write": "file-change", "edit": "file-change", "MultiEdit": "file-change", "NotebookEdit": "file-change"}
 STEP_KEYS = {"tool", "message", "question", "elicitation", "plan"}
@@ -214,7 +214,7 @@ class ScriptedDriver:
             tool=tool, input=tool_input, cwd=cwd, subtype=_subtype(tool), presentation=_presentation(tool, tool_input)
         )
 
-    async def _apply(self, ctx: RunContext, step: Mapping[str, Any], decision: Decision, said: list[str]) -> None:
+    async def _apply(self, ctx: RunContext, step: Mapping[str, Any], decision: GateAnswer, said: list[str]) -> None:
         """What the agent does with the decision: refusals are read and the run goes on."""
         if decision.already_done:
             return  # replayed after a restart: it ran before and is not run again

@@ -25,7 +25,7 @@ from django.db import connection, transaction
 from approvals.gate import run_status_sync
 from approvals.gate.resolution import allowed_at_once_outcome, allowed_at_once_statement
 from drivers import processes, registry, runfloor, sandbox
-from drivers.base import Decision, DriverError, RunAborted, RunResult
+from drivers.base import DriverError, GateAnswer, RunAborted, RunResult
 from drivers.registry import driver_settings
 from drivers.runcontext import WorkerRunContext
 from infra import broadcast, pg_doorbell
@@ -65,7 +65,7 @@ class Supervisor:
         self._cleaned_at: float | None = None
         self._background: asyncio.Task[None] | None = None
         # On PostgreSQL, while the maintenance loop runs: woken runs hand out on it.
-        self.hand_out: pg_doorbell.HandOut[Decision] | None = None
+        self.hand_out: pg_doorbell.HandOut[GateAnswer] | None = None
 
     def ensure_background(self) -> None:
         if self._background is None or self._background.done():

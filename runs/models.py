@@ -201,7 +201,7 @@ class Step(models.Model):
           person decided (`console`, `api`, `link`) is on that approval, not here; stored
           rows say `person`, so the word stays (no data migration).
 
-        A `drivers.base.Decision` may also say `record` (a replayed step answered from the
+        A `drivers.base.GateAnswer` may also say `record` (a replayed step answered from the
         record); that is never stored."""
 
         POLICY = "policy"

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from approvals.models import Approval
-from drivers.base import Decision, Outcome
+from drivers.base import GateAnswer, Outcome
 from runs.models import Step
 
 from .lifecycle import step_move
@@ -55,14 +55,14 @@ def hand_out(
     timed_out: bool = False,
     told_answers: Mapping[str, Any] | None = None,
     updated_input: Mapping[str, Any] | None = None,
-) -> Decision:
+) -> GateAnswer:
     """Move the step to where `outcome` leaves it and return what the driver is told
     (`told_answers`: the answers as the agent gets them, where they differ from the record:
     secret answers, unanswered questions said in words)."""
     path, fields = handed_out(step.kind, outcome=outcome, reason=reason, decided_by=decided_by, answers=answers,
                               plan_mode=plan_mode)
     step_move(step.pk, *path, **fields)
-    return Decision(
+    return GateAnswer(
         step_id=step.pk, outcome=outcome, reason=reason, decided_by=decided_by, approval_id=approval_id,
         answers=told_answers if told_answers is not None else answers, plan_mode=plan_mode, scope=scope,
         timed_out=timed_out, updated_input=updated_input if outcome == "allow" else None,

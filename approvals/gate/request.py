@@ -11,7 +11,7 @@ from django.db import transaction
 from approvals import policy as core
 from approvals.models import Grant
 from approvals.selectors import grants_for_run
-from drivers.base import Decision
+from drivers.base import GateAnswer
 from drivers.registry import external_names
 from infra.prepared import Prepared
 from runs.events import Event, ToolRequested
@@ -107,7 +107,7 @@ def gate_request(
     owner: str | None = None,
     tool_call_id: str = "",
     consulted: Consulted | None = None,
-) -> Decision:
+) -> GateAnswer:
     """Record one tool request and decide it, in one transaction.
 
     1. Refuse the write unless `owner` still holds the run (the fence).
@@ -160,7 +160,7 @@ def gate_request_in(
     subtype: str = "tool",
     presentation: Mapping[str, Any] | None = None,
     tool_call_id: str = "",
-) -> Decision:
+) -> GateAnswer:
     """`gate_request` inside the caller's transaction, for a run the caller read in it
     (with its session, deferring `RUN_UNREAD`). Not fenced: for external runs, which no
     worker owns (the hook gateway reads its session, run and all in one transaction)."""
@@ -185,7 +185,7 @@ def _gate(
     runtime_mode: str = "",
     tool_call_id: str = "",
     consulted: Consulted | None = None,
-) -> Decision:
+) -> GateAnswer:
     presentation = dict(presentation or {})
     tool_call_id = str(tool_call_id or "")[:200]
     run_id = run.pk
@@ -283,5 +283,5 @@ def _gate(
         approval = approval_open(
             run=run, step=step, kind=kind, subtype=subtype, request=request, presentation=presentation, verdict=verdict
         )
-        return Decision(step_id=step.pk, outcome="wait", approval_id=approval.pk)
-    return Decision(step_id=step.pk, outcome=decision, reason=reason, decided_by=decided_by)  # type: ignore[arg-type]  # a verdict, never "wait" here
+        return GateAnswer(step_id=step.pk, outcome="wait", approval_id=approval.pk)
+    return GateAnswer(step_id=step.pk, outcome=decision, reason=reason, decided_by=decided_by)  # type: ignore[arg-type]  # a verdict, never "wait" here

@@ -37,7 +37,7 @@ from django.utils import timezone
 from approvals import policy as core
 from approvals.models import Approval, SecretAnswer
 from approvals.selectors import grants_for_run
-from drivers.base import Decision
+from drivers.base import GateAnswer
 from infra.prepared import Prepared
 from runs.events import Event, Notice
 from runs.leases import held
@@ -70,7 +70,7 @@ _APPROVAL: Prepared[Approval] = Prepared(
 
 def gate_resolution(
     *, approval_id: int, retry_supported: bool, owner: str | None = None, woken: bool = False
-) -> Decision | None:
+) -> GateAnswer | None:
     """The driver's answer for a resolved approval; None while it is still pending.
 
     `woken`: the run's doorbell rang (a decision was made). A worker's approved permission
@@ -138,7 +138,7 @@ def allowed_at_once_statement(approval_id: int, owner: str | None) -> tuple[str,
     return _allowed_at_once_sql(connection.vendor, owner is not None), [*params, approval_id, approval_id, approval_id]
 
 
-def allowed_at_once_outcome(approval_id: int, row: Sequence[Any] | None) -> Decision | None:
+def allowed_at_once_outcome(approval_id: int, row: Sequence[Any] | None) -> GateAnswer | None:
     """What the driver is told from the statement's row (None: no row, not that case)."""
     if row is None:
         return None
@@ -148,11 +148,11 @@ def allowed_at_once_outcome(approval_id: int, row: Sequence[Any] | None) -> Deci
         if isinstance(request, (str, bytes)):  # (SQLite gives the JSON's text; psycopg the value)
             request = json.loads(request)
         updated_input = dict(request.get("input") or {})
-    return Decision(step_id=step_id, outcome="allow", reason=reason, decided_by=via, approval_id=approval_id,
+    return GateAnswer(step_id=step_id, outcome="allow", reason=reason, decided_by=via, approval_id=approval_id,
                     plan_mode=plan_mode, scope=scope, updated_input=updated_input)
 
 
-def _allowed_at_once(approval_id: int, owner: str | None) -> Decision | None:
+def _allowed_at_once(approval_id: int, owner: str | None) -> GateAnswer | None:
     """The hand-out of an approved permission in one statement, or None (not that case:
     the caller reads the approval and decides, as for every other resolution)."""
     # (Tested beside the general path, and against `handed_out` and the lifecycle table:
@@ -175,7 +175,7 @@ def _told_answers(approval: Approval, step: Step) -> dict[str, Any]:
     return core.answers_for_agent(step.presentation.get("questions") or [], answers)
 
 
-def _permission_handed_out(approval: Approval, step: Step, owner: str | None) -> Decision:
+def _permission_handed_out(approval: Approval, step: Step, owner: str | None) -> GateAnswer:
     """An approved permission handed out by the one statement, in the caller's transaction
     (which read the approval and its step and locked the run): the same statement every
     other path runs. It always matches here; if it did not (the step moved meanwhile), it
@@ -187,7 +187,7 @@ def _permission_handed_out(approval: Approval, step: Step, owner: str | None) ->
     return outcome
 
 
-def _resolved(approval: Approval, step: Step, retry_supported: bool, *, owner: str | None = None) -> Decision:
+def _resolved(approval: Approval, step: Step, retry_supported: bool, *, owner: str | None = None) -> GateAnswer:
     run = approval.run
     via = approval.decided_via
     if approval.status == Approval.Status.APPROVED and approval.kind == Approval.Kind.INTERRUPTED_SIDE_EFFECT:
@@ -228,7 +228,7 @@ def _resolved(approval: Approval, step: Step, retry_supported: bool, *, owner: s
                 run=run, step=step, kind=approval.kind, subtype=approval.subtype, request=approval.request,
                 presentation=approval.presentation, attempt=approval.attempt + 1,
             )
-            return Decision(step_id=step.pk, outcome="wait", approval_id=renewed.pk)
+            return GateAnswer(step_id=step.pk, outcome="wait", approval_id=renewed.pk)
         else:
             fallback = "abort"
     if fallback == "continue":
@@ -236,7 +236,7 @@ def _resolved(approval: Approval, step: Step, retry_supported: bool, *, owner: s
     return hand_out(step, outcome="abort", reason=failure, decided_by=via, approval_id=approval.pk, timed_out=timed_out)
 
 
-def recheck_after_interruption(*, approval: Approval) -> Decision:
+def recheck_after_interruption(*, approval: Approval) -> GateAnswer:
     """An approved interrupted side effect runs again only if the policy still allows it, or
     still asks for exactly the request a person already approved (same hash); anything
     else pauses the run on a new approval, or refuses it."""
@@ -267,7 +267,7 @@ def recheck_after_interruption(*, approval: Approval) -> Decision:
             run=run, step=step, kind=Approval.Kind.PERMISSION, subtype=step.subtype, request=step.request,
             presentation=step.presentation, attempt=approval.attempt + 1, verdict=verdict,
         )
-        return Decision(step_id=step.pk, outcome="wait", approval_id=renewed.pk)
+        return GateAnswer(step_id=step.pk, outcome="wait", approval_id=renewed.pk)
     if verdict.decision == "deny":
         return hand_out(step, outcome="deny", reason=verdict.reason, decided_by="policy", approval_id=approval.pk)
     return hand_out(step, outcome="abort", reason="policy_abort", decided_by="policy", approval_id=approval.pk)

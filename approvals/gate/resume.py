@@ -33,7 +33,7 @@ from django.db import transaction
 
 from approvals import policy as core
 from approvals.models import Approval
-from drivers.base import Decision
+from drivers.base import GateAnswer
 from infra import broadcast, clock
 from runs.events import Event
 from runs.leases import fence
@@ -88,7 +88,7 @@ def recorded_steps(*, run_id: int) -> list[RecordedStep]:
     ]
 
 
-def _already_done(step: Step) -> Decision:
+def _already_done(step: Step) -> GateAnswer:
     output = step.output or step.error
     exit_code = f" (exit code {step.exit_code})" if step.exit_code is not None else ""
     told = output if len(output) <= OUTPUT_TOLD_CHARS else output[:OUTPUT_TOLD_CHARS] + "\n… (truncated)"
@@ -97,11 +97,11 @@ def _already_done(step: Step) -> Decision:
         f"Its recorded result{exit_code}:\n{told}" if told else
         f"Already done: this step ran before Gatehouse restarted{exit_code}, so it was not run again."
     )
-    return Decision(step_id=step.pk, outcome="deny", reason=reason, decided_by="record", already_done=True,
+    return GateAnswer(step_id=step.pk, outcome="deny", reason=reason, decided_by="record", already_done=True,
                     recorded_output=step.output)
 
 
-def answer_from_record(step: Step, *, owner: str | None = None) -> Decision:
+def answer_from_record(step: Step, *, owner: str | None = None) -> GateAnswer:
     """What the driver is told for a step from what is recorded on it.
 
     Final steps are answered from the record; an `allowed` step (decided, never handed out)
@@ -112,27 +112,27 @@ def answer_from_record(step: Step, *, owner: str | None = None) -> Decision:
     if status == S.FINISHED:
         return _already_done(step)
     if status == S.DENIED:
-        return Decision(step_id=step.pk, outcome="deny", reason=step.told or step.reason, decided_by=step.decided_by)
+        return GateAnswer(step_id=step.pk, outcome="deny", reason=step.told or step.reason, decided_by=step.decided_by)
     if status == S.ABORTED:
-        return Decision(step_id=step.pk, outcome="abort", reason=step.told or "policy_abort", decided_by=step.decided_by)
+        return GateAnswer(step_id=step.pk, outcome="abort", reason=step.told or "policy_abort", decided_by=step.decided_by)
     if status == S.ANSWERED:
         if step.kind == Approval.Kind.QUESTION:
             # (answered again from the record: a secret answer is not there, and the agent is told so)
             told = core.answers_for_agent(step.presentation.get("questions") or [], step.answers)
-            return Decision(step_id=step.pk, outcome="answer", answers=told, decided_by=step.decided_by)
-        return Decision(step_id=step.pk, outcome="allow", plan_mode=step.plan_mode, decided_by=step.decided_by)
+            return GateAnswer(step_id=step.pk, outcome="answer", answers=told, decided_by=step.decided_by)
+        return GateAnswer(step_id=step.pk, outcome="allow", plan_mode=step.plan_mode, decided_by=step.decided_by)
     if status == S.ALLOWED:
         step_move(step.pk, S.EXECUTING)
-        return Decision(step_id=step.pk, outcome="allow", decided_by=step.decided_by, updated_input=edited_input_of(step))
+        return GateAnswer(step_id=step.pk, outcome="allow", decided_by=step.decided_by, updated_input=edited_input_of(step))
     if status == S.EXECUTING:
         return _interrupted(step)
     latest = Approval.objects.filter(step=step).order_by("-id").first()
     if status == S.WAITING and latest is not None:
-        return Decision(step_id=step.pk, outcome="wait", approval_id=latest.pk)
+        return GateAnswer(step_id=step.pk, outcome="wait", approval_id=latest.pk)
     raise ValueError(f"step {step.pk} in state {status} cannot be answered from the record")
 
 
-def _interrupted(step: Step) -> Decision:
+def _interrupted(step: Step) -> GateAnswer:
     """The worker stopped while this step may have been running: ask a person first."""
     step_move(step.pk, S.WAITING, frm=S.EXECUTING)
     presentation = {
@@ -144,10 +144,10 @@ def _interrupted(step: Step) -> Decision:
         run=step.run, step=step, kind=Approval.Kind.INTERRUPTED_SIDE_EFFECT, subtype=step.subtype,
         request=step.request, presentation=presentation,
     )
-    return Decision(step_id=step.pk, outcome="wait", approval_id=approval.pk)
+    return GateAnswer(step_id=step.pk, outcome="wait", approval_id=approval.pk)
 
 
-def gate_replay(*, run_id: int, step_id: int, owner: str | None = None) -> Decision | None:
+def gate_replay(*, run_id: int, step_id: int, owner: str | None = None) -> GateAnswer | None:
     """Answer a replayed request from its recorded step; None when nothing was decided for
     it (the caller then decides the request afresh)."""
     with transaction.atomic():

@@ -56,7 +56,7 @@ from acp.schema import (
 
 from drivers import elicitation, sandbox
 from drivers.agent_env import is_forbidden
-from drivers.base import Decision, DriverError, RunAborted, RunContext, ToolRequest
+from drivers.base import DriverError, GateAnswer, RunAborted, RunContext, ToolRequest
 
 from . import files, mapping
 from .terminals import Terminal
@@ -108,7 +108,7 @@ class AcpClient:
 
     # -- the gate ------------------------------------------------------------------------------
 
-    async def _gate(self, request: ToolRequest) -> Decision | None:
+    async def _gate(self, request: ToolRequest) -> GateAnswer | None:
         """The gate's decision, or None when the run stops first (cancel, abort elsewhere)."""
         self.gates_waiting += 1
         gate = asyncio.ensure_future(self.ctx.gate(request))
@@ -119,7 +119,7 @@ class AcpClient:
                 try:
                     return gate.result()
                 except RunAborted as exc:
-                    return Decision(outcome="abort", reason=exc.reason or "aborted")
+                    return GateAnswer(outcome="abort", reason=exc.reason or "aborted")
                 except DriverError as exc:
                     self.on_abort(exc.reason, str(exc))
                     return None
@@ -131,7 +131,7 @@ class AcpClient:
             stop.cancel()
             self.gates_waiting -= 1
 
-    def _note_abort(self, decision: Decision, what: str) -> None:
+    def _note_abort(self, decision: GateAnswer, what: str) -> None:
         if decision.outcome == "abort":
             reason = decision.reason or "aborted"
             self.on_abort(reason, f"The run was aborted at {what}: {reason}")
@@ -198,10 +198,10 @@ class AcpClient:
         the agent's next prompt, and the agent's own reject option (else `cancelled`)."""
         await self.notice("warning", text, tool_call_id=request.native_id, **extra)
         self.refusals.append(text)
-        reject = mapping.select_option(offered, Decision(outcome="deny"))
+        reject = mapping.select_option(offered, GateAnswer(outcome="deny"))
         return _selected(reject) if reject else RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
 
-    def _covering(self, request: ToolRequest, call: Mapping[str, Any], decision: Decision) -> _Allowed:
+    def _covering(self, request: ToolRequest, call: Mapping[str, Any], decision: GateAnswer) -> _Allowed:
         allowed = _Allowed(request=request, step_id=decision.step_id)
         if request.tool == "bash":
             allowed.command = str(request.input.get("command") or "")

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 
 PRESENTATION_CHARS = 64 * 1024
 ACTIVITY_CHARS = 4000
@@ -258,7 +258,7 @@ def unreadable(request: ToolRequest) -> str:
     return ""
 
 
-def select_option(options: Sequence[Mapping[str, Any]], decision: Decision) -> str | None:
+def select_option(options: Sequence[Mapping[str, Any]], decision: GateAnswer) -> str | None:
     """The optionId to answer with: the agent's own `allow_once` for an allow, its
     `reject_once` for anything else; None when it offered no such option (the caller
     then refuses). Never `allow_always` (some agents persist it into the project's
@@ -270,7 +270,7 @@ def select_option(options: Sequence[Mapping[str, Any]], decision: Decision) -> s
     return None
 
 
-def refusal_text(request: ToolRequest, decision: Decision) -> str:
+def refusal_text(request: ToolRequest, decision: GateAnswer) -> str:
     """What the agent is told when Gatehouse refuses a request (the reviewer's reason)."""
     reason = (decision.reason or "").strip()
     if decision.already_done:

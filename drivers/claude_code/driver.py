@@ -18,7 +18,7 @@ for the same `tool_use_id` (not observed) is answered from the remembered decisi
 
 Other choices
 -------------
-- "Always allow" (`Decision.scope == "session"`) is not passed to the CLI: the grant is
+- "Always allow" (`GateAnswer.scope == "session"`) is not passed to the CLI: the grant is
   Gatehouse's, and every later call reaches the gate again through the hook, where the
   grant answers. Nothing is written to `.claude/settings*.json`.
 - In plan mode (as the CLI reports it, so it ends when a plan is approved) the driver
@@ -44,9 +44,9 @@ from typing import Any
 from drivers import agent_env, sandbox
 from drivers.base import (
     FLOOR_SANDBOX,
-    Decision,
     Descriptor,
     DriverError,
+    GateAnswer,
     RunAborted,
     RunContext,
     RunResult,
@@ -181,7 +181,7 @@ class _ClaudeRun(StdioSession):
         self._gates_waiting = 0
         # tool_use_id -> (request, decision, reply) once decided; for step_finished and
         # for answering a repeated can_use_tool without asking the gate again.
-        self._decided: dict[str, tuple[ToolRequest | None, Decision | None, dict[str, Any]]] = {}
+        self._decided: dict[str, tuple[ToolRequest | None, GateAnswer | None, dict[str, Any]]] = {}
         self._deciding: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._tool_names: dict[str, str] = {}
         self._abort: tuple[str, str] | None = None  # (failure reason, detail)
@@ -522,7 +522,7 @@ class _ClaudeRun(StdioSession):
         try:
             decision = await self.ctx.gate(tool_request)
         except RunAborted as exc:
-            decision = Decision(outcome="abort", reason=exc.reason)
+            decision = GateAnswer(outcome="abort", reason=exc.reason)
         except DriverError as exc:
             reply = {"behavior": "deny", "message": f"Gatehouse failed: {exc}", "interrupt": True}
             await self._reply(request_id, reply)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from approvals.policy import EDITABLE_KEYS, READ_ONLY, classify_words, parse_script
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 
 # Native tool name -> (canonical name, subtype). Others keep their name, subtype "tool".
 TOOL_NAMES: dict[str, tuple[str, str]] = {
@@ -259,7 +259,7 @@ def build_request(
     return ToolRequest(tool, tool_input, cwd, "permission", subtype, {"title": f"Use the tool {native}", "body": _clip(body)}, tool_use_id)
 
 
-def deny_message(request: ToolRequest, decision: Decision) -> str:
+def deny_message(request: ToolRequest, decision: GateAnswer) -> str:
     reason = (decision.reason or "").strip()
     if decision.already_done:
         return reason  # "Already done: ... its recorded result ..." (the resume contract)
@@ -271,7 +271,7 @@ def deny_message(request: ToolRequest, decision: Decision) -> str:
     return f"Gatehouse denied this tool call: {reason}" if reason else "Gatehouse denied this tool call."
 
 
-def permission_reply(request: ToolRequest, native_input: Mapping[str, Any], decision: Decision) -> dict[str, Any]:
+def permission_reply(request: ToolRequest, native_input: Mapping[str, Any], decision: GateAnswer) -> dict[str, Any]:
     """The can_use_tool response body for a gate decision.
 
     Allow always carries `updatedInput` (2.1.197 rejects an allow without it). "Always

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from drivers import elicitation
-from drivers.base import Decision, Descriptor, DriverError, RunAborted, RunContext, RunResult, RunStatus, ToolRequest
+from drivers.base import Descriptor, DriverError, GateAnswer, RunAborted, RunContext, RunResult, RunStatus, ToolRequest
 from drivers.sandbox import Floor, urls_in_env
 from drivers.session import Cancelled, RunFailed, StdioSession, stop_tasks
 from drivers.subprocess_io import ProcessExitedError, ProtocolError
@@ -599,11 +599,11 @@ class _Session(StdioSession):
     async def _reply_error(self, request_id: Any, code: int, message: str) -> None:
         await self._send({"id": request_id, "error": {"code": code, "message": message}})
 
-    async def _record_step(self, request: ToolRequest, decision: Decision) -> None:
+    async def _record_step(self, request: ToolRequest, decision: GateAnswer) -> None:
         if decision.allowed and decision.step_id is not None and request.native_id:
             self.steps.setdefault(request.native_id, []).append(decision.step_id)
 
-    async def _gate(self, request: ToolRequest) -> Decision:
+    async def _gate(self, request: ToolRequest) -> GateAnswer:
         """Ask the gate, while still noticing a cancel or Codex going away."""
         gate = asyncio.ensure_future(self.ctx.gate(request))
         waiters: set[asyncio.Future[Any]] = {gate}
@@ -619,7 +619,7 @@ class _Session(StdioSession):
                 # The gate may stop the run by raising instead of answering `abort`.
                 if self.ctx.cancelled():
                     raise Cancelled() from exc
-                return Decision("abort", reason=exc.reason or "aborted")
+                return GateAnswer("abort", reason=exc.reason or "aborted")
             except DriverError as exc:
                 raise RunFailed(exc.reason, str(exc)) from exc
         gate.cancel()

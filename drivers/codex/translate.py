@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from drivers import elicitation
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 
 _SHELLS = {"bash", "sh", "zsh", "dash"}
 
@@ -184,8 +184,8 @@ def question_request(params: Mapping[str, Any], workspace: Path) -> ToolRequest:
     )
 
 
-def approval_reply(decision: Decision) -> str:
-    """Decision -> the `decision` of a command/file-change approval response.
+def approval_reply(decision: GateAnswer) -> str:
+    """GateAnswer -> the `decision` of a command/file-change approval response.
 
     A person's "always allow" (`scope="session"`) is a Gatehouse grant, and the reply is a
     plain `accept`: never `acceptForSession`, which would let Codex re-run the identical
@@ -207,8 +207,8 @@ def combine_replies(replies: Sequence[str]) -> str:
     return "accept"
 
 
-def answers_reply(decision: Decision, request: ToolRequest) -> dict[str, Any]:
-    """Decision -> `ToolRequestUserInputResponse`. Declined: an empty map (the model is told
+def answers_reply(decision: GateAnswer, request: ToolRequest) -> dict[str, Any]:
+    """GateAnswer -> `ToolRequestUserInputResponse`. Declined: an empty map (the model is told
     nothing was answered; no option is ever picked on the person's behalf)."""
     if decision.outcome != "answer" and not decision.allowed:
         return {"answers": {}}

@@ -12,7 +12,7 @@ from typing import Any
 
 from drivers import sandbox
 from drivers.acp.mapping import bounded_value, clip, refusal_text
-from drivers.base import Decision, DriverError, RunAborted, RunContext, RunResult, RunStatus, ToolRequest
+from drivers.base import DriverError, GateAnswer, RunAborted, RunContext, RunResult, RunStatus, ToolRequest
 from drivers.session import CONTINUE_PROMPT, AgentSession, RunFailed, stop_tasks
 
 from . import config, mapping
@@ -308,15 +308,15 @@ class OpenCodeRun(AgentSession):
             if self.abort is None:
                 self.abort = ("driver_crashed", f"Deciding an OpenCode request failed: {exc!r}")
 
-    async def _gate(self, request: ToolRequest) -> Decision:
+    async def _gate(self, request: ToolRequest) -> GateAnswer:
         self.gates_waiting += 1
         try:
             return await self.ctx.gate(request)
         except RunAborted as exc:
-            return Decision(outcome="abort", reason=exc.reason or "aborted")
+            return GateAnswer(outcome="abort", reason=exc.reason or "aborted")
         except DriverError as exc:
             self.abort = (exc.reason, str(exc))
-            return Decision(outcome="abort", reason=exc.reason)
+            return GateAnswer(outcome="abort", reason=exc.reason)
         finally:
             self.gates_waiting -= 1
 

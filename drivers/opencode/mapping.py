@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from drivers.acp.mapping import clip, command_cwd, relative_path
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 
 # OpenCode permission name -> (canonical tool, subtype); `edit` is decided per tool below.
 PERMISSIONS: dict[str, tuple[str, str]] = {
@@ -125,7 +125,7 @@ def question_request(event: Mapping[str, Any], workspace: Path) -> ToolRequest:
     )  # fmt: skip
 
 
-def answers_body(request: ToolRequest, decision: Decision) -> list[list[str]] | None:
+def answers_body(request: ToolRequest, decision: GateAnswer) -> list[list[str]] | None:
     """The `answers` of `POST /question/{id}/reply` (one list of labels per question, in
     order), or None when nothing was answered (the question is then rejected)."""
     if decision.outcome != "answer" or not decision.answers:

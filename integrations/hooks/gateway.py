@@ -30,7 +30,7 @@ from approvals.gate import RUN_UNREAD, gate_request_in, gate_resolution, step_fi
 from approvals.models import Approval
 from approvals.policy import PolicyError
 from approvals.services import approval_deadline_bound, approval_give_up
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 from drivers.claude_code import mapping
 from infra import clock
 from infra.prepared import Prepared
@@ -80,7 +80,7 @@ class HookAnswer:
 
     run_id: int
     request: ToolRequest | None
-    outcome: Decision | None = None
+    outcome: GateAnswer | None = None
     # Answered by the gateway itself (no step): "allow" | "deny" | "ask" and why.
     local: tuple[str, str] | None = None
 
@@ -267,7 +267,7 @@ def _bound_deadline(approval_id: int) -> None:
     approval_deadline_bound(approval_id=approval_id, latest=clock.now() + timedelta(seconds=settings.GATEHOUSE_HOOK_WAIT_S))
 
 
-def hook_resolution(*, approval_id: int) -> Decision | None:
+def hook_resolution(*, approval_id: int) -> GateAnswer | None:
     """The step's answer once its approval is resolved (None while pending). Retrying is
     something a hook cannot do: `retry` falls back to abort (the gate says so in a notice)."""
     outcome = gate_resolution(approval_id=approval_id, retry_supported=False)
@@ -277,14 +277,14 @@ def hook_resolution(*, approval_id: int) -> Decision | None:
     return outcome
 
 
-def hook_give_up(*, approval_id: int) -> Decision | None:
+def hook_give_up(*, approval_id: int) -> GateAnswer | None:
     """Nobody will read the answer any more (the hook went away): expire the approval now,
     so no reviewer decides a request no agent waits for, and settle its step."""
     approval_give_up(approval_id=approval_id)
     return hook_resolution(approval_id=approval_id)
 
 
-def hook_end_run(*, run_id: int, outcome: Decision) -> None:
+def hook_end_run(*, run_id: int, outcome: GateAnswer) -> None:
     """The policy or a fallback aborted: the run ends `failed` with the reason."""
     _finish(run_id, status=Run.Status.FAILED, failure_reason=outcome.reason or "aborted")
 
@@ -299,7 +299,7 @@ def _finish(run_id: int, *, status: str, failure_reason: str = "", text: str = "
 
 
 def hook_output(
-    answer: HookAnswer, outcome: Decision | None = None, *, tool_input: Mapping[str, Any], agent: str = "claude-code"
+    answer: HookAnswer, outcome: GateAnswer | None = None, *, tool_input: Mapping[str, Any], agent: str = "claude-code"
 ) -> dict[str, Any]:
     """The agent's PreToolUse hook output for the answer (the Claude Code driver's reply, reused).
 

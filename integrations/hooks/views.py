@@ -24,7 +24,7 @@ from django.views.decorators.http import require_POST
 from approvals.models import Approval
 from approvals.policy import PolicyError, parse_json_strict
 from approvals.services import approval_expire
-from drivers.base import Decision
+from drivers.base import GateAnswer
 from infra import broadcast, clock
 from integrations.asyncauth import authenticate_token, check_token
 from integrations.hooks import gateway
@@ -73,7 +73,7 @@ def _cancel(run_id: int) -> None:
     gateway._finish(run_id, status=Run.Status.CANCELLED)
 
 
-async def wait_for_decision(run_id: int, approval_id: int) -> Decision:
+async def wait_for_decision(run_id: int, approval_id: int) -> GateAnswer:
     """Until the approval is resolved (by a person, its deadline, or a cancel) and the step
     handed out. Re-reads the row on a timer; the doorbell only wakes it early."""
     layer = get_channel_layer()

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 
-Decider = Callable[[ToolRequest], "Decision | Awaitable[Decision]"]
+Decider = Callable[[ToolRequest], "GateAnswer | Awaitable[GateAnswer]"]
 
 
 @dataclass
@@ -32,7 +32,7 @@ class FakeRunContext:
     run_policy: Mapping[str, Any] = field(default_factory=dict)
     settings: Mapping[str, Any] = field(default_factory=dict)
     requests: list[ToolRequest] = field(default_factory=list)
-    decisions: list[Decision] = field(default_factory=list)
+    decisions: list[GateAnswer] = field(default_factory=list)
     finished: dict[int, dict[str, Any]] = field(default_factory=dict)
     activities: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     resuming: bool = False
@@ -66,7 +66,7 @@ class FakeRunContext:
     def resume_state(self) -> Mapping[str, Any]:
         return (self.agent_state if self.resuming else self.conversation) or {}
 
-    async def gate(self, request: ToolRequest) -> Decision:
+    async def gate(self, request: ToolRequest) -> GateAnswer:
         self.requests.append(request)
         decision = self.decide(request)
         if asyncio.iscoroutine(decision) or isinstance(decision, asyncio.Future):

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from drivers.acp import DESCRIPTOR, AcpDriver
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 from tests.drivers.acp_agents import Agent, agent_under_test
 from tests.drivers.fake_context import FakeRunContext
 
@@ -42,8 +42,8 @@ async def run_driver(ctx: FakeRunContext, timeout: float = RUN_TIMEOUT) -> Any:
     return await asyncio.wait_for(AcpDriver().run(ctx), timeout)
 
 
-def allow(request: ToolRequest) -> Decision:
-    return Decision(outcome="allow", decided_by="policy")
+def allow(request: ToolRequest) -> GateAnswer:
+    return GateAnswer(outcome="allow", decided_by="policy")
 
 
 def kinds(ctx: FakeRunContext, kind: str) -> list[dict[str, Any]]:
@@ -93,8 +93,8 @@ async def test_claude_code_acp_has_no_search_tool_that_runs_unasked(tmp_path: Pa
     (Task) has neither either."""
     from tests.fakes import anthropic_server as anthropic
 
-    def deny(request: ToolRequest) -> Decision:
-        return Decision(outcome="deny", reason="reads of .env are denied", decided_by="policy")
+    def deny(request: ToolRequest) -> GateAnswer:
+        return GateAnswer(outcome="deny", reason="reads of .env are denied", decided_by="policy")
 
     with agent_under_test("acp", "claude-code-acp") as agent:
         ctx = make_ctx(tmp_path, agent, deny)
@@ -136,7 +136,7 @@ async def test_cancel_answers_the_pending_permission_cancelled(tmp_path: Path, a
     agent.script(agent.command("touch never.txt"), agent.say("unreachable"))
     asked = asyncio.Event()
 
-    async def wait_forever(request: ToolRequest) -> Decision:
+    async def wait_forever(request: ToolRequest) -> GateAnswer:
         asked.set()
         await asyncio.Event().wait()
         raise AssertionError("unreachable")
@@ -194,7 +194,7 @@ async def test_claude_code_acp_hostile_workspace_runs_nothing_and_widens_nothing
         marker = tmp_path / "marker"
         hostile_workspace(tmp_path / "ws", marker)
         agent.script(agent.command("echo gated > gated.txt"), agent.say("Done."))
-        ctx = make_ctx(tmp_path, agent, lambda r: Decision(outcome="deny", reason="checking the gate", decided_by="person"))
+        ctx = make_ctx(tmp_path, agent, lambda r: GateAnswer(outcome="deny", reason="checking the gate", decided_by="person"))
         result = await run_driver(ctx)
 
     assert result.status == "completed", ctx.activities
@@ -240,7 +240,7 @@ async def test_already_done_step_is_not_run_again_and_the_agent_reads_why(tmp_pa
     agent never runs it and reads the recorded reason (in the follow-up prompt)."""
     agent.script(agent.command("echo again >> log.txt"), agent.say("Understood."), agent.say("Understood."))
     reason = "Already done before Gatehouse restarted: it printed 'again'. Do not run it again."
-    ctx = make_ctx(tmp_path, agent, lambda r: Decision(outcome="deny", reason=reason, already_done=True, decided_by="policy"))
+    ctx = make_ctx(tmp_path, agent, lambda r: GateAnswer(outcome="deny", reason=reason, already_done=True, decided_by="policy"))
     result = await run_driver(ctx)
 
     assert result.status == "completed", ctx.activities

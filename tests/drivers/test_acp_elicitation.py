@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from drivers.acp import AcpDriver
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 from tests.drivers.fake_context import FakeRunContext
 
 AGENT = Path(__file__).resolve().parents[1] / "fakes" / "acp_form_agent.py"
@@ -49,9 +49,9 @@ def reply_said(ctx: FakeRunContext) -> dict[str, Any]:
 async def test_an_acp_agent_s_form_is_a_question_and_the_answers_go_back_typed(tmp_path: Path) -> None:
     asked: list[ToolRequest] = []
 
-    def person(request: ToolRequest) -> Decision:
+    def person(request: ToolRequest) -> GateAnswer:
         asked.append(request)
-        return Decision("answer", decided_by="person", answers={"region": ["us-2"], "replicas": "2"})
+        return GateAnswer("answer", decided_by="person", answers={"region": ["us-2"], "replicas": "2"})
 
     ctx = make_ctx(tmp_path, FORM, person)
     result = await asyncio.wait_for(AcpDriver().run(ctx), 60)
@@ -63,7 +63,7 @@ async def test_an_acp_agent_s_form_is_a_question_and_the_answers_go_back_typed(t
 
 
 async def test_a_declined_acp_form_is_declined(tmp_path: Path) -> None:
-    ctx = make_ctx(tmp_path, FORM, lambda r: Decision("deny", reason="no", decided_by="person"))
+    ctx = make_ctx(tmp_path, FORM, lambda r: GateAnswer("deny", reason="no", decided_by="person"))
     result = await asyncio.wait_for(AcpDriver().run(ctx), 60)
     assert result.status == "completed", ctx.activities
     assert reply_said(ctx) == {"action": "decline"}
@@ -71,7 +71,7 @@ async def test_a_declined_acp_form_is_declined(tmp_path: Path) -> None:
 
 async def test_a_url_elicitation_is_declined_with_the_reason_and_nobody_is_asked(tmp_path: Path) -> None:
     asked: list[ToolRequest] = []
-    ctx = make_ctx(tmp_path, {"url": "https://login.example/"}, lambda r: asked.append(r) or Decision("allow"))
+    ctx = make_ctx(tmp_path, {"url": "https://login.example/"}, lambda r: asked.append(r) or GateAnswer("allow"))
     result = await asyncio.wait_for(AcpDriver().run(ctx), 60)
     assert result.status == "completed", ctx.activities
     assert asked == []

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from drivers.acp import agents
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 from tests.drivers.acp_agents import Agent, agent_under_test
 from tests.drivers.test_acp import allow, kinds, make_ctx, run_driver
 from tests.fakes import gemini_server as gemini
@@ -44,8 +44,8 @@ async def test_no_tool_that_reads_without_asking_is_offered(tmp_path: Path, agen
     """Gemini's search and listing tools run unasked in its own process: `grep_search`
     printed a `.env` line to the model while every request was denied. The run's settings
     leave it only tools that ask or go through the client."""
-    def deny(request: ToolRequest) -> Decision:
-        return Decision(outcome="deny", decided_by="policy", reason="reads of .env are denied")
+    def deny(request: ToolRequest) -> GateAnswer:
+        return GateAnswer(outcome="deny", decided_by="policy", reason="reads of .env are denied")
 
     ctx = make_ctx(tmp_path, agent, deny)
     (ctx.workspace / ".env").write_text("SECRET=hunter2\n")
@@ -72,10 +72,10 @@ async def test_no_tool_that_reads_without_asking_is_offered(tmp_path: Path, agen
     assert not any("hunter2" in text or ".env" in text for text in results)
 
 
-def reads_only(request: ToolRequest) -> Decision:
+def reads_only(request: ToolRequest) -> GateAnswer:
     if request.tool == "read":
-        return Decision(outcome="allow", decided_by="policy")
-    return Decision(outcome="deny", decided_by="reviewer", reason="Not in this repository.")
+        return GateAnswer(outcome="allow", decided_by="policy")
+    return GateAnswer(outcome="deny", decided_by="reviewer", reason="Not in this repository.")
 
 
 # Gemini CLI reads a file through fs/read_text_file before it asks to write it; a file that

@@ -68,11 +68,11 @@ async def test_an_approved_command_covers_a_terminal_only_where_it_was_judged(tm
     from acp import RequestError
 
     from drivers.acp.client import AcpClient, _Allowed
-    from drivers.base import Decision, ToolRequest
+    from drivers.base import GateAnswer, ToolRequest
     from tests.drivers.fake_context import FakeRunContext
 
     (tmp_path / "ws" / ".git" / "hooks").mkdir(parents=True)
-    ctx = FakeRunContext(workspace=tmp_path / "ws", runtime_dir=tmp_path, decide=lambda r: Decision("deny", reason="no"))
+    ctx = FakeRunContext(workspace=tmp_path / "ws", runtime_dir=tmp_path, decide=lambda r: GateAnswer("deny", reason="no"))
     client = AcpClient(ctx, env={}, on_abort=lambda reason, text: None)
     command = "echo x > hooks/pre-commit"
     judged = ToolRequest("bash", {"command": command}, str(client.workspace), "permission", "command", {}, "c1")

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from drivers import agent_env
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 from drivers.claude_code import ClaudeCodeDriver
 from drivers.codex import CodexDriver
 from drivers.scripted import ScriptedDriver
@@ -170,7 +170,7 @@ async def test_scripted_commands_get_the_allow_listed_environment(tmp_path: Path
     ctx = FakeRunContext(
         workspace=workspace,
         runtime_dir=runtime,
-        decide=lambda r: Decision("allow"),
+        decide=lambda r: GateAnswer("allow"),
         scenario={"steps": [{"tool": "bash", "input": {"command": "env"}}]},
         settings=operator_settings(),
     )
@@ -185,10 +185,10 @@ async def test_scripted_commands_get_the_allow_listed_environment(tmp_path: Path
 # -- the real CLIs ------------------------------------------------------------------------------------
 
 
-def _cli_environ_then(decision: Decision, seen: dict[str, str], workspace: Path) -> Any:
+def _cli_environ_then(decision: GateAnswer, seen: dict[str, str], workspace: Path) -> Any:
     """A decider that first reads the agent CLI's own environment (it is waiting for us)."""
 
-    def decide(request: ToolRequest) -> Decision:
+    def decide(request: ToolRequest) -> GateAnswer:
         for pid in processes_in(workspace):
             # The floor's own bubblewrap (its init runs in the workspace) has bubblewrap's
             # environment, not the agent's: kept apart, and checked for secrets too.
@@ -205,8 +205,8 @@ async def test_claude_code_gets_none_of_the_server_secrets(tmp_path: Path, serve
     seen: dict[str, str] = {}
     with anthropic.FakeAnthropicServer() as model:
         model.add_turns([anthropic.tool_use("Bash", {"command": "env", "description": "print the environment"})], [anthropic.text("ok")])
-        ctx = claude_ctx(tmp_path, model, lambda r: Decision("allow"))
-        ctx.decide = _cli_environ_then(Decision("allow"), seen, ctx.workspace)
+        ctx = claude_ctx(tmp_path, model, lambda r: GateAnswer("allow"))
+        ctx.decide = _cli_environ_then(GateAnswer("allow"), seen, ctx.workspace)
         ctx.settings = operator_settings(**ctx.settings)
         result = await asyncio.wait_for(ClaudeCodeDriver().run(ctx), 60)
         assert result.status == "completed", ctx.activities
@@ -228,8 +228,8 @@ async def test_codex_gets_none_of_the_server_secrets(tmp_path: Path, server_secr
     seen: dict[str, str] = {}
     with responses.FakeResponsesServer() as model:
         model.add_turns([responses.exec_command("env", call_id="call_env")], [responses.message("ok")])
-        ctx = codex_ctx(tmp_path, lambda r: Decision("allow"), codex_bin=codex_bin, model_server=model)
-        ctx.decide = _cli_environ_then(Decision("allow"), seen, ctx.workspace)
+        ctx = codex_ctx(tmp_path, lambda r: GateAnswer("allow"), codex_bin=codex_bin, model_server=model)
+        ctx.decide = _cli_environ_then(GateAnswer("allow"), seen, ctx.workspace)
         ctx.settings = operator_settings(**ctx.settings)
         result = await asyncio.wait_for(CodexDriver().run(ctx), 60)
         assert result.status == "completed", ctx.activities

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 from drivers.claude_code import DESCRIPTOR, ClaudeCodeDriver
 from tests.drivers.fake_context import FakeRunContext
 from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use
@@ -79,8 +79,8 @@ def processes_in(directory: Path) -> list[int]:
     return found
 
 
-def allow(request: ToolRequest) -> Decision:
-    return Decision(outcome="allow", decided_by="policy")
+def allow(request: ToolRequest) -> GateAnswer:
+    return GateAnswer(outcome="allow", decided_by="policy")
 
 
 def kinds(ctx: FakeRunContext, kind: str) -> list[dict[str, Any]]:
@@ -135,7 +135,7 @@ async def test_allowed_command_runs_and_output_reaches_step(tmp_path: Path, mode
 async def test_denied_command_does_not_run_and_model_gets_reason(tmp_path: Path, model: FakeAnthropicServer) -> None:
     require_cli()
     model.add_turns([tool_use("Bash", {"command": "touch should-not-exist", "description": "touch"})], [text("Understood.")])
-    ctx = make_ctx(tmp_path, model, lambda r: Decision(outcome="deny", reason="no touching on Fridays", decided_by="person"))
+    ctx = make_ctx(tmp_path, model, lambda r: GateAnswer(outcome="deny", reason="no touching on Fridays", decided_by="person"))
     result = await run_driver(ctx)
 
     assert result.status == "completed"
@@ -157,7 +157,7 @@ async def test_an_edited_command_reaches_the_cli_as_updated_input_and_runs_inste
         [text("Done.")],
     )
     edited = {"command": "echo reviewer > reviewer.txt && cat reviewer.txt"}
-    ctx = make_ctx(tmp_path, model, lambda r: Decision(outcome="allow", decided_by="person", updated_input=edited))
+    ctx = make_ctx(tmp_path, model, lambda r: GateAnswer(outcome="allow", decided_by="person", updated_input=edited))
     result = await run_driver(ctx)
 
     assert result.status == "completed", ctx.activities
@@ -172,7 +172,7 @@ async def test_an_edited_command_reaches_the_cli_as_updated_input_and_runs_inste
 async def test_an_edited_file_write_writes_the_reviewers_content(tmp_path: Path, model: FakeAnthropicServer) -> None:
     require_cli()
     model.add_turns([tool_use("Write", {"file_path": "notes.txt", "content": "from the agent"})], [text("Done.")])
-    ctx = make_ctx(tmp_path, model, lambda r: Decision(outcome="allow", decided_by="person",
+    ctx = make_ctx(tmp_path, model, lambda r: GateAnswer(outcome="allow", decided_by="person",
                                                        updated_input={"content": "from the reviewer"}))
     result = await run_driver(ctx)
     assert result.status == "completed", ctx.activities
@@ -194,10 +194,10 @@ async def test_reads_go_through_the_gate(tmp_path: Path, model: FakeAnthropicSer
         [text("Read what I could.")],
     )
 
-    def policy(request: ToolRequest) -> Decision:
+    def policy(request: ToolRequest) -> GateAnswer:
         if request.tool == "read" and request.input["file_path"].endswith("/.env"):
-            return Decision(outcome="deny", reason="rule Read(.env): secrets stay private")
-        return Decision(outcome="allow")
+            return GateAnswer(outcome="deny", reason="rule Read(.env): secrets stay private")
+        return GateAnswer(outcome="allow")
 
     ctx = make_ctx(tmp_path, model, policy)
     result = await run_driver(ctx)
@@ -235,10 +235,10 @@ async def test_question_answered(tmp_path: Path, model: FakeAnthropicServer) -> 
     require_cli()
     model.add_turns([tool_use("AskUserQuestion", QUESTIONS)], [text("Thanks.")])
 
-    def person(request: ToolRequest) -> Decision:
+    def person(request: ToolRequest) -> GateAnswer:
         assert request.kind == "question"
         ids = [q["id"] for q in request.presentation["questions"]]
-        return Decision(outcome="answer", decided_by="person", answers={ids[0]: ["SQLite"], ids[1]: ["Auth", "Export"]})
+        return GateAnswer(outcome="answer", decided_by="person", answers={ids[0]: ["SQLite"], ids[1]: ["Auth", "Export"]})
 
     ctx = make_ctx(tmp_path, model, person)
     result = await run_driver(ctx)
@@ -277,7 +277,7 @@ async def test_question_answered(tmp_path: Path, model: FakeAnthropicServer) -> 
 async def test_question_declined_says_there_is_no_human_answer(tmp_path: Path, model: FakeAnthropicServer) -> None:
     require_cli()
     model.add_turns([tool_use("AskUserQuestion", QUESTIONS)], [text("I will choose myself.")])
-    ctx = make_ctx(tmp_path, model, lambda r: Decision(outcome="deny", reason="questions are auto-denied", decided_by="policy"))
+    ctx = make_ctx(tmp_path, model, lambda r: GateAnswer(outcome="deny", reason="questions are auto-denied", decided_by="policy"))
     result = await run_driver(ctx)
 
     assert result.status == "completed"
@@ -299,10 +299,10 @@ async def test_plan_approved_then_edits_are_asked(tmp_path: Path, model: FakeAnt
         [text("Implemented.")],
     )
 
-    def decide(request: ToolRequest) -> Decision:
+    def decide(request: ToolRequest) -> GateAnswer:
         if request.kind == "plan_review":
-            return Decision(outcome="allow", decided_by="person", plan_mode="accept-edits")
-        return Decision(outcome="allow")
+            return GateAnswer(outcome="allow", decided_by="person", plan_mode="accept-edits")
+        return GateAnswer(outcome="allow")
 
     ctx = make_ctx(tmp_path, model, decide, interaction_mode="plan")
     result = await run_driver(ctx)
@@ -334,7 +334,7 @@ async def test_plan_file_is_bookkeeping_and_review_shows_its_contents(tmp_path: 
         return [tool_use("Write", {"file_path": path, "content": "# The plan\n1. Do it well\n"})]
 
     model.add_turns(write_plan_file, [tool_use("ExitPlanMode", {})], [text("ok")])
-    ctx = make_ctx(tmp_path, model, lambda r: Decision(outcome="allow", decided_by="person"), interaction_mode="plan")
+    ctx = make_ctx(tmp_path, model, lambda r: GateAnswer(outcome="allow", decided_by="person"), interaction_mode="plan")
     result = await run_driver(ctx)
 
     assert result.status == "completed"
@@ -349,7 +349,7 @@ async def test_plan_rejected_with_feedback(tmp_path: Path, model: FakeAnthropicS
     require_cli()
     model.add_turns([tool_use("ExitPlanMode", {"plan": "## Plan\n1. Ship it"})], [text("I will revise the plan.")])
     ctx = make_ctx(
-        tmp_path, model, lambda r: Decision(outcome="deny", reason="please add tests first", decided_by="person"), interaction_mode="plan"
+        tmp_path, model, lambda r: GateAnswer(outcome="deny", reason="please add tests first", decided_by="person"), interaction_mode="plan"
     )
     result = await run_driver(ctx)
 
@@ -366,7 +366,7 @@ async def test_always_allow_is_not_written_into_agent_settings(tmp_path: Path, m
         [tool_use("Bash", {"command": "echo one > one.txt", "description": "again"})],
         [text("ok")],
     )
-    ctx = make_ctx(tmp_path, model, lambda r: Decision(outcome="allow", decided_by="person", scope="session"))
+    ctx = make_ctx(tmp_path, model, lambda r: GateAnswer(outcome="allow", decided_by="person", scope="session"))
     result = await run_driver(ctx)
 
     assert result.status == "completed"
@@ -382,7 +382,7 @@ async def test_cancel_while_decision_pending(tmp_path: Path, model: FakeAnthropi
     model.add_turns([tool_use("Bash", {"command": "touch never.txt", "description": "touch"})], [text("unreachable")])
     asked = asyncio.Event()
 
-    async def person_never_answers(request: ToolRequest) -> Decision:
+    async def person_never_answers(request: ToolRequest) -> GateAnswer:
         asked.set()
         await asyncio.Event().wait()
         raise AssertionError("unreachable")
@@ -403,7 +403,7 @@ async def test_cancel_while_decision_pending(tmp_path: Path, model: FakeAnthropi
 async def test_abort_decision_fails_the_run(tmp_path: Path, model: FakeAnthropicServer) -> None:
     require_cli()
     model.add_turns([tool_use("Bash", {"command": "touch aborted.txt", "description": "touch"})], [text("unreachable")])
-    ctx = make_ctx(tmp_path, model, lambda r: Decision(outcome="abort", reason="policy_abort", decided_by="policy"))
+    ctx = make_ctx(tmp_path, model, lambda r: GateAnswer(outcome="abort", reason="policy_abort", decided_by="policy"))
     result = await run_driver(ctx)
 
     assert result.status == "failed" and result.failure_reason == "policy_abort"
@@ -418,7 +418,7 @@ async def test_cli_killed_mid_run_fails_without_hanging(tmp_path: Path, model: F
     model.add_turns([tool_use("Bash", {"command": "touch x.txt", "description": "touch"})], [text("unreachable")])
     holder: dict[str, FakeRunContext] = {}
 
-    async def kill_cli_then_wait(request: ToolRequest) -> Decision:
+    async def kill_cli_then_wait(request: ToolRequest) -> GateAnswer:
         for pid in processes_in(holder["ctx"].workspace):
             # (killing the sandbox's first process ends the rest: a later pid may be gone)
             with contextlib.suppress(ProcessLookupError):
@@ -519,9 +519,9 @@ async def test_idle_timeout_does_not_count_while_the_gate_waits(tmp_path: Path) 
         """,
     )
 
-    async def slow_person(request: ToolRequest) -> Decision:
+    async def slow_person(request: ToolRequest) -> GateAnswer:
         await asyncio.sleep(2.5)
-        return Decision(outcome="allow", decided_by="person")
+        return GateAnswer(outcome="allow", decided_by="person")
 
     ctx = make_ctx(tmp_path, None, slow_person, settings={"claude_bin": binary, "idle_timeout_s": 1})
     result = await run_driver(ctx, timeout=30)
@@ -581,7 +581,7 @@ async def test_unknown_control_request_is_refused_and_a_repeated_permission_is_n
         sys.stdin.read()
         """,
     )
-    ctx = make_ctx(tmp_path, None, lambda r: Decision(outcome="deny", reason="no"), settings={"claude_bin": binary, "idle_timeout_s": 10})
+    ctx = make_ctx(tmp_path, None, lambda r: GateAnswer(outcome="deny", reason="no"), settings={"claude_bin": binary, "idle_timeout_s": 10})
     result = await run_driver(ctx, timeout=20)
     assert result.status == "completed", ctx.activities
     assert len(ctx.requests) == 1 and ctx.requests[0].tool == "write"
@@ -654,7 +654,7 @@ async def test_full_access_still_goes_through_the_gate(tmp_path: Path, model: Fa
     ctx = make_ctx(
         tmp_path,
         model,
-        lambda r: Decision(outcome="deny", reason="policy says no"),
+        lambda r: GateAnswer(outcome="deny", reason="policy says no"),
         runtime_mode="full-access",
         settings={"allow_bypass_permissions": True},
     )

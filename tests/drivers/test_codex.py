@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from drivers.base import Decision, RunAborted, RunResult, ToolRequest
+from drivers.base import GateAnswer, RunAborted, RunResult, ToolRequest
 from drivers.codex import DESCRIPTOR, CodexDriver, translate
 from tests.drivers.fake_context import FakeRunContext
 from tests.fakes.responses_server import (
@@ -58,7 +58,7 @@ def model_server():
 
 
 def allow(scope: str = "once"):
-    return lambda request: Decision("allow", decided_by="person", scope=scope)
+    return lambda request: GateAnswer("allow", decided_by="person", scope=scope)
 
 
 def make_ctx(tmp_path: Path, decide, *, codex_bin: str, model_server: FakeResponsesServer | None = None, **kw) -> FakeRunContext:
@@ -108,12 +108,12 @@ def test_inner_command_unwraps_bash_lc():
 
 
 def test_replies_never_amend_execpolicy_nor_accept_for_the_session():
-    assert translate.approval_reply(Decision("allow")) == "accept"
+    assert translate.approval_reply(GateAnswer("allow")) == "accept"
     # "Always allow" is a Gatehouse grant: Codex is told a plain accept, and asks next time.
-    assert translate.approval_reply(Decision("allow", decided_by="person", scope="session")) == "accept"
-    assert translate.approval_reply(Decision("allow", decided_by="grant")) == "accept"
-    assert translate.approval_reply(Decision("deny", reason="no")) == "decline"
-    assert translate.approval_reply(Decision("abort")) == "cancel"
+    assert translate.approval_reply(GateAnswer("allow", decided_by="person", scope="session")) == "accept"
+    assert translate.approval_reply(GateAnswer("allow", decided_by="grant")) == "accept"
+    assert translate.approval_reply(GateAnswer("deny", reason="no")) == "decline"
+    assert translate.approval_reply(GateAnswer("abort")) == "cancel"
     assert translate.combine_replies(["accept", "decline"]) == "decline"
     assert translate.combine_replies(["accept", "accept"]) == "accept"
     assert translate.combine_replies(["accept", "cancel", "decline"]) == "cancel"
@@ -386,7 +386,7 @@ async def test_workspace_codex_rules_cannot_bypass_approval(tmp_path, codex_bin,
     (rules / "default.rules").write_text('prefix_rule(pattern=["touch"], decision="allow")\n')
     (tmp_path / "ws" / ".codex" / "config.toml").write_text('approval_policy = "never"\n')
     model_server.add_turns([exec_command("touch sneaky.txt")], [message("ok")])
-    ctx = make_ctx(tmp_path, lambda r: Decision("deny", reason="no"), codex_bin=codex_bin, model_server=model_server)
+    ctx = make_ctx(tmp_path, lambda r: GateAnswer("deny", reason="no"), codex_bin=codex_bin, model_server=model_server)
     result = await run(ctx)
 
     assert result.status == "completed"
@@ -400,7 +400,7 @@ async def test_workspace_codex_rules_cannot_bypass_approval(tmp_path, codex_bin,
 @pytest.mark.agents
 async def test_declined_command_does_not_run_and_model_is_told(tmp_path, codex_bin, model_server):
     model_server.add_turns([exec_command("touch forbidden.txt", call_id="call_no")], [message("understood")])
-    ctx = make_ctx(tmp_path, lambda r: Decision("deny", reason="not today", decided_by="person"), codex_bin=codex_bin, model_server=model_server)
+    ctx = make_ctx(tmp_path, lambda r: GateAnswer("deny", reason="not today", decided_by="person"), codex_bin=codex_bin, model_server=model_server)
     result = await run(ctx)
 
     assert result.status == "completed"
@@ -442,9 +442,9 @@ async def test_always_allow_is_a_gatehouse_grant_so_codex_asks_again(tmp_path, c
         [message("done")],
     )
     decisions = iter([
-        Decision("allow", decided_by="person", scope="session"),  # the reviewer's "always allow"
-        Decision("allow", decided_by="grant"),  # the grant answers the next request
-        Decision("deny", reason="the grant was revoked", decided_by="person"),  # revoked: asked again
+        GateAnswer("allow", decided_by="person", scope="session"),  # the reviewer's "always allow"
+        GateAnswer("allow", decided_by="grant"),  # the grant answers the next request
+        GateAnswer("deny", reason="the grant was revoked", decided_by="person"),  # revoked: asked again
     ])
     ctx = make_ctx(tmp_path, lambda r: next(decisions), codex_bin=codex_bin, model_server=model_server)
     result = await run(ctx)
@@ -482,7 +482,7 @@ async def test_declined_file_change_is_not_written(tmp_path, codex_bin, model_se
     (tmp_path / "ws" / "keep.txt").write_text("one\n")
     patch = "*** Update File: keep.txt\n@@\n-one\n+two\n"
     model_server.add_turns([apply_patch(patch, call_id="call_edit")], [message("ok")])
-    ctx = make_ctx(tmp_path, lambda r: Decision("deny", reason="no"), codex_bin=codex_bin, model_server=model_server)
+    ctx = make_ctx(tmp_path, lambda r: GateAnswer("deny", reason="no"), codex_bin=codex_bin, model_server=model_server)
     result = await run(ctx)
 
     assert result.status == "completed"
@@ -505,11 +505,11 @@ async def test_a_moved_file_is_decided_by_where_it_goes(tmp_path, codex_bin, mod
                                         call_id="call_move")], [message("ok")])
     policy, verdicts = compile_policy(DEFAULT_POLICY), []
 
-    def decide(request: ToolRequest) -> Decision:
+    def decide(request: ToolRequest) -> GateAnswer:
         verdict = evaluate(policy, {"tool": request.tool, "input": dict(request.input), "cwd": request.cwd},
                            paths=PathContext(str(tmp_path / "ws")))
         verdicts.append(verdict)
-        return Decision("allow") if verdict.decision == "allow" else Decision("deny", reason=verdict.reason)
+        return GateAnswer("allow") if verdict.decision == "allow" else GateAnswer("deny", reason=verdict.reason)
 
     ctx = make_ctx(tmp_path, decide, codex_bin=codex_bin, model_server=model_server)
     result = await run(ctx)
@@ -530,7 +530,7 @@ async def test_multi_file_patch_asks_per_file_and_one_refusal_refuses_all(tmp_pa
     model_server.add_turns([apply_patch(patch, call_id="call_two")], [message("ok")])
     ctx = make_ctx(
         tmp_path,
-        lambda r: Decision("deny", reason="secret") if r.input["file_path"].startswith("secret/") else Decision("allow"),
+        lambda r: GateAnswer("deny", reason="secret") if r.input["file_path"].startswith("secret/") else GateAnswer("allow"),
         codex_bin=codex_bin,
         model_server=model_server,
     )
@@ -570,7 +570,7 @@ async def test_plan_mode_question_is_answered(tmp_path, codex_bin, model_server)
     model_server.add_turns([request_user_input(QUESTIONS, call_id="call_ask")], [message("Blue it is")])
     ctx = make_ctx(
         tmp_path,
-        lambda r: Decision("answer", decided_by="person", answers={"color": ["Blue"]}),
+        lambda r: GateAnswer("answer", decided_by="person", answers={"color": ["Blue"]}),
         codex_bin=codex_bin,
         model_server=model_server,
         interaction_mode="plan",
@@ -589,7 +589,7 @@ async def test_plan_mode_question_is_answered(tmp_path, codex_bin, model_server)
 @pytest.mark.agents
 async def test_declined_question_gives_the_model_no_answer(tmp_path, codex_bin, model_server):
     model_server.add_turns([request_user_input(QUESTIONS, call_id="call_ask")], [message("no answer then")])
-    ctx = make_ctx(tmp_path, lambda r: Decision("deny", reason="skip"), codex_bin=codex_bin, model_server=model_server, interaction_mode="plan")
+    ctx = make_ctx(tmp_path, lambda r: GateAnswer("deny", reason="skip"), codex_bin=codex_bin, model_server=model_server, interaction_mode="plan")
     result = await run(ctx)
 
     assert result.status == "completed"
@@ -602,7 +602,7 @@ async def test_declined_question_gives_the_model_no_answer(tmp_path, codex_bin, 
 async def test_aborted_question_fails_the_run(tmp_path, codex_bin, model_server):
     model_server.add_turns([request_user_input(QUESTIONS)], [message("unreachable")])
     ctx = make_ctx(
-        tmp_path, lambda r: Decision("abort", reason="question_timeout"), codex_bin=codex_bin, model_server=model_server, interaction_mode="plan"
+        tmp_path, lambda r: GateAnswer("abort", reason="question_timeout"), codex_bin=codex_bin, model_server=model_server, interaction_mode="plan"
     )
     result = await run(ctx)
     assert (result.status, result.failure_reason) == ("failed", "question_timeout")
@@ -633,7 +633,7 @@ async def test_cancel_while_an_approval_is_pending(tmp_path, codex_bin, model_se
 @pytest.mark.agents
 async def test_abort_fails_the_run(tmp_path, codex_bin, model_server):
     model_server.add_turns([exec_command("touch aborted.txt")], [message("should not be asked for")])
-    ctx = make_ctx(tmp_path, lambda r: Decision("abort", reason="approval_timeout", decided_by="timeout"), codex_bin=codex_bin, model_server=model_server)
+    ctx = make_ctx(tmp_path, lambda r: GateAnswer("abort", reason="approval_timeout", decided_by="timeout"), codex_bin=codex_bin, model_server=model_server)
     result = await run(ctx)
 
     assert (result.status, result.failure_reason) == ("failed", "approval_timeout")

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 from drivers.codex import CodexDriver
 from tests.drivers.test_codex import _codex_bin, make_ctx
 from tests.fakes.responses_server import FakeResponsesServer, exec_command, function_call, message
@@ -73,7 +73,7 @@ class McpScript:
         return [item]
 
 
-def mcp_run(tmp_path: Path, codex_bin: str, server: FakeResponsesServer, decide: Callable[[ToolRequest], Decision],
+def mcp_run(tmp_path: Path, codex_bin: str, server: FakeResponsesServer, decide: Callable[[ToolRequest], GateAnswer],
             *, read_only_tool: bool = False):
     runtime = tmp_path / "runtime"
     runtime.mkdir(parents=True, exist_ok=True)
@@ -92,11 +92,11 @@ def mcp_log(runtime: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def allow_commands(then: Callable[[ToolRequest], Decision]) -> Callable[[ToolRequest], Decision]:
+def allow_commands(then: Callable[[ToolRequest], GateAnswer]) -> Callable[[ToolRequest], GateAnswer]:
     """The script's `sleep` is allowed; everything else is what the test decides."""
-    def decide(request: ToolRequest) -> Decision:
+    def decide(request: ToolRequest) -> GateAnswer:
         if request.tool == "bash":
-            return Decision("allow", decided_by="person")
+            return GateAnswer("allow", decided_by="person")
         return then(request)
     return decide
 
@@ -110,9 +110,9 @@ async def run(ctx) -> Any:
 async def test_each_mcp_tool_call_is_gated_and_a_denied_one_never_reaches_the_server(tmp_path, codex_bin, read_only_tool):
     asked: list[ToolRequest] = []
 
-    def person(request: ToolRequest) -> Decision:
+    def person(request: ToolRequest) -> GateAnswer:
         asked.append(request)
-        return Decision("deny", reason="not today", decided_by="person")
+        return GateAnswer("deny", reason="not today", decided_by="person")
 
     with FakeResponsesServer() as model:
         model.add_turns(*[McpScript("touch_marker", {"note": "hi"})] * 30)
@@ -131,7 +131,7 @@ async def test_each_mcp_tool_call_is_gated_and_a_denied_one_never_reaches_the_se
 async def test_an_allowed_mcp_tool_call_runs(tmp_path, codex_bin):
     with FakeResponsesServer() as model:
         model.add_turns(*[McpScript("touch_marker", {"note": "hi"})] * 30)
-        ctx, runtime = mcp_run(tmp_path, codex_bin, model, lambda r: Decision("allow", decided_by="person"))
+        ctx, runtime = mcp_run(tmp_path, codex_bin, model, lambda r: GateAnswer("allow", decided_by="person"))
         result = await run(ctx)
         output = model.tool_output("call_mcp") or ""
 
@@ -140,14 +140,14 @@ async def test_an_allowed_mcp_tool_call_runs(tmp_path, codex_bin):
     assert "marker written: hi" in output
 
 
-def answering(answers: dict[str, Any] | None, questions: list[ToolRequest]) -> Callable[[ToolRequest], Decision]:
-    def decide(request: ToolRequest) -> Decision:
+def answering(answers: dict[str, Any] | None, questions: list[ToolRequest]) -> Callable[[ToolRequest], GateAnswer]:
+    def decide(request: ToolRequest) -> GateAnswer:
         if request.kind == "question":
             questions.append(request)
             if answers is None:
-                return Decision("deny", reason="not now", decided_by="person")
-            return Decision("answer", decided_by="person", answers=answers)
-        return Decision("allow", decided_by="person")  # the `ask_user` call itself
+                return GateAnswer("deny", reason="not now", decided_by="person")
+            return GateAnswer("answer", decided_by="person", answers=answers)
+        return GateAnswer("allow", decided_by="person")  # the `ask_user` call itself
     return decide
 
 

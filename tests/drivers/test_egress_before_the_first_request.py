@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from approvals.policy import compile_policy
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 from drivers.runegress import RunEgress
 
 
@@ -25,9 +25,9 @@ class Context:
         self.asked: list[ToolRequest] = []
         self.notices: list[dict[str, Any]] = []
 
-    async def gate(self, request: ToolRequest) -> Decision:
+    async def gate(self, request: ToolRequest) -> GateAnswer:
         self.asked.append(request)
-        return Decision(outcome="deny", reason="not today")
+        return GateAnswer(outcome="deny", reason="not today")
 
     async def emit(self, kind: str, payload: dict[str, Any]) -> None:
         self.notices.append(payload)

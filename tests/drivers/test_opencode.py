@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 from drivers.opencode import DESCRIPTOR, OpenCodeDriver
 from drivers.opencode import config as opencode_config
 from tests.drivers.acp_agents import Agent, agent_under_test
@@ -42,8 +42,8 @@ async def run_driver(ctx: FakeRunContext, timeout: float = RUN_TIMEOUT) -> Any:
     return await asyncio.wait_for(OpenCodeDriver().run(ctx), timeout)
 
 
-def allow(request: ToolRequest) -> Decision:
-    return Decision(outcome="allow", decided_by="policy")
+def allow(request: ToolRequest) -> GateAnswer:
+    return GateAnswer(outcome="allow", decided_by="policy")
 
 
 def test_descriptor_and_config() -> None:
@@ -83,7 +83,7 @@ QUESTION = {
 @pytest.mark.agents
 async def test_question_answered(tmp_path: Path, agent: Agent) -> None:
     agent.script([chat.tool_call("question", QUESTION)], agent.say("Blue it is."))
-    ctx = make_ctx(tmp_path, agent, lambda r: Decision(outcome="answer", answers={"color": ["Blue"]}, decided_by="person"))
+    ctx = make_ctx(tmp_path, agent, lambda r: GateAnswer(outcome="answer", answers={"color": ["Blue"]}, decided_by="person"))
     result = await run_driver(ctx)
 
     assert result.status == "completed", ctx.activities
@@ -114,7 +114,7 @@ async def test_resume_continues_the_runs_own_session(tmp_path: Path, agent: Agen
 async def test_already_done_step_is_not_run_again_and_the_agent_reads_why(tmp_path: Path, agent: Agent) -> None:
     agent.script(agent.command("echo again >> log.txt"), agent.say("Understood."))
     reason = "Already done before Gatehouse restarted: it printed 'again'. Do not run it again."
-    ctx = make_ctx(tmp_path, agent, lambda r: Decision(outcome="deny", reason=reason, already_done=True, decided_by="policy"))
+    ctx = make_ctx(tmp_path, agent, lambda r: GateAnswer(outcome="deny", reason=reason, already_done=True, decided_by="policy"))
     result = await run_driver(ctx)
 
     assert result.status == "completed", ctx.activities

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
-from drivers.base import Decision, ToolRequest
+from drivers.base import GateAnswer, ToolRequest
 from drivers.claude_code import ClaudeCodeDriver
 from tests.drivers import hostile
 from tests.drivers.e2e import approval_for, finished, start, steps_of, timeline
@@ -111,7 +111,7 @@ async def test_administrator_mcp_server_starts_and_each_call_waits_for_the_gate(
     ws = hostile.build(tmp_path / "hostile")
     asked: list[ToolRequest] = []
 
-    async def person(request: ToolRequest) -> Decision:
+    async def person(request: ToolRequest) -> GateAnswer:
         # The request reached the gate and the CLI waits on this answer. Whether the server
         # was called before it is read from the server's log afterwards, not from a wait
         # here: the answer is appended to the same log, in order with the server's own lines.
@@ -121,8 +121,8 @@ async def test_administrator_mcp_server_starts_and_each_call_waits_for_the_gate(
         with log.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps({"event": "decided", "note": request.input.get("note"), "outcome": outcome}) + "\n")
         if outcome == "deny":
-            return Decision("deny", reason="not that note", decided_by="person")
-        return Decision("allow", decided_by="person")
+            return GateAnswer("deny", reason="not that note", decided_by="person")
+        return GateAnswer("allow", decided_by="person")
 
     with anthropic.FakeAnthropicServer() as model:
         model.add_turns(
@@ -198,7 +198,7 @@ async def test_claude_md_links_out_of_the_workspace_never_reach_the_model(tmp_pa
     (sub / "CLAUDE.md").symlink_to(tmp_path / "secret.txt")
     with anthropic.FakeAnthropicServer() as model:
         model.add_turns([anthropic.tool_use("Read", {"file_path": str(sub / "a.txt")})], [anthropic.text("done")])
-        ctx = make_ctx(tmp_path, model, lambda r: Decision("allow", decided_by="person"))
+        ctx = make_ctx(tmp_path, model, lambda r: GateAnswer("allow", decided_by="person"))
         ctx.workspace = ws.workspace
         result = await asyncio.wait_for(ClaudeCodeDriver().run(ctx), 60)
         sent = json.dumps(model.requests)
@@ -219,7 +219,7 @@ async def test_settings_planted_in_the_run_config_dir_are_gone_at_the_next_start
     markers.mkdir()
     with anthropic.FakeAnthropicServer() as model:
         model.add_turns([anthropic.tool_use("Bash", {"command": "echo hi", "description": "hi"})], [anthropic.text("done")])
-        ctx = make_ctx(tmp_path, model, lambda r: Decision("allow", decided_by="person"))
+        ctx = make_ctx(tmp_path, model, lambda r: GateAnswer("allow", decided_by="person"))
         config_dir = ctx.runtime_dir / "home" / ".claude"
         config_dir.mkdir(parents=True)
         planted = {"type": "command", "command": f"touch {markers / 'planted-hook'}"}
