@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from approvals.gate import ALLOWED_MOVES, OPEN, TERMINAL, StepMoveRefused, can_move, step_move
+from approvals.gate.lifecycle import step_record
 from runs.models import Step
 from runs.services import run_create
 
@@ -95,3 +96,65 @@ def test_a_step_decided_at_once_is_inserted_where_its_moves_leave_it(reviewer: A
         with pytest.raises(StepMoveRefused):
             step_record(*path, seq=3, **fields)
     assert Step.objects.filter(run=run).count() == 2
+
+
+# --- what a refusal says (mutation testing found these unchecked: docs/benchmarks.md) --------
+
+
+def test_a_refused_move_says_which_step_where_it_is_and_where_it_was_going(step: Any) -> None:
+    Step.objects.filter(pk=step.pk).update(status=S.FINISHED)
+    with pytest.raises(StepMoveRefused) as refused:
+        step_move(step.pk, S.ALLOWED)
+    assert (refused.value.step_id, refused.value.to, refused.value.found) == (step.pk, S.ALLOWED, S.FINISHED)
+    assert str(refused.value) == f"step {step.pk}: cannot move to allowed from finished"
+
+
+def test_a_move_of_a_step_that_does_not_exist_is_refused_from_nowhere(step: Any) -> None:
+    missing = step.pk + 1000
+    with pytest.raises(StepMoveRefused) as refused:
+        step_move(missing, S.ALLOWED)
+    assert (refused.value.step_id, refused.value.to, refused.value.found) == (missing, S.ALLOWED, None)
+    assert str(refused.value) == f"step {missing}: cannot move to allowed from nowhere (no such step)"
+
+
+def test_a_path_against_the_table_is_refused_naming_the_step_and_the_move(step: Any) -> None:
+    with pytest.raises(StepMoveRefused) as refused:
+        step_move(step.pk, S.FINISHED, S.ALLOWED)
+    assert (refused.value.step_id, refused.value.to, refused.value.found) == (step.pk, S.ALLOWED, S.FINISHED)
+    with pytest.raises(StepMoveRefused) as refused:
+        step_record(S.FINISHED, run=step.run, seq=2, tool="bash", request={}, verdict="allow")
+    assert (refused.value.step_id, refused.value.to, refused.value.found) == (0, S.FINISHED, S.REQUESTED)
+    assert not Step.objects.filter(seq=2).exists()
+
+
+def test_an_empty_path_is_refused_with_why(step: Any) -> None:
+    with pytest.raises(ValueError, match="^a step move needs at least one state$"):
+        step_move(step.pk)
+
+
+def test_a_state_outside_the_table_leads_nowhere() -> None:
+    assert not can_move("nowhere", S.ALLOWED)
+
+
+def test_where_a_move_may_start_is_narrowed_never_widened(step: Any) -> None:
+    # `frm` naming a state the table does not move from is no licence: finished stays finished.
+    Step.objects.filter(pk=step.pk).update(status=S.FINISHED)
+    with pytest.raises(StepMoveRefused):
+        step_move(step.pk, S.ALLOWED, frm=S.FINISHED)
+    assert Step.objects.get(pk=step.pk).status == S.FINISHED
+    # A set of states narrows as one state does: waiting is among them, so the move is made.
+    Step.objects.filter(pk=step.pk).update(status=S.WAITING)
+    step_move(step.pk, S.ALLOWED, frm=frozenset({S.WAITING, S.REQUESTED}))
+    assert Step.objects.get(pk=step.pk).status == S.ALLOWED
+    Step.objects.filter(pk=step.pk).update(status=S.WAITING)
+    with pytest.raises(StepMoveRefused):
+        step_move(step.pk, S.ALLOWED, frm=frozenset({S.REQUESTED}))
+
+
+def test_a_move_named_for_a_run_moves_only_that_runs_step(step: Any, reviewer: Any) -> None:
+    other = run_create(driver="scripted", scenario={"steps": [{"message": "x"}]}, user=reviewer)
+    Step.objects.filter(pk=step.pk).update(status=S.WAITING)
+    with pytest.raises(StepMoveRefused):
+        step_move(step.pk, S.ALLOWED, run_id=other.pk)
+    step_move(step.pk, S.ALLOWED, run_id=step.run_id)
+    assert Step.objects.get(pk=step.pk).status == S.ALLOWED
