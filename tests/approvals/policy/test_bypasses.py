@@ -12,7 +12,7 @@ import shlex
 
 import pytest
 
-from approvals.policy import DEFAULT_POLICY
+from approvals.policy import DEFAULT_POLICY, compile_policy, evaluate
 
 from .policytest import DENY_LIST_POLICY, assert_at_least, assert_cases, bash
 
@@ -470,6 +470,27 @@ def test_a_fetch_of_the_cloud_s_metadata_service_needs_a_person_in_any_spelling(
     assert (verdict.decision, verdict.rule) == ("ask", "commands.network")
     elsewhere = evaluate(policy, {**request, "input": {"url": "https://example.com"}}, paths=sandbox.context)
     assert elsewhere.decision == "allow"
+
+
+def test_a_metadata_fetch_the_policy_denies_outright_stays_denied_and_one_it_does_not_name_is_asked(sandbox):
+    # (mutation testing: the floor once read the fetch tool's entry under another name, or
+    # lowered a deny to ask; and said no URL in its reason)
+    url = "http://169.254.169.254/latest/meta-data/"
+    request = {"tool": "WebFetch", "input": {"url": url}, "cwd": sandbox.workspace}
+    denied = evaluate(compile_policy({**DEFAULT_POLICY, "tools": {"WebFetch": "deny"}}), request, paths=sandbox.context)
+    assert (denied.decision, denied.rule) == ("deny", "tools.WebFetch")
+    asked = evaluate(compile_policy({**DEFAULT_POLICY, "tools": {}}), request, paths=sandbox.context)
+    assert (asked.decision, asked.rule) == ("ask", "commands.network")
+    assert f"`WebFetch` of `{url}`" in asked.reason
+
+
+def test_a_request_without_a_working_directory_is_read_from_the_workspace(sandbox):
+    with_cwd = evaluate(compile_policy(DEFAULT_POLICY), {"tool": "bash", "input": {"command": "cat README.md"},
+                                                         "cwd": sandbox.workspace}, paths=sandbox.context)
+    without = evaluate(compile_policy(DEFAULT_POLICY), {"tool": "bash", "input": {"command": "cat README.md"}},
+                       paths=sandbox.context)
+    assert without.decision == with_cwd.decision == "allow"
+    assert [p.resolved for s in without.segments for p in s.paths] == [p.resolved for s in with_cwd.segments for p in s.paths]
 
 
 def test_builtins_that_assign_a_variable_are_judged_like_an_assignment(sandbox):
