@@ -147,6 +147,7 @@ def _sed_code(inv: Invocation, cmd: SimpleCommand) -> str | None:
 # string literal is a run-time name: asked about).
 AWK_GETLINE_FROM = re.compile(r"\bgetline\b(?:\s+[A-Za-z_]\w*(?:\[[^\]]*\])?)?\s*<\s*")
 _AWK_LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_AWK_NAME = re.compile(r"[^\s;{}()]+")
 _AWK_DIRECTIVE = re.compile(r"@\s*(include|load|[A-Za-z_][\w:]*\s*\()")
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 
@@ -166,6 +167,12 @@ def _awk_getline_reads(inv: Invocation) -> list[FileUse]:
             literal = _AWK_LITERAL.match(program, found.end())
             if literal:
                 out.append(FileUse("read", literal.group(1), (at,)))
+            else:
+                # a name only known at run time: a read of any file, as `cat "$f"` is (a word
+                # with `$` and no word index is a run-time path), floor or not
+                found_name = _AWK_NAME.match(program, found.end())
+                name = found_name.group(0) if found_name else "name"
+                out.append(FileUse("read", name if name.startswith("$") else "$" + name, ()))
     return out
 
 

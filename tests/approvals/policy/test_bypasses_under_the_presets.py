@@ -11,7 +11,6 @@ secret reads stay asked or denied.
 from __future__ import annotations
 
 import importlib
-import json
 
 import pytest
 
@@ -37,15 +36,11 @@ LEAVES_THE_WORKSPACE = {"network": NETWORK, "outside": OUTSIDE_THE_WORKSPACE, "s
 TABLES = {**LEAVES_THE_WORKSPACE, "workspace-code": RUNS_THE_WORKSPACE_S_CODE}
 
 # Found while writing these tests: awk reading a file whose name is a variable
-# (`getline < f`) is read as code the policy cannot read (`commands.interpreter`), which
-# the floor runs unasked (`in_floor.code: allow`), while `cat $f` stays a sensitive read
-# (asked in the floor too). Left for a decision; the strict xfail below says when it changes.
+# (`getline < f`) was read only as code the policy cannot read (`commands.interpreter`),
+# which the floor runs unasked (`in_floor.code: allow`), while `cat $f` stays a sensitive read
+# (asked in the floor too). The read is now also a read of a path only known at run time.
 AWK_RUN_TIME_READ = ("bash", bash("awk 'BEGIN{f=\".env\"; getline l < f; print l}'"), "ask", None)
 assert AWK_RUN_TIME_READ in SECRET_READS
-
-
-def _key(case: tuple) -> str:
-    return json.dumps([case[0], case[1]], sort_keys=True)
 
 
 @pytest.mark.parametrize("name", TABLES)
@@ -68,12 +63,13 @@ def test_without_a_floor_sandboxed_decides_every_bypass_as_standard_review(name:
 
 @pytest.mark.parametrize("name", LEAVES_THE_WORKSPACE)
 def test_inside_the_floor_sandboxed_still_asks_or_denies_what_leaves_the_workspace(name: str, sandbox) -> None:
-    table = [case for case in LEAVES_THE_WORKSPACE[name] if _key(case) != _key(AWK_RUN_TIME_READ)]
-    assert_at_least(SANDBOXED, table, paths=sandbox.context, cwd=sandbox.workspace, run_view=RunView(floor=True))
+    assert_at_least(SANDBOXED, LEAVES_THE_WORKSPACE[name], paths=sandbox.context, cwd=sandbox.workspace, run_view=RunView(floor=True))
 
 
-@pytest.mark.xfail(strict=True, reason="awk's run-time file name is code inside the floor (see AWK_RUN_TIME_READ)")
 def test_inside_the_floor_a_secret_read_through_awks_run_time_file_name_is_asked(sandbox) -> None:
     assert_at_least(SANDBOXED, [AWK_RUN_TIME_READ], paths=sandbox.context, cwd=sandbox.workspace,
                     run_view=RunView(floor=True))
-
+    verdict = evaluate(compile_policy(SANDBOXED), {"tool": "bash", "input": AWK_RUN_TIME_READ[1], "cwd": sandbox.workspace},
+                       paths=sandbox.context, run_view=RunView(floor=True))
+    assert (verdict.decision, verdict.rule) == ("ask", "reads.sensitive")
+    assert "`$f`" in verdict.reason and "only known at run time" in verdict.reason
