@@ -482,6 +482,16 @@ def test_a_metadata_fetch_the_policy_denies_outright_stays_denied_and_one_it_doe
     asked = evaluate(compile_policy({**DEFAULT_POLICY, "tools": {}}), request, paths=sandbox.context)
     assert (asked.decision, asked.rule) == ("ask", "commands.network")
     assert f"`WebFetch` of `{url}`" in asked.reason
+    # the card names the fetch's class as for any other URL, and shows at most 200 characters of it
+    elsewhere = evaluate(compile_policy({**DEFAULT_POLICY, "tools": {}}),
+                         {"tool": "WebFetch", "input": {"url": "https://example.com/"}, "cwd": sandbox.workspace},
+                         paths=sandbox.context)
+    assert asked.side_effect_class == elsewhere.side_effect_class == "read-only"
+    long_url = url + "x" * 300
+    long = evaluate(compile_policy({**DEFAULT_POLICY, "tools": {}}), {**request, "input": {"url": long_url}},
+                    paths=sandbox.context)
+    assert long.reason == (f"`WebFetch` of `{long_url[:200]}` reaches the cloud's metadata service, which hands out "
+                           "this machine's credentials, so a person decides.")
 
 
 def test_a_request_without_a_working_directory_is_read_from_the_workspace(sandbox):
