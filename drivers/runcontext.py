@@ -57,6 +57,8 @@ from runs.timeline import DRIVER_ACTIVITY_KINDS, queued_then
 logger = logging.getLogger(__name__)
 
 
+# A notice names at most this many of the files the floor hides.
+_HIDDEN_SHOWN = 10
 # A queued write waits at most this long for the next write to take it along.
 QUEUE_FLUSH_S = 0.05
 
@@ -162,11 +164,32 @@ class WorkerRunContext:
         if self.floor is not None:
             # the floor's only way out: this run's egress proxy (drivers/runegress.py)
             document, version = await _db(_policy_of)(self.run_id)
-            self.egress = RunEgress(self, core.compile_policy(document, version=version))
+            compiled = core.compile_policy(document, version=version)
+            await self._hide_denied_reads(compiled)
+            self.egress = RunEgress(self, compiled)
             self.floor = self.floor.with_proxy(await self.egress.start(), inside_port=INSIDE_PORT)
         if self.resuming:
             self._replay = await _db(recorded_steps)(run_id=self.run_id)
             self._replay_activities = await _db(_recorded_driver_activities)(self.run_id)
+
+    async def _hide_denied_reads(self, compiled: core.CompiledPolicy) -> None:
+        """The workspace's files the policy never lets the agent read (a `reads` deny) are
+        empty inside the floor, so code the policy cannot read does not read them either
+        (approvals/policy/floor_reads.py); the timeline says which."""
+        assert self.floor is not None
+        hidden, cut = await asyncio.to_thread(core.denied_reads, compiled, str(self.workspace))
+        if not hidden and not cut:
+            return
+        self.floor = self.floor.replace(hidden_files=(*self.floor.hidden_files, *hidden))
+        shown = [str(Path(path).relative_to(self.workspace)) if Path(path).is_relative_to(self.workspace) else path
+                 for path in hidden[:_HIDDEN_SHOWN]]
+        more = f" and {len(hidden) - _HIDDEN_SHOWN} more" if len(hidden) > _HIDDEN_SHOWN else ""
+        text = (f"Inside the sandbox floor, {len(hidden)} file(s) of the workspace that the policy never lets the agent "
+                f"read are empty: {', '.join(shown)}{more}." if hidden else "")
+        if cut:
+            text += (" The workspace has more than 20,000 files: those past them were not checked against the policy's "
+                     "reads rules, and are not hidden.")
+        await self.emit("notice", {"text": text.strip(), "level": "info"})
 
     async def close(self) -> None:
         if self.egress is not None:

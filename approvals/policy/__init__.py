@@ -30,6 +30,7 @@ from .evaluate import PathUse, RunView, Segment, Verdict, classify, evaluate
 from .example_requests import EXAMPLE_CONTEXT
 from .examples import Example, ExampleFailure, check_examples, examples_of
 from .export import EXPORT_FORMATS, PolicyExport, export_policy
+from .floor_reads import denied_reads
 from .grants import grant_covers, suggest_grant, validate_grant
 from .modes import RUNTIME_MODES, apply_runtime_mode
 from .options import Invocation, invocation
@@ -52,6 +53,7 @@ from .shell import parse_script
 from .verdicts import Decision
 
 __all__ = [
+    "denied_reads",
     "EDITABLE_KEYS",
     "edited_request",
     "confirm_requirements",
