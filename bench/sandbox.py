@@ -38,6 +38,7 @@ import django  # noqa: E402
 
 django.setup()
 
+from approvals.policy import compile_policy, denied_reads  # noqa: E402
 from drivers import processes, runfloor, sandbox  # noqa: E402
 from drivers.scripted import ScriptedDriver  # noqa: E402
 from tests.drivers.fake_context import FakeRunContext  # noqa: E402
@@ -102,6 +103,26 @@ async def main(rounds: int) -> None:
     bare = await _timed(rounds, lambda: driver._bash(plain, "true"))  # type: ignore[arg-type]
     floored = await _timed(rounds, lambda: driver._bash(inside, "true"))  # type: ignore[arg-type]
     print(_row("scripted command (bash -c true)", bare, floored))
+    _denied_reads_scan()
+
+
+def _denied_reads_scan() -> None:
+    """What a run's start pays to find the files its floor hides (`reads` deny rules):
+    a walk of the workspace matched against the rules, 1,000 and 20,000 files."""
+    policy = compile_policy({"reads": {"deny": [".env*", "secrets/**"], "allow": ["**"]}})
+    print("files a reads deny hides, found at a run's start (ms; p50 of 20)")
+    for count in (1_000, 20_000):
+        ws = VAR / f"scan-{count}"
+        for i in range(count):
+            directory = ws / f"d{i // 100}"
+            directory.mkdir(parents=True, exist_ok=True)
+            (directory / (".env" if i % 1000 == 0 else f"f{i}.py")).write_text("")
+        times = []
+        for _ in range(20):
+            start = time.perf_counter()
+            hidden, _ = denied_reads(policy, str(ws))
+            times.append((time.perf_counter() - start) * 1000)
+        print(f"  workspace of {count:>6,} files: {statistics.median(times):7.2f}  ({len(hidden)} hidden)")
 
 
 if __name__ == "__main__":
