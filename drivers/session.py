@@ -26,7 +26,6 @@ OpenCode's agent is an HTTP server (`opencode/server.py`, spawned the same way).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -68,14 +67,29 @@ class Cancelled(Exception):
     """Someone cancelled the run while the session waited on the agent."""
 
 
+def _ending_retrieved(task: asyncio.Future[Any]) -> None:
+    """Mark a stopped task's ending as seen (no "exception was never retrieved" log)."""
+    if not task.cancelled():
+        task.exception()
+
+
 async def stop_tasks(*tasks: asyncio.Future[Any] | None) -> None:
-    """Cancel the tasks (None: none) and wait until each has ended, whatever its ending."""
+    """Cancel the tasks (None: none) and wait until each has ended, whatever its ending.
+
+    A task's own ending (its cancellation, its exception) is swallowed; the caller's is not:
+    cancelled while it waits, the caller is cancelled (the tasks, already told to stop, end
+    on their own). `asyncio.wait` draws the line: it never raises a task's ending, only the
+    caller's own cancellation. A caller that is already being cancelled (a session's
+    `shutdown` in the `finally` of a cancelled run) still waits for its tasks: only a new
+    cancellation, arriving during the wait, stops it.
+    """
     live = [t for t in tasks if t is not None]
+    if not live:
+        return
     for task in live:
         task.cancel()
-    for task in live:
-        with contextlib.suppress(BaseException):
-            await task
+        task.add_done_callback(_ending_retrieved)
+    await asyncio.wait(live)
 
 
 class AgentSession:
