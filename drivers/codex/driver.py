@@ -369,13 +369,13 @@ class _Session(StdioSession):
             turn = params.get("turn") or {}
             if turn.get("id"):
                 self.turn_id = str(turn["id"])
-            await self.emit("turn", {"event": "started", "turn_id": self.turn_id})
+            await self.emit("turn", {"phase": "start", "turn_id": self.turn_id})
         elif method == "turn/completed":
             turn = dict(params.get("turn") or {})
             if turn.get("id") and self.turn_id and turn["id"] != self.turn_id:
                 return
             self.turn = turn
-            payload: dict[str, Any] = {"event": "completed", "turn_id": turn.get("id", ""), "status": turn.get("status")}
+            payload: dict[str, Any] = {"phase": "end", "turn_id": turn.get("id", ""), "status": turn.get("status")}
             if isinstance(turn.get("error"), Mapping):
                 payload["error"] = str(turn["error"].get("message") or "")
             await self.emit("turn", payload)
