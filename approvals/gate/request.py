@@ -37,7 +37,7 @@ def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict
     ask): an allowed or denied request costs no query for either. Also returns the grants
     and counts read (None when not read), for the shadow policy."""
     if kind != "permission":
-        verdict = core.Verdict(decision="ask", reason=f"A {kind.replace('_', ' ')} needs a person.", rule=f"approvals.{kind}")
+        verdict = core.Verdict(decision=core.Decision.ASK, reason=f"A {kind.replace('_', ' ')} needs a person.", rule=f"approvals.{kind}")
         return verdict, [], None
     try:
         compiled = core.compile_policy(run.policy_document, version=run.policy_version)
@@ -47,7 +47,7 @@ def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict
         where = f"{exc.field}: " if exc.field else ""
         reason = (f"The run's policy no longer compiles ({where}{exc.message}); nothing is allowed under it. "
                   "Fix the policy and start the run again.")
-        return core.Verdict(decision="deny", reason=reason, rule="policy"), [], None
+        return core.Verdict(decision=core.Decision.DENY, reason=reason, rule="policy"), [], None
     limited = compiled.max_tool_calls is not None or compiled.max_denials is not None
     counted = run_view(run.pk) if limited else None
     view = dataclasses.replace(counted or core.RunView(), floor=floor_holds(run))
@@ -196,7 +196,7 @@ def _gate(
         request = core.validate_request({"tool": tool, "input": dict(input), "cwd": cwd})
     except core.PolicyError as exc:
         request = {"tool": str(tool)[:128], "input": {}, "cwd": cwd}
-        verdict = core.Verdict(decision="deny", reason=f"Malformed request: {exc.message}", rule="request")
+        verdict = core.Verdict(decision=core.Decision.DENY, reason=f"Malformed request: {exc.message}", rule="request")
     else:
         verdict, grants, view = _verdict(run, request, kind)
         point = point_of(run) if kind == "permission" else None
