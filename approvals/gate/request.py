@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -160,17 +161,19 @@ def gate_request_in(
     subtype: str = "tool",
     presentation: Mapping[str, Any] | None = None,
     tool_call_id: str = "",
+    latest_deadline: datetime | None = None,
 ) -> GateAnswer:
     """`gate_request` inside the caller's transaction, for a run the caller read in it
     (with its session, deferring `RUN_UNREAD`). Not fenced: for external runs, which no
-    worker owns (the hook gateway reads its session, run and all in one transaction)."""
+    worker owns (the hook gateway reads its session, run and all in one transaction).
+    `latest_deadline`: an approval it opens expires then at the latest (the hook's wait)."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("gate_request_in needs the caller's transaction")
     if run.driver not in external_names():
         # A worker's run is gated through `gate_request`, fenced by its lease: never around it.
         raise RuntimeError(f"gate_request_in is for external runs; run {run.pk} ({run.driver}) is a worker's")
     return _gate(run, tool=tool, input=input, cwd=cwd, kind=kind, subtype=subtype, presentation=presentation,
-                 tool_call_id=tool_call_id)
+                 tool_call_id=tool_call_id, latest_deadline=latest_deadline)
 
 
 def _gate(
@@ -185,6 +188,7 @@ def _gate(
     runtime_mode: str = "",
     tool_call_id: str = "",
     consulted: Consulted | None = None,
+    latest_deadline: datetime | None = None,
 ) -> GateAnswer:
     presentation = dict(presentation or {})
     tool_call_id = str(tool_call_id or "")[:200]
@@ -281,7 +285,8 @@ def _gate(
     activity_record(run_id=run_id, kind="tool", event=Event.TOOL_REQUESTED, payload=payload)
     if decision == "ask":
         approval = approval_open(
-            run=run, step=step, kind=kind, subtype=subtype, request=request, presentation=presentation, verdict=verdict
+            run=run, step=step, kind=kind, subtype=subtype, request=request, presentation=presentation, verdict=verdict,
+            latest_deadline=latest_deadline,
         )
         return GateAnswer(step_id=step.pk, outcome="wait", approval_id=approval.pk)
     return GateAnswer(step_id=step.pk, outcome=decision, reason=reason, decided_by=decided_by)  # type: ignore[arg-type]  # a verdict, never "wait" here
