@@ -29,11 +29,12 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from drivers import agent_env, sandbox, workspace_config
-from drivers.base import RunContext, RunResult, RunStatus
+from drivers.base import ActivityEmitter, RunContext, RunResult, RunStatus, emit_checked
 from drivers.subprocess_io import JsonLinesProcess, ProcessStartError
+from runs.events import DriverKind, Notice
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ async def stop_tasks(*tasks: asyncio.Future[Any] | None) -> None:
     await asyncio.wait(live)
 
 
-class AgentSession:
+class AgentSession(ActivityEmitter):
     """One run of an agent (see the module docstring); a driver's session derives from it."""
 
     # The driver's name in its notices (None: its notices do not carry it).
@@ -219,15 +220,16 @@ class AgentSession:
 
     # -- the timeline --------------------------------------------------------------------
 
-    async def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
+    async def forward(self, kind: DriverKind, payload: Mapping[str, Any]) -> None:
         try:
-            await self.ctx.emit(kind, payload)
+            await emit_checked(self.ctx, kind, payload)
         except Exception:  # the timeline must never end the run
             log.exception("%s: emitting %s activity failed", self.driver or type(self).__name__, kind)
 
     async def notice(self, level: str, text: str, **extra: Any) -> None:
         driver = {"driver": self.driver} if self.driver is not None else {}
-        await self.emit("notice", {"level": level, "text": text, **driver, **extra})
+        # (a notice's extra keys are each caller's own: not checked)
+        await self.emit("notice", cast(Notice, {"level": level, "text": text, **driver, **extra}))
 
 
 class StdioSession(AgentSession):
