@@ -11,12 +11,10 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 
 from approvals import policy as core
 from approvals.errors import ApprovalError
@@ -36,7 +34,7 @@ from runs.timeline import activity_record, run_wake_on_commit
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ApprovalError", "BatchOutcome", "approval_answer", "approval_deadline_bound", "approval_decide",
+__all__ = ["ApprovalError", "BatchOutcome", "approval_answer", "approval_decide",
            "approval_decide_each", "approval_expire", "approval_give_up", "grant_create", "grant_revoke",
            "grant_settle_pending", "policy_save"]
 
@@ -450,28 +448,6 @@ def approval_expire(*, approval_id: int, owner: str | None = None) -> bool:
         if changed:
             approval = Approval.objects.get(pk=approval_id)
             _after_resolution(approval, event_payload={"approval": approval_id, "decision": "expired", "via": "timeout"})
-    return bool(changed)
-
-
-def approval_deadline_bound(*, approval_id: int, latest: datetime) -> bool:
-    """Bring a pending approval's deadline forward to `latest` (its asker cannot wait
-    longer: the hook gateway's hook times out): a deadline is only ever made earlier, or
-    set where there was none, never later. The card is replaced in place after commit
-    (`approval_changed`, as a second reviewer's sign-off does), so reviewers see when it
-    really expires. True when the deadline moved.
-
-    One compare-and-set of the approval row, taking no other lock after it (the hook
-    gateway calls it in the gate's transaction, which holds the run already)."""
-    changed = (
-        Approval.objects.filter(pk=approval_id, status=Approval.Status.PENDING)
-        .filter(Q(deadline__isnull=True) | Q(deadline__gt=latest))
-        .update(deadline=latest)
-    )
-    if changed:
-        run_id = Approval.objects.values_list("run_id", flat=True).get(pk=approval_id)
-        broadcast.fragment_on_commit(
-            [broadcast.INBOX_GROUP, broadcast.run_console_group(run_id)], "approval_changed", approval_id=approval_id
-        )
     return bool(changed)
 
 

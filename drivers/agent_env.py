@@ -35,6 +35,8 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from runs.events import Notice
+
 BASE_NAMES = frozenset({"PATH", "LANG", "TERM", "TZ"})
 BASE_PREFIXES = ("LC_",)
 FORBIDDEN_NAMES = frozenset({"DATABASE_URL", "REDIS_URL"})
@@ -96,7 +98,7 @@ def refused(settings: Mapping[str, Any]) -> list[str]:
     return sorted(name for name in listed if is_forbidden(name))
 
 
-def refused_notice(settings: Mapping[str, Any], *, driver: str) -> dict[str, Any] | None:
+def refused_notice(settings: Mapping[str, Any], *, driver: str) -> Notice | None:
     """The timeline notice for `refused(settings)`, or None when nothing was refused."""
     names = refused(settings)
     if not names:

@@ -12,7 +12,9 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
+
+from runs.events import DriverKind, Message, Notice, Turn
 
 if TYPE_CHECKING:
     from drivers.sandbox import Floor
@@ -245,14 +247,49 @@ class RunContext(Protocol):
     ) -> None:
         """Record what an allowed step did (bounded output), for the timeline."""
 
-    async def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
-        """Append an activity: kind is one of turn, message, tool, usage, notice."""
+    # Append an activity of a driver's kind: a turn (`phase` start or end), a message, a
+    # notice, each checked against its payload (runs/events.py); a tool call's record and the
+    # usage are each driver's own shape.
+    @overload
+    async def emit(self, kind: Literal["turn"], payload: Turn) -> None: ...
+    @overload
+    async def emit(self, kind: Literal["message"], payload: Message) -> None: ...
+    @overload
+    async def emit(self, kind: Literal["notice"], payload: Notice) -> None: ...
+    @overload
+    async def emit(self, kind: Literal["tool", "usage"], payload: Mapping[str, Any]) -> None: ...
 
     def cancelled(self) -> bool:
         """True once someone asked to cancel this run."""
 
     async def wait_cancelled(self) -> None:
         """Return when someone asks to cancel this run."""
+
+
+class ActivityEmitter:
+    """`emit` typed as `RunContext.emit`, for a class that hands a driver's activities on to
+    its run context (a driver's session, the ACP client): it implements `forward`."""
+
+    @overload
+    async def emit(self, kind: Literal["turn"], payload: Turn) -> None: ...
+    @overload
+    async def emit(self, kind: Literal["message"], payload: Message) -> None: ...
+    @overload
+    async def emit(self, kind: Literal["notice"], payload: Notice) -> None: ...
+    @overload
+    async def emit(self, kind: Literal["tool", "usage"], payload: Mapping[str, Any]) -> None: ...
+    async def emit(self, kind: DriverKind, payload: Mapping[str, Any]) -> None:
+        await self.forward(kind, payload)
+
+    async def forward(self, kind: DriverKind, payload: Mapping[str, Any]) -> None:
+        """Hand on an activity `emit` checked (or one already checked by another's `emit`)."""
+        raise NotImplementedError
+
+
+async def emit_checked(ctx: RunContext, kind: DriverKind, payload: Mapping[str, Any]) -> None:
+    """`ctx.emit` for a payload its caller's `emit` already checked against `kind`."""
+    emit: Callable[[DriverKind, Mapping[str, Any]], Any] = ctx.emit  # type: ignore[assignment]
+    await emit(kind, payload)
 
 
 class Driver(Protocol):

@@ -75,8 +75,9 @@ def _policy_of(run_id: int) -> tuple[Any, str]:
 
 
 # A driver's turn by its phase (its protocol's words); its other kinds are their own event.
-_TURN_EVENTS = {"started": Event.TURN_STARTED, "start": Event.TURN_STARTED,
-                "completed": Event.TURN_COMPLETED, "end": Event.TURN_COMPLETED}
+_TURN_EVENTS = {"start": Event.TURN_STARTED, "end": Event.TURN_COMPLETED}
+# What Codex and the scripted driver said of a turn before every driver said `phase`.
+_OLD_TURN_PHASES = {"started": "start", "completed": "end"}
 _KIND_EVENTS = {"message": Event.MESSAGE, "tool": Event.TOOL, "usage": Event.USAGE, "notice": Event.NOTICE}
 # (bound once: an enum member's lookup by name costs ~70 ns on 3.11, on every line a driver emits)
 _NOTICE, _TURN_STARTED, _TURN_UPDATE = Event.NOTICE, Event.TURN_STARTED, Event.TURN_UPDATE
@@ -337,9 +338,9 @@ class WorkerRunContext:
             kind = "notice"
         event = _KIND_EVENTS.get(kind, _NOTICE)
         if kind == "turn":
-            # Drivers say a turn starts or ends in their protocol's words (event/phase): one
-            # vocabulary on the timeline; a turn's start records the modes in force for it.
-            event = _TURN_EVENTS.get(str(payload.get("event") or payload.get("phase") or ""), _TURN_UPDATE)
+            # Every driver says a turn starts or ends by its `phase`; a turn's start records
+            # the modes in force for it.
+            event = _TURN_EVENTS.get(str(payload.get("phase") or ""), _TURN_UPDATE)
             if event is _TURN_STARTED:
                 payload = {**payload, "runtime_mode": self.runtime_mode, "interaction_mode": self.interaction_mode}
         if self._replay_activities and kind != "notice":
@@ -528,7 +529,17 @@ def _recorded_driver_activities(run_id: int) -> list[tuple[str, str, dict[str, A
     # Only what the driver itself emitted (`emit` names the event after the kind, or
     # `turn.*`), not what the gate recorded under the same kinds (`tool.requested`...).
     rows = Activity.objects.filter(run_id=run_id, kind__in=DRIVER_ACTIVITY_KINDS - {"notice"}).order_by("seq")
-    return [(a.kind, a.event, a.payload) for a in rows if a.event == a.kind or a.event.startswith("turn.")]
+    return [(a.kind, a.event, _turn_as_now(a.kind, a.payload)) for a in rows if a.event == a.kind or a.event.startswith("turn.")]
+
+
+def _turn_as_now(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """A turn recorded before every driver said `phase` (Codex's and the scripted driver's
+    `event: started/completed`), as the driver says it now: a run resumed across the change
+    still finds what it already said."""
+    if kind != "turn" or "phase" in payload or payload.get("event") not in _OLD_TURN_PHASES:
+        return payload
+    rest = {k: v for k, v in payload.items() if k != "event"}
+    return {"phase": _OLD_TURN_PHASES[payload["event"]], **rest}
 
 
 def _step_executing(run_id: int) -> bool:

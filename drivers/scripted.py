@@ -175,7 +175,7 @@ class ScriptedDriver:
         validate_scenario(ctx.scenario)
         assert ctx.scenario is not None
         said: list[str] = []
-        await ctx.emit("turn", {"event": "started", "prompt": ctx.prompt})
+        await ctx.emit("turn", {"phase": "start", "prompt": ctx.prompt})
         for step in ctx.scenario["steps"]:
             if ctx.cancelled():
                 return RunResult(status="cancelled", text="\n".join(said))
@@ -189,7 +189,7 @@ class ScriptedDriver:
             if decision.outcome == "abort":
                 return RunResult(status="failed", failure_reason=decision.reason or "policy_abort", text="\n".join(said))
             await self._apply(ctx, step, decision, said)
-        await ctx.emit("turn", {"event": "completed"})
+        await ctx.emit("turn", {"phase": "end"})
         return RunResult(status="completed", text="\n".join(said))
 
     def _request(self, ctx: RunContext, step: Mapping[str, Any]) -> ToolRequest:

@@ -26,15 +26,15 @@ OpenCode's agent is an HTTP server (`opencode/server.py`, spawned the same way).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from drivers import agent_env, sandbox, workspace_config
-from drivers.base import RunContext, RunResult, RunStatus
+from drivers.base import ActivityEmitter, RunContext, RunResult, RunStatus, emit_checked
 from drivers.subprocess_io import JsonLinesProcess, ProcessStartError
+from runs.events import DriverKind, Notice
 
 log = logging.getLogger(__name__)
 
@@ -68,17 +68,32 @@ class Cancelled(Exception):
     """Someone cancelled the run while the session waited on the agent."""
 
 
+def _ending_retrieved(task: asyncio.Future[Any]) -> None:
+    """Mark a stopped task's ending as seen (no "exception was never retrieved" log)."""
+    if not task.cancelled():
+        task.exception()
+
+
 async def stop_tasks(*tasks: asyncio.Future[Any] | None) -> None:
-    """Cancel the tasks (None: none) and wait until each has ended, whatever its ending."""
+    """Cancel the tasks (None: none) and wait until each has ended, whatever its ending.
+
+    A task's own ending (its cancellation, its exception) is swallowed; the caller's is not:
+    cancelled while it waits, the caller is cancelled (the tasks, already told to stop, end
+    on their own). `asyncio.wait` draws the line: it never raises a task's ending, only the
+    caller's own cancellation. A caller that is already being cancelled (a session's
+    `shutdown` in the `finally` of a cancelled run) still waits for its tasks: only a new
+    cancellation, arriving during the wait, stops it.
+    """
     live = [t for t in tasks if t is not None]
+    if not live:
+        return
     for task in live:
         task.cancel()
-    for task in live:
-        with contextlib.suppress(BaseException):
-            await task
+        task.add_done_callback(_ending_retrieved)
+    await asyncio.wait(live)
 
 
-class AgentSession:
+class AgentSession(ActivityEmitter):
     """One run of an agent (see the module docstring); a driver's session derives from it."""
 
     # The driver's name in its notices (None: its notices do not carry it).
@@ -205,15 +220,16 @@ class AgentSession:
 
     # -- the timeline --------------------------------------------------------------------
 
-    async def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
+    async def forward(self, kind: DriverKind, payload: Mapping[str, Any]) -> None:
         try:
-            await self.ctx.emit(kind, payload)
+            await emit_checked(self.ctx, kind, payload)
         except Exception:  # the timeline must never end the run
             log.exception("%s: emitting %s activity failed", self.driver or type(self).__name__, kind)
 
     async def notice(self, level: str, text: str, **extra: Any) -> None:
         driver = {"driver": self.driver} if self.driver is not None else {}
-        await self.emit("notice", {"level": level, "text": text, **driver, **extra})
+        # (a notice's extra keys are each caller's own: not checked)
+        await self.emit("notice", cast(Notice, {"level": level, "text": text, **driver, **extra}))
 
 
 class StdioSession(AgentSession):

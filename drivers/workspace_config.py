@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from runs.events import Notice
+
 Action = Literal["ignored", "neutralised", "kept"]
 
 # Top-level settings keys that run a program or widen what the agent may do, per format.
@@ -178,7 +180,7 @@ class Scan:
             env[f"GIT_CONFIG_VALUE_{index}"] = value
         return env
 
-    def notice(self, *, agents: Iterable[str], driver: str) -> dict[str, Any] | None:
+    def notice(self, *, agents: Iterable[str], driver: str) -> Notice | None:
         """The timeline notice naming what this driver's agent was kept from, or None."""
         found = self.relevant(agents)
         if not found:

@@ -7,7 +7,7 @@ TypedDicts, so a writer's keys are checked. Imports nothing of Gatehouse: every 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, Required, TypedDict
 
 
 class Event(StrEnum):
@@ -136,7 +136,8 @@ class GrantRevoked(TypedDict):
 
 class Notice(TypedDict, total=False):
     """`notice`: a line for the person reading the timeline (`text`), with what it is about.
-    A driver's notices carry more keys of their own (written through `RunContext.emit`)."""
+    The keys a notice may carry besides (a driver's `notice(level, text, **extra)` adds its
+    own: they are not checked there)."""
 
     text: str
     level: str
@@ -144,3 +145,55 @@ class Notice(TypedDict, total=False):
     write: str
     tool: str
     driver: str
+    reason: str  # a failure's code (a driver's failed run, a turn that failed)
+    agent: str  # the ACP agent's name
+    host: str  # a connection the run's egress refused (drivers/runegress.py)
+    port: int
+    control_files: list[str]  # agent control files that appeared during the run (the worker)
+    item_id: str  # Codex: an item it ran without asking
+    command: str
+    will_retry: bool  # Codex: an error it retries
+    refused_env: list[str]  # settings' variables kept from the agent (drivers/agent_env.py)
+    workspace_config: list[dict[str, Any]]  # the workspace's agent configuration it was kept from
+
+
+# --- what a driver emits (`drivers.base.RunContext.emit`; the run context names the event) --
+
+# The kinds a driver may emit (`runs.timeline.DRIVER_ACTIVITY_KINDS`).
+DriverKind = Literal["turn", "message", "tool", "usage", "notice"]
+
+
+class Turn(TypedDict, total=False):
+    """`turn`: every driver says `phase` (`start` → turn.started, `end` → turn.completed; the
+    run context adds the modes in force to a start). The other keys are what each agent says
+    of its turn. (Codex and the scripted driver said `event: started/completed` until issue
+    31; `drivers.runcontext` reads such a stored row as its phase.)"""
+
+    phase: Required[Literal["start", "end"]]
+    runtime_mode: str  # added by the run context at a start
+    interaction_mode: str
+    prompt: str  # scripted
+    turn_id: str  # Codex
+    status: str | None  # Codex, OpenCode: how the turn ended
+    error: str
+    session_id: str | None  # ACP, Claude Code, OpenCode
+    resumed: bool | str  # OpenCode: how ("restart", "follow-up"), "" not
+    agent: str  # ACP: the agent, its version
+    agent_version: str | None
+    port: int  # OpenCode's server
+    model: str | None  # Claude Code
+    permission_mode: str | None
+    cli_version: str | None
+    result: str | None
+    is_error: bool
+    stop_reason: str | None  # ACP, Claude Code
+    terminal_reason: str | None
+
+
+class Message(TypedDict):
+    """`message`: what the agent said (bounded), read by the console and the API's clients."""
+
+    text: str
+    plan: NotRequired[bool]  # a plan (Codex, ACP)
+    thought: NotRequired[bool]  # its reasoning, not its answer (ACP)
+    subagent: NotRequired[str | None]  # the sub-agent's tool call that said it (Claude Code)

@@ -57,6 +57,25 @@ def held(run: Run, owner: str | None) -> None:
         raise LeaseLost(run.pk, owner)
 
 
+class RunHeld(Exception):
+    """A worker holds the run: a write only its worker may make was made for no owner."""
+
+    def __init__(self, run_id: int, holder: str) -> None:
+        super().__init__(f"run {run_id} is held by worker {holder}: only that worker settles its steps")
+        self.run_id = run_id
+        self.holder = holder
+
+
+def held_by_none(run: Run) -> None:
+    """For a run row the caller read locked: refuse (`RunHeld`) a write made for no owner
+    (the hook gateway's external runs, which no worker may claim) while a worker holds the
+    run (its lease names an owner and the run is not finished). A worker that died keeps
+    its name on the run until another claims it: that one settles the run's steps, with
+    its own fence."""
+    if run.owner and run.status not in Run.FINISHED:
+        raise RunHeld(run.pk, run.owner)
+
+
 # Every fenced write reads this (compiled once: `infra.prepared`); the row stays locked
 # until commit on PostgreSQL.
 _HELD: Prepared[int] = Prepared(

@@ -20,12 +20,6 @@ hypothesis_settings.register_profile("gatehouse", deadline=None)
 hypothesis_settings.load_profile("gatehouse")
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "slow: a long property run of the policy core (make test runs it; make test-core leaves it out)"
-    )
-
-
 @pytest.fixture(autouse=True)
 def _isolated_var(settings: Any, tmp_path: Any) -> None:
     """Each test gets its own workspaces and runtime dirs, and a fast wait loop."""

@@ -30,6 +30,13 @@ def deadline_for(run: Run) -> datetime | None:
     return clock.now() + timedelta(seconds=float(timeout))
 
 
+def _sooner(deadline: datetime | None, latest: datetime | None) -> datetime | None:
+    """The earlier of two deadlines, None for none."""
+    if deadline is None or latest is None:
+        return latest if deadline is None else deadline
+    return min(deadline, latest)
+
+
 def routing_for(run: Run, kind: str) -> str:
     """ask | auto-approve | auto-deny for this kind, from the run's materialised policy."""
     if kind == Approval.Kind.INTERRUPTED_SIDE_EFFECT:
@@ -58,8 +65,11 @@ def approval_open(
     presentation: Mapping[str, Any],
     attempt: int = 1,
     verdict: core.Verdict | None = None,
+    latest_deadline: datetime | None = None,
 ) -> Approval:
-    """Create a pending approval for the step, log it, mark the run waiting, push the card."""
+    """Create a pending approval for the step, log it, mark the run waiting, push the card.
+    `latest_deadline`: the asker cannot wait longer (the hook gateway's hook times out): the
+    deadline is the run policy's, or that one if it is sooner (or the policy sets none)."""
     capability = capability_of(run, step.seq, request, subtype, attempt, kind)
     confirmation, word = "", ""
     if kind == Approval.Kind.PERMISSION:
@@ -79,7 +89,7 @@ def approval_open(
         hash=core.approval_hash(kind=kind, capability=capability, presentation=presentation, request=request),
         suggested_grant=suggestion[0] if suggestion else None,
         suggested_grant_label=suggestion[1] if suggestion else "",
-        deadline=deadline_for(run),
+        deadline=_sooner(deadline_for(run), latest_deadline),
         attempt=attempt,
         confirmation=confirmation,
         confirmation_word=word,

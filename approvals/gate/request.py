@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -37,7 +38,7 @@ def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict
     ask): an allowed or denied request costs no query for either. Also returns the grants
     and counts read (None when not read), for the shadow policy."""
     if kind != "permission":
-        verdict = core.Verdict(decision="ask", reason=f"A {kind.replace('_', ' ')} needs a person.", rule=f"approvals.{kind}")
+        verdict = core.Verdict(decision=core.Decision.ASK, reason=f"A {kind.replace('_', ' ')} needs a person.", rule=f"approvals.{kind}")
         return verdict, [], None
     try:
         compiled = core.compile_policy(run.policy_document, version=run.policy_version)
@@ -47,7 +48,7 @@ def _verdict(run: Run, request: dict[str, Any], kind: str) -> tuple[core.Verdict
         where = f"{exc.field}: " if exc.field else ""
         reason = (f"The run's policy no longer compiles ({where}{exc.message}); nothing is allowed under it. "
                   "Fix the policy and start the run again.")
-        return core.Verdict(decision="deny", reason=reason, rule="policy"), [], None
+        return core.Verdict(decision=core.Decision.DENY, reason=reason, rule="policy"), [], None
     limited = compiled.max_tool_calls is not None or compiled.max_denials is not None
     counted = run_view(run.pk) if limited else None
     view = dataclasses.replace(counted or core.RunView(), floor=floor_holds(run))
@@ -160,17 +161,19 @@ def gate_request_in(
     subtype: str = "tool",
     presentation: Mapping[str, Any] | None = None,
     tool_call_id: str = "",
+    latest_deadline: datetime | None = None,
 ) -> GateAnswer:
     """`gate_request` inside the caller's transaction, for a run the caller read in it
     (with its session, deferring `RUN_UNREAD`). Not fenced: for external runs, which no
-    worker owns (the hook gateway reads its session, run and all in one transaction)."""
+    worker owns (the hook gateway reads its session, run and all in one transaction).
+    `latest_deadline`: an approval it opens expires then at the latest (the hook's wait)."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("gate_request_in needs the caller's transaction")
     if run.driver not in external_names():
         # A worker's run is gated through `gate_request`, fenced by its lease: never around it.
         raise RuntimeError(f"gate_request_in is for external runs; run {run.pk} ({run.driver}) is a worker's")
     return _gate(run, tool=tool, input=input, cwd=cwd, kind=kind, subtype=subtype, presentation=presentation,
-                 tool_call_id=tool_call_id)
+                 tool_call_id=tool_call_id, latest_deadline=latest_deadline)
 
 
 def _gate(
@@ -185,6 +188,7 @@ def _gate(
     runtime_mode: str = "",
     tool_call_id: str = "",
     consulted: Consulted | None = None,
+    latest_deadline: datetime | None = None,
 ) -> GateAnswer:
     presentation = dict(presentation or {})
     tool_call_id = str(tool_call_id or "")[:200]
@@ -196,7 +200,7 @@ def _gate(
         request = core.validate_request({"tool": tool, "input": dict(input), "cwd": cwd})
     except core.PolicyError as exc:
         request = {"tool": str(tool)[:128], "input": {}, "cwd": cwd}
-        verdict = core.Verdict(decision="deny", reason=f"Malformed request: {exc.message}", rule="request")
+        verdict = core.Verdict(decision=core.Decision.DENY, reason=f"Malformed request: {exc.message}", rule="request")
     else:
         verdict, grants, view = _verdict(run, request, kind)
         point = point_of(run) if kind == "permission" else None
@@ -281,7 +285,8 @@ def _gate(
     activity_record(run_id=run_id, kind="tool", event=Event.TOOL_REQUESTED, payload=payload)
     if decision == "ask":
         approval = approval_open(
-            run=run, step=step, kind=kind, subtype=subtype, request=request, presentation=presentation, verdict=verdict
+            run=run, step=step, kind=kind, subtype=subtype, request=request, presentation=presentation, verdict=verdict,
+            latest_deadline=latest_deadline,
         )
         return GateAnswer(step_id=step.pk, outcome="wait", approval_id=approval.pk)
     return GateAnswer(step_id=step.pk, outcome=decision, reason=reason, decided_by=decided_by)  # type: ignore[arg-type]  # a verdict, never "wait" here

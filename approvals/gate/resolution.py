@@ -15,7 +15,9 @@ handed out by one implementation, whoever asks: the UPDATE … RETURNING of
 - inside `gate_resolution`'s locked read for everything else: a run that polls (not
   woken), a woken run the statement could not settle at once, and the hook gateway's
   external runs (`owner` None: the statement without the lease's fence, as `held` is
-  none for them) → `_resolved` → `_permission_handed_out`.
+  none for them; a run some worker holds is refused, `runs.leases.held_by_none`, so no
+  caller without the lease settles a step that worker's driver waits on) → `_resolved` →
+  `_permission_handed_out`.
 
 `hand_out(step, outcome="allow", …)` (gate/handout.py) is left for what the statement does
 not cover: an approved plan review (answered, never executing), an approved interrupted
@@ -40,7 +42,7 @@ from approvals.selectors import grants_for_run
 from drivers.base import GateAnswer
 from infra.prepared import Prepared
 from runs.events import Event, Notice
-from runs.leases import held
+from runs.leases import held, held_by_none
 from runs.models import Run, Step
 from runs.timeline import activity_record
 
@@ -85,7 +87,10 @@ def gate_resolution(
         approval = _APPROVAL.first(approval_id)
         if approval is None:
             raise Approval.DoesNotExist(f"no approval {approval_id}")
-        held(approval.run, owner)  # the fence, on the run row the read locked
+        if owner is None:
+            held_by_none(approval.run)  # no owner: only a run no worker holds (the hook gateway's)
+        else:
+            held(approval.run, owner)  # the fence, on the run row the read locked
         if approval.status == Approval.Status.PENDING:
             return None
         step = approval.step

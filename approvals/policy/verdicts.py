@@ -134,14 +134,11 @@ class Verdict:
     paths: tuple[PathUse, ...] = ()  # the paths an edit or read tool touches
     floors: tuple[str, ...] = ()  # every rule that made some part at least `ask` beyond its own rule
 
-    def __init__(self, decision: Decision | str, reason: str, rule: str, segments: tuple[Segment, ...] = (),
+    def __init__(self, decision: Decision, reason: str, rule: str, segments: tuple[Segment, ...] = (),
                  side_effect_class: str | None = None, grant: Mapping[str, Any] | None = None,
                  paths: tuple[PathUse, ...] = (), floors: tuple[str, ...] = ()) -> None:
-        # The gate names the verdicts it makes itself by their strings ("ask"): each is read
-        # into its Decision here, so `decision` is always one.
-        self.__dict__.update(decision=decision if type(decision) is Decision else Decision(decision), reason=reason,
-                             rule=rule, segments=segments, side_effect_class=side_effect_class, grant=grant,
-                             paths=paths, floors=floors)
+        self.__dict__.update(decision=decision, reason=reason, rule=rule, segments=segments,
+                             side_effect_class=side_effect_class, grant=grant, paths=paths, floors=floors)
 
     @classmethod
     def _make(cls, decision: Decision, reason: str, rule: str, segments: tuple[Segment, ...] = (),

@@ -30,7 +30,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from acp import RequestError
 from acp.schema import (
@@ -56,7 +56,8 @@ from acp.schema import (
 
 from drivers import elicitation, sandbox
 from drivers.agent_env import is_forbidden
-from drivers.base import DriverError, GateAnswer, RunAborted, RunContext, ToolRequest
+from drivers.base import ActivityEmitter, DriverError, GateAnswer, RunAborted, RunContext, ToolRequest, emit_checked
+from runs.events import DriverKind, Message, Notice
 
 from . import files, mapping
 from .terminals import Terminal
@@ -79,7 +80,7 @@ class _Allowed:
     finished: bool = False
 
 
-class AcpClient:
+class AcpClient(ActivityEmitter):
     """Implements `acp.interfaces.Client` for one run (`RunContext` is the gate)."""
 
     def __init__(self, ctx: RunContext, *, env: Mapping[str, str], on_abort: Callable[[str, str], None]) -> None:
@@ -137,12 +138,13 @@ class AcpClient:
             self.on_abort(reason, f"The run was aborted at {what}: {reason}")
 
     async def notice(self, level: str, text: str, **extra: Any) -> None:
-        await self.emit("notice", {"level": level, "text": text, "driver": "acp", **extra})
+        # (a notice's extra keys are each caller's own: not checked)
+        await self.emit("notice", cast(Notice, {"level": level, "text": text, "driver": "acp", **extra}))
 
-    async def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
+    async def forward(self, kind: DriverKind, payload: Mapping[str, Any]) -> None:
         await self.flush_chunks()
         try:
-            await self.ctx.emit(kind, payload)
+            await emit_checked(self.ctx, kind, payload)
         except asyncio.CancelledError:
             raise
         except Exception:  # the timeline must never kill the run
@@ -477,7 +479,7 @@ class AcpClient:
         if not text.strip():
             return
         text = mapping.clip(text, MESSAGE_CHARS)
-        payload: dict[str, Any] = {"text": text}
+        payload: Message = {"text": text}
         if kind == "agent_message_chunk":
             self.texts.append(text)
         else:

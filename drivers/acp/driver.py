@@ -28,6 +28,7 @@ from acp.schema import (
 
 from drivers.base import OptionsError, RunContext, RunResult, RunStatus, WorkspaceConfigError
 from drivers.session import CONTINUE_PROMPT, Cancelled, RunFailed, StdioSession, stop_tasks
+from runs.events import DriverKind
 
 from . import agents
 from .client import AcpClient
@@ -290,11 +291,11 @@ class AcpRun(StdioSession):
 
     # -- helpers -----------------------------------------------------------------------------------
 
-    async def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
+    async def forward(self, kind: DriverKind, payload: Mapping[str, Any]) -> None:
         if self.client is not None:
-            await self.client.emit(kind, payload)  # in order with the agent's own updates
+            await self.client.forward(kind, payload)  # in order with the agent's own updates
         else:
-            await super().emit(kind, payload)
+            await super().forward(kind, payload)
 
     async def notice(self, level: str, text: str, **extra: Any) -> None:
         await super().notice(level, text, agent=self.agent_name, **extra)

@@ -8,13 +8,14 @@ import itertools
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from drivers import elicitation
 from drivers.base import Descriptor, DriverError, GateAnswer, RunAborted, RunContext, RunResult, RunStatus, ToolRequest
 from drivers.sandbox import Floor, urls_in_env
 from drivers.session import Cancelled, RunFailed, StdioSession, stop_tasks
 from drivers.subprocess_io import ProcessExitedError, ProtocolError
+from runs.events import Notice, Turn
 
 from . import config, translate
 
@@ -135,7 +136,7 @@ class _Session(StdioSession):
 
     async def notice(self, level: str, text: str, **extra: Any) -> None:
         # Codex's notices do not name their driver (the run does).
-        await self.emit("notice", {"level": level, "text": text, **extra})
+        await self.emit("notice", cast(Notice, {"level": level, "text": text, **extra}))
 
     def _floor(self, env: Mapping[str, str]) -> Floor | None:
         """The run's floor, reaching the model API (the configured base URL, else OpenAI's)."""
@@ -369,13 +370,13 @@ class _Session(StdioSession):
             turn = params.get("turn") or {}
             if turn.get("id"):
                 self.turn_id = str(turn["id"])
-            await self.emit("turn", {"event": "started", "turn_id": self.turn_id})
+            await self.emit("turn", {"phase": "start", "turn_id": self.turn_id})
         elif method == "turn/completed":
             turn = dict(params.get("turn") or {})
             if turn.get("id") and self.turn_id and turn["id"] != self.turn_id:
                 return
             self.turn = turn
-            payload: dict[str, Any] = {"event": "completed", "turn_id": turn.get("id", ""), "status": turn.get("status")}
+            payload: Turn = {"phase": "end", "turn_id": turn.get("id", ""), "status": turn.get("status")}
             if isinstance(turn.get("error"), Mapping):
                 payload["error"] = str(turn["error"].get("message") or "")
             await self.emit("turn", payload)
@@ -439,7 +440,7 @@ class _Session(StdioSession):
                         "level": "warning",
                         "text": "Codex ran this without asking Gatehouse",
                         "item_id": item_id,
-                        "tool": payload.get("tool"),
+                        "tool": payload["tool"],
                         "command": payload.get("command", ""),
                     },
                 )

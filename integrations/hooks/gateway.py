@@ -29,7 +29,7 @@ from django.db.models.functions import Coalesce
 from approvals.gate import RUN_UNREAD, gate_request_in, gate_resolution, step_finish
 from approvals.models import Approval
 from approvals.policy import PolicyError
-from approvals.services import approval_deadline_bound, approval_give_up
+from approvals.services import approval_give_up
 from drivers.base import GateAnswer, ToolRequest
 from drivers.claude_code import mapping
 from infra import clock
@@ -249,22 +249,18 @@ def _decide(hook: HookSession, call: PreToolUse) -> HookAnswer:
             refused: Notice = {"text": local[1], "tool": call.tool_name}
             activity_record(run_id=run.pk, kind="notice", event=Event.NOTICE, payload=refused)
         return HookAnswer(run_id=run.pk, request=request, local=local)
+    # The hook cannot wait longer than GATEHOUSE_HOOK_WAIT_S (its own timeout is near): an
+    # approval is opened with a deadline never later, so reviewers, the webhooks and the
+    # timeline see when it really expires.
     outcome = gate_request_in(
         run, tool=request.tool, input=dict(request.input), cwd=request.cwd, kind=request.kind,
         subtype=request.subtype, presentation=dict(request.presentation), tool_call_id=call.tool_use_id,
+        latest_deadline=clock.now() + timedelta(seconds=settings.GATEHOUSE_HOOK_WAIT_S),
     )
     assert outcome.step_id is not None  # the gate names the step it recorded
     if call.tool_use_id:
         HookStep.objects.create(hook_session=hook, tool_use_id=call.tool_use_id, step_id=outcome.step_id)
-    if outcome.outcome == "wait" and outcome.approval_id is not None:
-        _bound_deadline(outcome.approval_id)
     return HookAnswer(run_id=run.pk, request=request, outcome=outcome)
-
-
-def _bound_deadline(approval_id: int) -> None:
-    """The hook cannot wait longer than GATEHOUSE_HOOK_WAIT_S (its own timeout is near):
-    the approval's deadline is never later, so reviewers see when it really expires."""
-    approval_deadline_bound(approval_id=approval_id, latest=clock.now() + timedelta(seconds=settings.GATEHOUSE_HOOK_WAIT_S))
 
 
 def hook_resolution(*, approval_id: int) -> GateAnswer | None:

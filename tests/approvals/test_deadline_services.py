@@ -1,17 +1,16 @@
-"""The deadline's services (approvals/services.py): a bound only ever brings a pending
-approval's deadline forward, a give-up expires it at once; both as any deadline change is
-recorded and broadcast."""
+"""The deadline's services (approvals/services.py): a give-up expires a pending approval at
+once, recorded and broadcast as any expiry. (The hook gateway's bound on a deadline is set
+when the approval is opened: tests/integrations/test_hook_deadline.py.)"""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from approvals.gate import gate_request
 from approvals.models import Approval, Policy
-from approvals.services import approval_deadline_bound, approval_decide, approval_give_up, policy_save
+from approvals.services import approval_decide, approval_give_up, policy_save
 from infra import broadcast
 from runs.models import Activity
 from runs.services import run_create
@@ -47,40 +46,6 @@ def _pending(reviewer: Any, *, timeout_s: float | None) -> Approval:
     asked = gate_request(run_id=run.pk, tool="bash", input={"command": "date"}, cwd="/tmp")
     assert asked.outcome == "wait" and asked.approval_id is not None
     return Approval.objects.get(pk=asked.approval_id)
-
-
-def test_a_bound_brings_the_deadline_forward_and_never_makes_it_later(
-    reviewer: Any, clock: Any, changed: list[tuple[str, int]]
-) -> None:
-    approval = _pending(reviewer, timeout_s=3600)
-    assert approval.deadline is not None
-    changed.clear()
-    sooner = clock.now() + timedelta(seconds=60)
-    assert approval_deadline_bound(approval_id=approval.pk, latest=sooner) is True
-    assert Approval.objects.get(pk=approval.pk).deadline == sooner
-    assert changed == [("approval_changed", approval.pk)]  # the card shows the new deadline
-    # Later than the deadline (or the same): unchanged, nothing broadcast.
-    for later in (sooner + timedelta(seconds=600), sooner):
-        assert approval_deadline_bound(approval_id=approval.pk, latest=later) is False
-    assert Approval.objects.get(pk=approval.pk).deadline == sooner
-    assert changed == [("approval_changed", approval.pk)]
-    still_sooner = sooner - timedelta(seconds=30)
-    assert approval_deadline_bound(approval_id=approval.pk, latest=still_sooner) is True
-    assert Approval.objects.get(pk=approval.pk).deadline == still_sooner
-
-
-def test_a_bound_sets_a_deadline_where_there_was_none_and_leaves_a_decided_approval_alone(
-    reviewer: Any, admin_user: Any, clock: Any
-) -> None:
-    approval = _pending(reviewer, timeout_s=None)
-    assert approval.deadline is None
-    latest = clock.now() + timedelta(seconds=60)
-    assert approval_deadline_bound(approval_id=approval.pk, latest=latest) is True
-    assert Approval.objects.get(pk=approval.pk).deadline == latest
-    approval_decide(approval_id=approval.pk, user=admin_user, approve=True, hash=approval.hash)
-    assert approval_deadline_bound(approval_id=approval.pk, latest=latest - timedelta(seconds=30)) is False
-    decided = Approval.objects.get(pk=approval.pk)
-    assert (decided.status, decided.deadline) == (Approval.Status.APPROVED, latest)
 
 
 def test_a_give_up_expires_the_approval_at_once_as_any_expiry_is_recorded(

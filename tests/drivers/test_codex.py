@@ -245,6 +245,15 @@ async def test_unknown_server_request_gets_an_error_reply(tmp_path):
     assert ctx.requests == []
 
 
+async def test_a_turn_is_said_by_its_phase_as_every_driver_says_it(tmp_path):
+    fake = _fake_cli(tmp_path, 'POLICY = "untrusted"\n' + FAKE_APP_SERVER)
+    ctx = make_ctx(tmp_path, allow(), codex_bin=fake)
+    result = await run(ctx, timeout=20)
+    assert result.status == "completed", ctx.activities
+    turns = [p for k, p in ctx.activities if k == "turn"]
+    assert turns == [{"phase": "start", "turn_id": "u1"}, {"phase": "end", "turn_id": "u1", "status": "completed"}]
+
+
 async def test_refuses_to_run_when_codex_replaces_the_approval_policy(tmp_path):
     fake = _fake_cli(tmp_path, 'POLICY = "on-request"\n' + FAKE_APP_SERVER)
     ctx = make_ctx(tmp_path, allow(), codex_bin=fake)

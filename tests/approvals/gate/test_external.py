@@ -398,7 +398,7 @@ def test_an_answer_about_a_verdict_that_changed_since_only_tightens() -> None:
     from approvals.policy.external import ExternalAnswer, ExternalPoint
 
     point = ExternalPoint(url="http://127.0.0.1:1/x", may_loosen=True)
-    asked = core.Verdict(decision="ask", reason="asked", rule="classes.remote-mutation")
+    asked = core.Verdict(decision=core.Decision.ASK, reason="asked", rule="classes.remote-mutation")
     allow = ExternalAnswer(decision="allow", reason="fine")
     # asked about this very ask: it may loosen it
     assert external_apply(Consulted(point, allow, "ask"), verdict=asked, decision="ask").decision == "allow"

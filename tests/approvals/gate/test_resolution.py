@@ -9,7 +9,7 @@ import pytest
 from approvals.gate import gate_request, gate_resolution
 from approvals.models import Approval, Policy
 from approvals.services import approval_decide, policy_save
-from runs.leases import LeaseLost, run_claim
+from runs.leases import LeaseLost, RunHeld, run_claim
 from runs.models import Run, Step
 from runs.services import run_create, run_mark_running
 
@@ -55,6 +55,25 @@ def test_the_poll_is_fenced_by_the_lease_on_the_row_it_reads(waiting: tuple[int,
         gate_resolution(approval_id=approval_id, retry_supported=False, owner="w1")
     step = Approval.objects.select_related("step").get(pk=approval_id).step
     assert step is not None and step.status == Step.Status.WAITING  # nothing was handed out
+
+
+@pytest.mark.parametrize("woken", [False, True])
+def test_a_run_a_worker_holds_is_not_handed_out_to_no_owner(waiting: tuple[int, int], admin_user: Any, woken: bool) -> None:
+    """`owner` None (the hook gateway's external runs, which no worker may claim) writes
+    unfenced: it must not settle a step the worker holding the run waits on."""
+    run_id, approval_id = waiting
+    with pytest.raises(RunHeld):  # pending: not even read for no one
+        gate_resolution(approval_id=approval_id, retry_supported=False, woken=woken)
+    approval_decide(approval_id=approval_id, user=admin_user, approve=True, hash=Approval.objects.get(pk=approval_id).hash)
+    with pytest.raises(RunHeld):
+        gate_resolution(approval_id=approval_id, retry_supported=False, woken=woken)
+    step = Approval.objects.select_related("step").get(pk=approval_id).step
+    assert step is not None and step.status == Step.Status.WAITING  # nothing was handed out
+    # Released (hibernated, or its worker stopped) the run is no one's: an unowned caller
+    # may settle it, as the hook gateway settles its own runs.
+    Run.objects.filter(pk=run_id).update(owner="", heartbeat_at=None)
+    outcome = gate_resolution(approval_id=approval_id, retry_supported=False, woken=woken)
+    assert outcome is not None and outcome.outcome == "allow" and outcome.step_id == step.pk
 
 
 def test_the_run_waits_while_any_approval_is_pending_and_a_finished_run_is_left_alone(

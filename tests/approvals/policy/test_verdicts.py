@@ -1,6 +1,7 @@
-"""What a verdict carries: its decision is always a Decision (with a severity), whatever the
-caller named it by, and each segment's record says its side-effect class (the step keeps it,
-the API's evaluate answers it)."""
+"""What a verdict carries: its decision is always a Decision (with a severity): every caller
+passes the member (the gate's own verdicts too: tests/approvals/gate/test_request_verdicts.py),
+and each segment's record says its side-effect class (the step keeps it, the API's evaluate
+answers it)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,13 @@ from approvals.policy import DEFAULT_POLICY, Decision, PathContext, compile_poli
 from approvals.policy.verdicts import Verdict
 
 
-def test_a_verdict_named_by_its_string_holds_the_decision_member() -> None:
-    for word, member in (("allow", Decision.ALLOW), ("ask", Decision.ASK), ("deny", Decision.DENY),
-                         ("abort", Decision.ABORT)):
-        verdict = Verdict(word, "why", "rule")
+def test_a_verdict_holds_the_decision_member_it_is_given() -> None:
+    for member in Decision:
+        verdict = Verdict(member, "why", "rule")
         assert verdict.decision is member and verdict.decision.severity == member.severity
-        assert Verdict(member, "why", "rule").decision is member
-    replaced = dataclasses.replace(Verdict("allow", "why", "rule"), decision="deny")
-    assert replaced.decision is Decision.DENY
+        assert (verdict.reason, verdict.rule, verdict.segments, verdict.floors) == ("why", "rule", (), ())
+    replaced = dataclasses.replace(Verdict(Decision.ALLOW, "why", "rule"), decision=Decision.DENY)
+    assert replaced.decision is Decision.DENY and replaced.reason == "why"
 
 
 def test_each_segments_record_says_its_side_effect_class(tmp_path) -> None:
