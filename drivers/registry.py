@@ -15,16 +15,24 @@ from runs.errors import RunError
 
 # name -> "module:attribute" of the driver class; the module also exports DESCRIPTOR, whose
 # hooks (`validate_scenario`, `validate_options`, `check_workspace`) the checks below call.
+# The worker's drivers are listed here; an app above this one adds its own with `register`
+# when it is ready (integrations: the hook gateway's external drivers).
 DRIVERS: dict[str, str] = {
     "scripted": "drivers.scripted:ScriptedDriver",
     "claude-code": "drivers.claude_code:ClaudeCodeDriver",
     "codex": "drivers.codex:CodexDriver",
     "acp": "drivers.acp:AcpDriver",
     "opencode": "drivers.opencode:OpenCodeDriver",
-    # External: an agent running on a developer's machine, gated through its hooks.
-    "claude-code-hook": "integrations.hooks.descriptor:ClaudeCodeHookDriver",
-    "codex-hook": "integrations.hooks.codex_descriptor:CodexHookDriver",
 }
+
+
+def register(name: str, target: str) -> None:
+    """Add a driver by name ("module:attribute" of its class, its module exporting
+    DESCRIPTOR), from an app's `ready()`; a name already taken by another target is refused."""
+    if DRIVERS.get(name, target) != target:
+        raise ValueError(f"driver {name!r} is already registered as {DRIVERS[name]!r}")
+    DRIVERS[name] = target
+    external_names.cache_clear()
 
 
 class UnknownDriver(Exception):
