@@ -487,6 +487,7 @@ def test_a_metadata_fetch_the_policy_denies_outright_stays_denied_and_one_it_doe
                          {"tool": "WebFetch", "input": {"url": "https://example.com/"}, "cwd": sandbox.workspace},
                          paths=sandbox.context)
     assert asked.side_effect_class == elsewhere.side_effect_class == "read-only"
+    assert asked.floors == ("commands.network",)  # (the rule that made it ask beyond the tool's own)
     long_url = url + "x" * 300
     long = evaluate(compile_policy({**DEFAULT_POLICY, "tools": {}}), {**request, "input": {"url": long_url}},
                     paths=sandbox.context)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from approvals.policy import PolicyError, RunView, compile_policy, evaluate, policy_problems
+from approvals.policy import PolicyError, RunView, classify_tool, compile_policy, evaluate, policy_problems
 from tests.approvals.policy.policytest import make_sandbox
 
 CORPUS = Path(__file__).resolve().parents[3] / "bench" / "corpus"
@@ -156,3 +156,16 @@ def test_a_request_to_run_outside_the_sandbox_is_refused_under_any_policy(box, d
                            grants=[{"tool": "bash", "match": "ls"}])
         assert (verdict.decision, verdict.rule) == ("deny", "sandbox.escape")
         assert "outside the sandbox" in verdict.reason
+
+
+def test_the_refusal_to_run_outside_the_sandbox_shows_the_command_and_its_class(box) -> None:
+    # (mutation testing: the reason once showed no command, or all of a long one; the card's
+    # class and the verdict's parts were not checked)
+    command = "ls " + "x" * 300
+    request = {"tool": "bash", "input": {"command": command, "outside_sandbox": True}, "cwd": box.workspace}
+    verdict = evaluate(compile_policy(SANDBOXED), request, paths=box.context)
+    assert verdict.reason == (f"`{command[:200]}` asks to run outside the sandbox, which Gatehouse never grants: "
+                              "run it inside (without asking to leave the sandbox).")
+    assert verdict.segments == ()
+    assert verdict.side_effect_class == classify_tool("bash")  # (None: a command's class is its segments')
+    assert verdict.to_dict()["segments"] == []
