@@ -253,6 +253,13 @@ async def test_without_a_model_in_the_reply_the_configured_one_is_named(tmp_path
     assert (s.thread_id, s.model) == ("7", "configured")
 
 
+async def test_without_any_model_none_is_named(tmp_path: Path, monkeypatch) -> None:
+    """The name goes into a plan-mode turn's `collaborationMode` settings: nothing made up."""
+    s, _fake = session(tmp_path, monkeypatch, {"thread/start": {"thread": {"id": "th"}, "approvalPolicy": "untrusted"}})
+    await s._handshake()
+    assert (s.thread_id, s.model) == ("th", "")
+
+
 @pytest.mark.parametrize(
     ("reply", "detail"),
     [
