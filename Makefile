@@ -116,11 +116,12 @@ bench: setup
 MUTATION_CHILDREN ?= 1
 MUTANTS ?= 'approvals.policy.decide.*' 'approvals.policy.evaluate.*' 'approvals.policy.decisions.*' \
 	'approvals.policy.verdicts.*' 'approvals.gate.handout.*' 'approvals.gate.lifecycle.*' \
-	'drivers.codex.config.x_render_config__*' 'drivers.codex.driver.x*_handshake__*' \
+	'drivers.codex.config.x_render_config__*' 'drivers.codex.driver.x*_handshake__*' 'drivers.codex.driver.x_thread_params__*' \
 	'drivers.codex.translate.x_approval_reply__*' 'drivers.codex.translate.x_combine_replies__*' \
 	'drivers.claude_code.isolation.x_argv__*' 'drivers.claude_code.mapping.x_permission_reply__*' \
 	'drivers.claude_code.driver.x*_permission_mode__*' 'drivers.claude_code.driver.x*_environment__*' \
-	'drivers.claude_code.driver.x*_start__*' 'drivers.claude_code.driver.x*_local_answer__*'
+	'drivers.claude_code.driver.x*_start__*' 'drivers.claude_code.driver.x*_cli_argv__*' \
+	'drivers.claude_code.driver.x*_local_answer__*'
 mutation: setup
 	$(PIP) install --quiet -e '.[test,mutation]'
 	$(VENV)/bin/mutmut run --max-children $(MUTATION_CHILDREN) $(MUTANTS)

@@ -231,6 +231,31 @@ class _ClaudeRun(StdioSession):
         mcp_urls = [str(s["url"]) for s in servers if isinstance(s, Mapping) and s.get("url")]
         return self.floor_reaching([*(sandbox.urls_in_env(env) or [DEFAULT_MODEL_URL]), *mcp_urls])
 
+    def _cli_argv(self, binary: str, mode: str, resume_session: str) -> list[str]:
+        """The CLI's command line: SDK streaming mode, every permission through stdio, the
+        permission mode, web search refused when the run policy denies it, the isolation
+        flags (writing the files they name into the run's directory) and `--resume`."""
+        argv = [
+            binary,
+            "--output-format", "stream-json",
+            "--input-format", "stream-json",
+            "--verbose",
+            "--permission-prompt-tool", "stdio",
+            "--permission-mode", mode,
+        ]  # fmt: skip
+        if self.settings.get("model"):
+            argv += ["--model", str(self.settings["model"])]
+        if (self.ctx.run_policy or {}).get("web_search") == "deny":
+            argv += ["--disallowedTools", "WebSearch"]
+        argv += isolation.argv(
+            files_dir=Path(self.ctx.runtime_dir) / "claude-code",
+            workspace=self.workspace,
+            mcp_servers=self.settings.get("mcp_servers") or {},
+        )
+        if resume_session:
+            argv += ["--resume", resume_session]
+        return argv
+
     async def _start(self) -> None:
         mode = self._permission_mode()
         if self.ctx.interaction_mode != "plan" and self.ctx.runtime_mode == "full-access" and mode != "bypassPermissions":
@@ -246,27 +271,9 @@ class _ClaudeRun(StdioSession):
         binary = find_binary(self.settings, env)
         if not binary:
             raise RunFailed("agent_not_found", "Claude Code CLI not found: set GATEHOUSE_CLAUDE_BIN, put `claude` on PATH, or run `make agents`.")
-        argv = [
-            binary,
-            "--output-format", "stream-json",
-            "--input-format", "stream-json",
-            "--verbose",
-            "--permission-prompt-tool", "stdio",
-            "--permission-mode", mode,
-        ]  # fmt: skip
-        if self.settings.get("model"):
-            argv += ["--model", str(self.settings["model"])]
-        if (self.ctx.run_policy or {}).get("web_search") == "deny":
-            argv += ["--disallowedTools", "WebSearch"]
         isolation.prepare_config_dir(self.config_dir)
-        argv += isolation.argv(
-            files_dir=Path(self.ctx.runtime_dir) / "claude-code",
-            workspace=self.workspace,
-            mcp_servers=self.settings.get("mcp_servers") or {},
-        )
         self._resume_session = self._resumable_session()
-        if self._resume_session:
-            argv += ["--resume", self._resume_session]
+        argv = self._cli_argv(binary, mode, self._resume_session)
         await self.spawn(argv, env=env, floor=self._floor(env))
         self._last_activity = asyncio.get_running_loop().time()
         self._init_id = f"req_{next(self._ids)}_initialize"

@@ -59,6 +59,20 @@ _QUIET = frozenset(
 )
 
 
+def thread_params(run_policy: Mapping[str, Any], floor: Floor | None, workspace: Path) -> dict[str, Any]:
+    """The guardrails of the run's Codex thread, sent with `thread/start` (and `thread/resume`):
+    the workspace, the approval policy that makes Codex ask before every command, and the
+    sandbox the run policy names (`config.SANDBOX_MODES`; `config.IN_FLOOR` when Gatehouse's
+    floor holds the run). A sandbox value the driver does not know fails the run."""
+    sandbox_value = str(run_policy.get("sandbox") or "inherit")
+    sandbox = config.SANDBOX_MODES.get(sandbox_value)
+    if sandbox is None:
+        raise RunFailed("agent_protocol_error", f"sandbox {sandbox_value!r} is not supported by the codex driver")
+    if floor is not None:
+        sandbox = config.IN_FLOOR  # the floor holds Codex and its commands (config.IN_FLOOR)
+    return {"cwd": str(workspace), "approvalPolicy": APPROVAL_POLICY, "sandbox": sandbox}
+
+
 class _Aborted(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -155,18 +169,10 @@ class _Session(StdioSession):
             },
         )
         await self._notify("initialized")
-        sandbox_value = str((self.ctx.run_policy or {}).get("sandbox") or "inherit")
-        sandbox = config.SANDBOX_MODES.get(sandbox_value)
-        if sandbox is None:
-            raise RunFailed("agent_protocol_error", f"sandbox {sandbox_value!r} is not supported by the codex driver")
-        if self.ctx.floor is not None:
-            sandbox = config.IN_FLOOR  # the floor holds Codex and its commands (config.IN_FLOOR)
-        result = await self._resume_thread(sandbox)
+        params = thread_params(self.ctx.run_policy or {}, self.ctx.floor, self.workspace)
+        result = await self._resume_thread(params)
         if result is None:
-            result = await self._call(
-                "thread/start",
-                {"cwd": str(self.workspace), "approvalPolicy": APPROVAL_POLICY, "sandbox": sandbox},
-            )
+            result = await self._call("thread/start", params)
         thread = result.get("thread") if isinstance(result, Mapping) else None
         if not isinstance(thread, Mapping) or not thread.get("id"):
             raise RunFailed("agent_protocol_error", "thread/start returned no thread id")
@@ -180,7 +186,7 @@ class _Session(StdioSession):
         self.thread_id = str(thread["id"])
         self.model = str(result.get("model") or self.settings.get("model") or "")
 
-    async def _resume_thread(self, sandbox: str) -> Any:
+    async def _resume_thread(self, params: Mapping[str, Any]) -> Any:
         """Continue this run's Codex thread (kept in its CODEX_HOME) after a restart, with
         the same approval policy; None when there is none to resume (start afresh: the gate
         then answers the steps that already ran from the record)."""
@@ -189,8 +195,7 @@ class _Session(StdioSession):
             return None
         fut = await self._send_request(
             "thread/resume",
-            {"threadId": thread_id, "cwd": str(self.workspace), "approvalPolicy": APPROVAL_POLICY, "sandbox": sandbox,
-             "excludeTurns": True},
+            {"threadId": thread_id, **params, "excludeTurns": True},
         )
         fut.tolerate_error = True  # type: ignore[attr-defined]
         while not fut.done():
