@@ -187,7 +187,7 @@ def _roots(workspace: Path) -> list[Path]:
     """The workspace as given and resolved, and every parent directory of both."""
     try:
         resolved = workspace.resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # (RuntimeError: a loop of links, on Python 3.11)
         resolved = workspace
     roots: list[Path] = []
     for path in (workspace, resolved):

@@ -59,6 +59,12 @@ def test_a_linked_workspace_pins_both_paths_and_their_parents_once(tmp_path: Pat
     assert config.render_config({}, {}, link) == text([*HEADER, *ANALYTICS, *pins(*expected_roots)])
 
 
+def test_a_workspace_that_is_a_loop_of_links_still_gets_its_parents_pinned(tmp_path: Path) -> None:
+    loop = tmp_path / "ws"
+    loop.symlink_to(loop)  # resolving it fails: the path as given is pinned, with its parents
+    assert config.render_config({}, {}, loop) == text([*HEADER, *ANALYTICS, *pins(loop, *loop.parents)])
+
+
 @pytest.mark.parametrize(
     ("run_policy", "lines"),
     [
