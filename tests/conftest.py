@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
+from infra import broadcast
 from tests.processes import TEST_READ_PATHS
 
 # No timing decides a test: Hypothesis's per-example deadline failed the option-respelling
@@ -173,3 +174,17 @@ def clock() -> Any:
     deadline_clock.reset()
     yield deadline_clock
     deadline_clock.reset()
+
+
+@pytest.fixture
+def console_fragments(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """The console fragments scheduled after commit: (fragment, approval id)."""
+    seen: list[tuple[str, int]] = []
+    real = broadcast.fragment_on_commit
+
+    def recorded(groups: list[str], fragment: str, **args: Any) -> None:
+        seen.append((fragment, int(args.get("approval_id", 0))))
+        real(groups, fragment, **args)
+
+    monkeypatch.setattr(broadcast, "fragment_on_commit", recorded)
+    return seen

@@ -11,25 +11,10 @@ import pytest
 from approvals.gate import gate_request
 from approvals.models import Approval, Policy
 from approvals.services import approval_decide, approval_give_up, policy_save
-from infra import broadcast
 from runs.models import Activity
 from runs.services import run_create
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def changed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """The console fragments scheduled: (fragment, approval id)."""
-    seen: list[tuple[str, int]] = []
-    real = broadcast.fragment_on_commit
-
-    def recorded(groups: list[str], fragment: str, **args: Any) -> None:
-        seen.append((fragment, int(args.get("approval_id", 0))))
-        real(groups, fragment, **args)
-
-    monkeypatch.setattr(broadcast, "fragment_on_commit", recorded)
-    return seen
 
 
 def _pending(reviewer: Any, *, timeout_s: float | None) -> Approval:
@@ -49,17 +34,17 @@ def _pending(reviewer: Any, *, timeout_s: float | None) -> Approval:
 
 
 def test_a_give_up_expires_the_approval_at_once_as_any_expiry_is_recorded(
-    reviewer: Any, clock: Any, changed: list[tuple[str, int]]
+    reviewer: Any, clock: Any, console_fragments: list[tuple[str, int]]
 ) -> None:
     approval = _pending(reviewer, timeout_s=3600)  # an hour left: only the give-up expires it
-    changed.clear()
+    console_fragments.clear()
     assert approval_give_up(approval_id=approval.pk) is True
     expired = Approval.objects.get(pk=approval.pk)
     assert (expired.status, expired.decided_via) == (Approval.Status.EXPIRED, Approval.Via.TIMEOUT)
     assert expired.deadline is not None and expired.deadline <= clock.now()
     resolved = Activity.objects.filter(run_id=approval.run_id, event="approval.resolved").values_list("payload", flat=True)
     assert list(resolved) == [{"approval": approval.pk, "decision": "expired", "via": "timeout"}]
-    assert ("approval_removed", approval.pk) in changed  # the card leaves the inbox
+    assert ("approval_removed", approval.pk) in console_fragments  # the card leaves the inbox
 
 
 def test_a_give_up_leaves_a_decided_approval_as_it_was(reviewer: Any, admin_user: Any, clock: Any) -> None:

@@ -12,25 +12,10 @@ import pytest
 
 from approvals.models import Approval, Policy
 from approvals.services import policy_save
-from infra import broadcast
 from integrations.hooks import gateway
 from runs.models import Activity
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def fragments(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """The console fragments scheduled: (fragment, approval id)."""
-    seen: list[tuple[str, int]] = []
-    real = broadcast.fragment_on_commit
-
-    def recorded(groups: list[str], fragment: str, **args: Any) -> None:
-        seen.append((fragment, int(args.get("approval_id", 0))))
-        real(groups, fragment, **args)
-
-    monkeypatch.setattr(broadcast, "fragment_on_commit", recorded)
-    return seen
 
 
 def _asked(reviewer: Any, run_policy: dict[str, Any]) -> tuple[Approval, dict[str, Any]]:
@@ -49,7 +34,7 @@ def _asked(reviewer: Any, run_policy: dict[str, Any]) -> tuple[Approval, dict[st
 
 @pytest.mark.parametrize("timeout_s", [None, 3600])
 def test_the_requested_activity_carries_the_hook_s_bounded_deadline(
-    reviewer: Any, settings: Any, clock: Any, fragments: list[tuple[str, int]], timeout_s: float | None
+    reviewer: Any, settings: Any, clock: Any, console_fragments: list[tuple[str, int]], timeout_s: float | None
 ) -> None:
     settings.GATEHOUSE_HOOK_WAIT_S = 120
     before = clock.now()
@@ -57,7 +42,7 @@ def test_the_requested_activity_carries_the_hook_s_bounded_deadline(
     assert approval.deadline is not None
     assert before + timedelta(seconds=120) <= approval.deadline <= clock.now() + timedelta(seconds=120)
     assert requested["deadline"] == approval.deadline.isoformat()
-    assert [f for f in fragments if f[1] == approval.pk] == [("approval_added", approval.pk)]  # one card, no correction
+    assert [f for f in console_fragments if f[1] == approval.pk] == [("approval_added", approval.pk)]  # one card, no correction
 
 
 def test_a_run_policy_deadline_sooner_than_the_hook_s_wait_stands(reviewer: Any, settings: Any, clock: Any) -> None:
