@@ -31,6 +31,7 @@ def connect(host: str, port: int = 443, addresses: tuple[str, ...] = ("93.184.21
 def test_the_network_section_decides_a_connection(host, port, addresses, decision, rule):
     _, verdict = connect(host, port, addresses)
     assert (verdict.decision, verdict.rule, verdict.side_effect_class) == (decision, rule, "remote-mutation")
+    assert host in verdict.reason  # (the card says which host, whichever part of the section decided)
 
 
 def test_always_allow_this_host_is_a_grant_for_that_host_only():

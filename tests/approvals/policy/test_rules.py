@@ -425,3 +425,38 @@ def test_the_shell_and_file_tools_take_no_class():
     with pytest.raises(PolicyError) as info:
         compile_policy({"tools": {"bash": {"class": "read-only"}}})
     assert info.value.field == "tools.bash.class"
+
+
+# --- tools the rule sets do not read (mutation testing of decide_request and fallback) --------
+
+def test_a_tool_classed_protected_is_decided_by_the_classes_mapping_and_never_allowed() -> None:
+    # (an MCP tool the administrator names `protected`: no path floor runs after the class)
+    request = {"tool": "mcp__vault__read", "input": {}, "cwd": "/ws"}
+    decided = {}
+    for mapped in ("deny", "ask", "allow"):
+        policy = compile_policy({"tools": {"mcp__vault__read": {"class": "protected"}}, "classes": {"protected": mapped}})
+        verdict = evaluate(policy, request)
+        decided[mapped] = (verdict.decision, verdict.rule, verdict.side_effect_class)
+        assert "`mcp__vault__read` is protected" in verdict.reason
+    assert decided == {"deny": ("deny", "classes.protected", "protected"),
+                       "ask": ("ask", "classes.protected", "protected"),
+                       "allow": ("ask", "classes.protected", "protected")}
+
+
+def test_a_tool_no_rule_names_is_decided_by_the_default_with_its_name_in_the_reason() -> None:
+    verdict = evaluate(compile_policy({"default": "ask"}), {"tool": "mcp__fs__stat", "input": {}, "cwd": "/ws"})
+    assert (verdict.decision, verdict.rule) == ("ask", "default")
+    assert verdict.reason == "No rule decides `mcp__fs__stat`; the policy default is ask."
+
+
+def test_a_tool_that_is_not_a_read_tool_is_not_allowed_by_the_reads_rules_for_a_path_it_names() -> None:
+    # the reads rules judge the read tools; an unknown tool naming a file is not a read of it
+    policy = compile_policy({"default": "ask", "reads": {"allow": ["**"]}})
+    verdict = evaluate(policy, {"tool": "mcp__fs__delete", "input": {"file_path": "src/app.py"}, "cwd": "/ws"})
+    assert (verdict.decision, verdict.rule) == ("ask", "default")
+
+
+def test_bookkeeping_tools_are_allowed_as_read_only_with_nothing_else_to_show() -> None:
+    verdict = evaluate(compile_policy({"default": "ask"}), {"tool": "TodoWrite", "input": {"todos": []}, "cwd": "/ws"})
+    assert (verdict.decision, verdict.rule, verdict.side_effect_class, verdict.segments) == (
+        "allow", "bookkeeping", "read-only", ())
