@@ -636,7 +636,7 @@ async def test_cancel_while_an_approval_is_pending(tmp_path, codex_bin, model_se
     assert not (ctx.workspace / "never.txt").exists()
     assert len(model_server.requests) == 1  # the model was not called again
     turns = [p for k, p in ctx.activities if k == "turn"]
-    assert turns[-1]["event"] == "completed" and turns[-1]["status"] == "interrupted"
+    assert turns[-1]["phase"] == "end" and turns[-1]["status"] == "interrupted"
 
 
 @pytest.mark.agents
