@@ -438,6 +438,7 @@ def test_a_tool_classed_protected_is_decided_by_the_classes_mapping_and_never_al
         verdict = evaluate(policy, request)
         decided[mapped] = (verdict.decision, verdict.rule, verdict.side_effect_class)
         assert "`mcp__vault__read` is protected" in verdict.reason
+        assert verdict.segments == () and verdict.to_dict()["segments"] == []
     assert decided == {"deny": ("deny", "classes.protected", "protected"),
                        "ask": ("ask", "classes.protected", "protected"),
                        "allow": ("ask", "classes.protected", "protected")}
@@ -460,3 +461,13 @@ def test_bookkeeping_tools_are_allowed_as_read_only_with_nothing_else_to_show() 
     verdict = evaluate(compile_policy({"default": "ask"}), {"tool": "TodoWrite", "input": {"todos": []}, "cwd": "/ws"})
     assert (verdict.decision, verdict.rule, verdict.side_effect_class, verdict.segments) == (
         "allow", "bookkeeping", "read-only", ())
+    assert verdict.reason == "`TodoWrite` is bookkeeping, allowed unless the policy's tools say otherwise."
+
+
+def test_a_tool_the_policy_decides_outright_keeps_its_class_on_the_card() -> None:
+    policy = compile_policy({"tools": {"WebFetch": "allow", "mcp__db__drop": {"decision": "deny", "reason": "No."}}})
+    fetch = evaluate(policy, {"tool": "WebFetch", "input": {"url": "https://example.com/"}, "cwd": "/ws"})
+    assert (fetch.decision, fetch.rule, fetch.side_effect_class) == ("allow", "tools.WebFetch", "read-only")
+    assert fetch.reason == "The policy decides `WebFetch` outright: allow."
+    drop = evaluate(policy, {"tool": "mcp__db__drop", "input": {}, "cwd": "/ws"})
+    assert (drop.decision, drop.rule, drop.reason) == ("deny", "tools.mcp__db__drop", "No.")
