@@ -471,3 +471,15 @@ def test_a_tool_the_policy_decides_outright_keeps_its_class_on_the_card() -> Non
     assert fetch.reason == "The policy decides `WebFetch` outright: allow."
     drop = evaluate(policy, {"tool": "mcp__db__drop", "input": {}, "cwd": "/ws"})
     assert (drop.decision, drop.rule, drop.reason) == ("deny", "tools.mcp__db__drop", "No.")
+
+
+def test_an_edits_reason_names_the_tool_and_the_file() -> None:
+    policy = compile_policy({"edits": {"allow": ["src/**"], "ask": ["*.md"], "default": "deny"}})
+    reasons = {}
+    for tool, path in (("edit", "src/a.py"), ("write", "README.md"), ("edit", "x.txt")):
+        verdict = evaluate(policy, {"tool": tool, "input": {"file_path": path, "old_string": "a", "new_string": "b",
+                                                          "content": "b"}, "cwd": "/tmp/ws"})
+        reasons[path] = verdict.reason
+    assert reasons == {"src/a.py": "edit of `src/a.py` allowed by the edits rule `src/**`.",
+                       "README.md": "write of `README.md` needs approval by the edits rule `*.md`.",
+                       "x.txt": "No edits rule matches edit of `x.txt`; the edits default is deny."}
