@@ -133,8 +133,29 @@ _OPTIONS = {
     "tee": gnu("a/append i/ignore-interrupts p /output-error?"),
     "truncate": gnu("c/no-create o/io-blocks r/reference: s/size:"),
     "shred": gnu("f/force n/iterations: s/size: u /remove? v/verbose x/exact z/zero /random-source:"),
-    "mktemp": gnu("d/directory u/dry-run q/quiet /suffix: p/tmpdir? t"),
+    "mktemp": gnu("d/directory u/dry-run q/quiet /suffix: p: /tmpdir? t"),
 }
+
+
+def _mktemp(inv: Invocation, words: Words) -> list[FileUse]:
+    """The file (`-d`: directory) mktemp creates: in the directory `-p DIR`/`--tmpdir=DIR`
+    names, or where a template with a slash says (`mktemp build/x.XXXX`, `mktemp
+    /srv/x.XXXX`); a bare template or none is made in `$TMPDIR` or `/tmp`, not decided.
+    `-u` creates nothing."""
+    if "-u" in inv.options:
+        return []
+    template = operands(inv, words)[:1]
+    given = [(value, (at,)) for option in ("-p", "--tmpdir")
+             for value, at in zip(inv.values.get(option, ()), inv.value_at.get(option, ()), strict=False) if value]
+    if given:
+        directory, at = given[-1]
+        name, name_at = template[0] if template else ("tmp.XXXXXXXXXX", ())
+        return [FileUse("write", posixpath.join(directory, name), at + name_at)]
+    if template and "/" in template[0][0] and "-t" not in inv.options:
+        return [FileUse("write", *template[0])]
+    return []
+
+
 _SENSITIVE = frozenset({"rm", "chmod", "chown", "cp", "mv", "ln", "truncate", "shred", "dd", "install"})
 
 
@@ -166,7 +187,8 @@ MODELS = [
     Model("ln", FAMILY, "makes links: a link's name is written, its target linked to", cls=LOCAL,
           options=_OPTIONS["ln"], files=_ln, option_sensitive=True),
     Model("dd", FAMILY, "copies `if=` to `of=`", cls=DESTRUCTIVE, options=Spec(), files=_dd, option_sensitive=True),
-    Model("mktemp", FAMILY, "creates a temporary file", options=_OPTIONS["mktemp"], cls=LOCAL),
+    Model("mktemp", FAMILY, "creates a temporary file: in `-p DIR` or where its template says, else in `/tmp`",
+          options=_OPTIONS["mktemp"], cls=LOCAL, files=_mktemp),
 ]
 
 _EXAMPLES: dict[str, Examples] = {
@@ -183,7 +205,8 @@ _EXAMPLES: dict[str, Examples] = {
     "install": {"allow": ("install -m 755 build/a build/b",), "ask": ("install --strip-program=./x -s a b",)},
     "ln": {"allow": ("ln -s ../src build/link",), "ask": ("ln -s /tmp/x build/x",)},
     "dd": {"deny": ("dd if=/dev/zero of=build/x",)},
-    "mktemp": {"allow": ("mktemp -d",)},
+    "mktemp": {"allow": ("mktemp -d", "mktemp -p build", "mktemp build/x.XXXX"),
+               "ask": ("mktemp -p /srv", "mktemp --tmpdir=/srv x.XXXX", "mktemp /srv/x.XXXX")},
     "truncate": {"deny": ("truncate -s 0 build/log",)},
 }
 

@@ -189,10 +189,11 @@ OUTSIDE_THE_WORKSPACE = [
     "tree -o /srv/x", "xxd src/app.py /srv/x", "xxd -r hex /srv/x", "cat a | less -o /srv/x",
     "less --log-file=/srv/x a", "less -O/srv/x a", "/usr/bin/time -o /srv/x ls", "command time --output=/srv/x ls",
     "flock /srv/lock ls", "parallel --joblog /srv/x echo ::: a", "parallel --results /srv/d echo ::: a",
+    "mktemp -p /srv", "mktemp --tmpdir=/srv x.XXXX", "mktemp /srv/x.XXXX", "mktemp -d -p /srv",
 ) + deny(
     # the agent's isolated home lies in Gatehouse's var directory: `~` is protected there
     "touch $HOME/x", "echo x > ~/notes.txt", "ln -s /etc/passwd p", "npm config set script-shell /srv/evil",
-    "npm set prefix /srv",
+    "npm set prefix /srv", "mktemp -d -p ~",
 )
 
 SYMLINKS_OUT_OF_THE_WORKSPACE = [
@@ -297,6 +298,12 @@ SECRET_READS = [
     # BSD `ps e` prints each process's environment: the server's secrets, same user
     "ps eww", "ps axe", "ps e -p 1", "ps auxe",
     "awk 'BEGIN{while((getline l < \".env\")>0) print l}'", "awk 'BEGIN{f=\".env\"; getline l < f; print l}'",
+    # git prints files of another work tree or repository (`--work-tree=~ diff` shows the
+    # home's files at the index's paths: `git add` a file named `.ssh/id_rsa` first)
+    "git --work-tree=~ diff", "git --work-tree=/ diff -- etc/shadow", "git --work-tree ~ show",
+    "git --work-tree=~ grep -h KEY", "git --work-tree=../.. diff", "git --git-dir=../other/.git log -p",
+    "git --git-dir=../other/.git show HEAD:.env", "git --git-dir ../other/.git cat-file -p HEAD:x",
+    "git --git-dir=/root/.git log -p",
 )
 
 

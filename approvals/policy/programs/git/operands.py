@@ -268,8 +268,26 @@ def _write(where: _Where, path: str, at: tuple[int, ...], follow: bool = True) -
 
 
 def _reads(inv: Invocation, words: Words) -> list[FileUse]:
-    sub = inv.subcommand
     where = _where(inv)
+    return _other_repository(inv, where) + _named_reads(inv, words, where)
+
+
+def _other_repository(inv: Invocation, where: _Where) -> list[FileUse]:
+    """What a git command reads of a repository or work tree named by `--git-dir` or
+    `--work-tree`: the whole tree (`git --work-tree=/ diff` prints files at the index's
+    paths under `/`; `git --git-dir=../other/.git log -p` prints what another repository
+    holds, the tree of the directory whose `.git` it is)."""
+    out = []
+    for value, at in _values(inv, ("--git-dir",)):
+        path = value.rstrip("/") or "/"
+        if posixpath.basename(path) == ".git":
+            path = posixpath.dirname(path) or "."
+        out.append(_read(where, path, at, tree=True))
+    return out + [_read(where, value, at, tree=True) for value, at in _values(inv, ("--work-tree",))]
+
+
+def _named_reads(inv: Invocation, words: Words, where: _Where) -> list[FileUse]:
+    sub = inv.subcommand
     if sub == "config":
         return [_read(where, v, at) for v, at in _values(inv, ("-f",))] + _object_reads(inv, [], where)
     if sub is None or sub in _NO_OBJECTS:
