@@ -48,6 +48,8 @@ def inner_commands(cmd: SimpleCommand, out: list[SimpleCommand], level: int, par
     handler = model.inner
     ok = True
     for inner in handler(cmd.words, cmd):
+        if inner.cwd is not None and not (cmd.remote or inner.remote):
+            out.append(_change_directory(cmd, inner.cwd, name, level))
         if inner.script is not None and len(inner.script) > MAX_INNER_SCRIPT_CHARS:
             # Quoting grows with every level of nesting: a script this long inside another is
             # not read (it would cost seconds), and never allowed.
@@ -69,6 +71,16 @@ def inner_commands(cmd: SimpleCommand, out: list[SimpleCommand], level: int, par
             continue
         ok = _append_inner(cmd, inner, name, out, level, parse) and ok
     return ok
+
+
+def _change_directory(cmd: SimpleCommand, cwd: tuple[str, int], wrapper: str, level: int) -> SimpleCommand:
+    """`env -C DIR cmd`, `sudo -D DIR cmd`: the wrapper changes directory before it runs
+    the command, read as the `cd DIR` it amounts to (what follows is resolved from there)."""
+    directory, at = cwd
+    return SimpleCommand(f"cd {directory}", ("cd", directory), wrapped_by=wrapper, level=level + 1,
+                         dynamic_at=frozenset({1}) if at in cmd.dynamic_at else frozenset(),
+                         glob_at=frozenset({1}) if at in cmd.glob_at else frozenset(),
+                         split_at=frozenset({1}) if at in cmd.split_at else frozenset())
 
 
 def _append_inner(cmd: SimpleCommand, inner: Inner, wrapper: str, out: list[SimpleCommand], level: int,

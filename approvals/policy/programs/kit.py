@@ -152,6 +152,7 @@ class Inner(NamedTuple):
     tree_at: frozenset[int] = frozenset()  # words standing for every file under a path (find's `{}`)
     follows_links: bool = False  # find -L: those trees are walked through links
     origin: tuple[int, ...] = ()  # rebuilt words (start -1): the wrapper's word each comes from
+    cwd: tuple[str, int] | None = None  # the directory it runs in (`env -C DIR`) and that word's index
 
 
 InnerOf = Callable[[Words, SimpleCommand], list[Inner]]  # (words, cmd) -> the commands a wrapper runs

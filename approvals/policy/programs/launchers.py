@@ -11,6 +11,7 @@ asked about.
 from __future__ import annotations
 
 import shlex
+from typing import NamedTuple
 
 from ..classnames import READ_ONLY
 from ..command import SimpleCommand
@@ -24,54 +25,80 @@ from .spec import gnu, spec
 FAMILY = "launchers"
 
 
-def _sudo(words: Words, cmd: SimpleCommand) -> list[Inner]:
-    takes = frozenset("-u -g -C -D -h -p -r -t -U -T -R --user --group --close-from --chdir --host --prompt "
-                      "--role --type --other-user --command-timeout --chroot".split())
+_SUDO_TAKES = frozenset("-u -g -C -D -h -p -r -t -U -T -R --user --group --close-from --chdir --host --prompt "
+                        "--role --type --other-user --command-timeout --chroot".split())
+
+
+class _SudoWords(NamedTuple):
+    start: int  # where the command begins (len(words): none)
+    shell: bool  # `-s`/`-i`: through a shell (reading its input when no command follows)
+    edit: int | None  # `-e`/`--edit`: sudoedit, at this word
+    cwd: tuple[str, int] | None  # `-D DIR`/`--chdir=DIR`: where the command runs, and that word
+
+
+def _read_sudo(words: Words) -> _SudoWords | None:
+    """sudo's options read as getopt reads them: letters in order, a value-taking letter ends
+    its cluster with the rest or the next word as its value (`-ueve` is the user `eve`, not
+    `-e`); None when nothing runs (list, validate, version, help, remove the credentials)."""
     i = 1
     shell = False
+    edit: int | None = None
+    cwd: tuple[str, int] | None = None
     while i < len(words):
         word = words[i]
         if word == "--":
             i += 1
             break
         if word.startswith("--"):
-            name = word.split("=", 1)[0]
-            if name in ("--shell", "--login"):
-                shell = True
-            if name in ("--edit", "--list", "--validate", "--version", "--help", "--reset-timestamp",
-                        "--remove-timestamp"):
-                return []
-            i += 2 if name in takes and "=" not in word else 1
+            name, eq, value = word.partition("=")
+            if name in ("--list", "--validate", "--version", "--help", "--remove-timestamp"):
+                return None
+            shell = shell or name in ("--shell", "--login")
+            edit = i if name == "--edit" else edit
+            if name == "--chdir":
+                cwd = (value, i) if eq else (words[i + 1], i + 1) if i + 1 < len(words) else cwd
+            i += 2 if name in _SUDO_TAKES and not eq else 1
             continue
         if word.startswith("-") and len(word) > 1:
             letters = word[1:]
-            if set(letters) & set("elvVkK"):
-                return []  # sudoedit, list, validate...: nothing runs
-            if set(letters) & set("si"):
-                shell = True
-            # a value-taking letter ends the cluster; its value is the rest or the next word
-            for j, ch in enumerate(letters):
-                if "-" + ch in takes:
-                    if j == len(letters) - 1:
-                        i += 1
+            step = 1
+            for j, ch in enumerate(letters, 1):
+                if ch in "lvVK" or ch == "h" and not (letters[j:] or i + 1 < len(words)):
+                    return None
+                edit = i if ch == "e" else edit
+                shell = shell or ch in "si"
+                if "-" + ch in _SUDO_TAKES:
+                    value, step = (letters[j:], 1) if letters[j:] else (words[i + 1] if i + 1 < len(words) else "", 2)
+                    if ch == "D":
+                        cwd = (value, i + step - 1)
                     break
-            i += 1
+            i += step
             continue
         if "=" in word and word.split("=", 1)[0].isidentifier():
             i += 1
             continue
         break
-    rest = tuple(words[i:])
-    if shell:
+    return _SudoWords(min(i, len(words)), shell, edit, cwd)
+
+
+def _sudo(words: Words, cmd: SimpleCommand) -> list[Inner]:
+    read = _read_sudo(words)
+    if read is None or read.start >= len(words):
+        return []
+    rest = tuple(words[read.start:])
+    if read.edit is not None:
+        # `sudo -e FILE`: sudoedit, which writes the files it names (as root)
+        return [Inner(("sudoedit", *rest), start=-1, origin=(read.edit, *range(read.start, len(words))),
+                      cwd=read.cwd)]
+    if read.shell:
         # sudo -s/-i runs the shell with `-c` and each word quoted
-        return [Inner(script=shlex.join(rest))] if rest else []
-    return [Inner(rest, start=i)] if rest else []
+        return [Inner(script=shlex.join(rest), cwd=read.cwd)]
+    return [Inner(rest, start=read.start, cwd=read.cwd)]
 
 
 def _sudo_code(inv: Invocation, cmd: SimpleCommand) -> str | None:
-    shell = any(w in ("-s", "-i", "--shell", "--login") or (w.startswith("-") and not w.startswith("--")
-                                                           and set(w[1:]) & set("si")) for w in cmd.words[1:3])
-    if shell and len([w for w in cmd.words[1:] if not w.startswith("-")]) == 0:
+    read = _read_sudo(cmd.words)
+    if read is not None and read.shell and read.edit is None and read.start >= len(cmd.words):
         return "`sudo` opens a shell that reads its input"
     return None
 
@@ -121,57 +148,96 @@ def _opens_shell(inv: Invocation, cmd: SimpleCommand) -> str | None:
     return None
 
 
-def _env(words: Words, cmd: SimpleCommand) -> list[Inner]:
-    takes = frozenset("-u --unset -C --chdir".split())
-    functions: list[Inner] = []  # `BASH_FUNC_ls%%=() { rm -rf ~; }`: the body runs where a bash child calls `ls`
+_ENV_LONG = {"--ignore-environment": "-i", "--null": "-0", "--unset": "-u", "--chdir": "-C", "--split-string": "-S",
+             "--debug": "-v", "--block-signal": "--block-signal", "--default-signal": "--default-signal",
+             "--ignore-signal": "--ignore-signal", "--list-signal-handling": "--list-signal-handling",
+             "--help": "--help", "--version": "--version"}
+
+
+class _EnvWords(NamedTuple):
+    options: tuple[tuple[str, str, int], ...]  # (`-u`, its value or "", the index of the value's word)
+    start: int  # the command's first word (len(words): none)
+    split: tuple[str, ...] | None  # `-S STRING` and the words after it (read as a script)
+
+
+def _read_env(words: Words) -> _EnvWords:
+    """env's options read as getopt reads them: letters in order, `u`, `C` and `S` take the
+    rest of their cluster or the next word (`-iC DIR`, `-vu NAME`), a long option by any
+    unambiguous prefix (`--ch=DIR` is `--chdir`), `-` alone is `-i`."""
+    options: list[tuple[str, str, int]] = []
     i = 1
     while i < len(words):
         word = words[i]
-        if word.startswith("BASH_FUNC_") and "=" in word:
-            functions.append(Inner(script="f " + word.split("=", 1)[1]))
-        if word in ("-S", "--split-string") and i + 1 < len(words):
-            return [Inner(script=" ".join(words[i + 1:]))]
-        if word.startswith("--split-string=") or (word.startswith("-S") and len(word) > 2):
-            tail = word.split("=", 1)[1] if word.startswith("--") else word[2:]
-            return [Inner(script=" ".join((tail, *words[i + 1:])))]
         if word == "--":
             i += 1
             break
         if "=" in word and not word.startswith("-"):
             i += 1
             continue
+        if word == "-":
+            options.append(("-i", "", i))
+            i += 1
+            continue
+        if word.startswith("--"):
+            given, eq, value = word.partition("=")
+            matches = [long for long in _ENV_LONG if long.startswith(given)]
+            name = _ENV_LONG[given] if given in _ENV_LONG else _ENV_LONG[matches[0]] if len(matches) == 1 else given
+            at, step = i, 1
+            if name in ("-u", "-C", "-S") and not eq:
+                value, at, step = (words[i + 1] if i + 1 < len(words) else ""), i + 1, 2
+            if name == "-S":
+                return _EnvWords(tuple(options), len(words), (value, *words[i + step:]))
+            options.append((name, value, at))
+            i += step
+            continue
         if word.startswith("-") and len(word) > 1:
-            i += 2 if word in takes else 1
+            step = 1
+            for j, letter in enumerate(word[1:], 2):
+                if letter not in "uCS":
+                    options.append(("-" + letter, "", i))
+                    continue
+                value, step = (word[j:], 1) if word[j:] else (words[i + 1] if i + 1 < len(words) else "", 2)
+                if letter == "S":
+                    return _EnvWords(tuple(options), len(words), (value, *words[i + step:]))
+                options.append(("-" + letter, value, i + step - 1))
+                break
+            i += step
             continue
         break
-    return functions + ([Inner(tuple(words[i:]), start=i)] if i < len(words) else [])
+    return _EnvWords(tuple(options), i, None)
+
+
+def _env(words: Words, cmd: SimpleCommand) -> list[Inner]:
+    """What env runs: the command after its options and assignments, in the directory `-C`
+    names; `-S STRING`'s words (read as a script); functions passed as variables."""
+    read = _read_env(words)
+    # `BASH_FUNC_ls%%=() { rm -rf ~; }`: the body runs where a bash child calls `ls`
+    functions = [Inner(script="f " + w.split("=", 1)[1]) for w in words[1:read.start]
+                 if w.startswith("BASH_FUNC_") and "=" in w]
+    cwd = next(((value, at) for name, value, at in reversed(read.options) if name == "-C"), None)
+    if read.split is not None:
+        return functions + [Inner(script=" ".join(read.split), cwd=cwd)]
+    return functions + ([Inner(tuple(words[read.start:]), start=read.start, cwd=cwd)] if read.start < len(words)
+                        else [])
 
 
 def _env_environment(cmd: SimpleCommand) -> str | None:
     """`env -i` drops the environment Gatehouse gave the agent; `env -u NAME` a setting of it."""
-    words = cmd.words
-    if words[0] != "env":
+    if cmd.words[0] != "env":
         return None
-    for i, word in enumerate(words[1:], 1):
-        if word in ("-i", "--ignore-environment", "-") or (word.startswith("-") and not word.startswith("--")
-                                                          and "i" in word[1:].split("u", 1)[0]):
+    for name, value, _at in _read_env(cmd.words).options:
+        if name == "-i":
             return "`env -i` runs the command without the environment Gatehouse gave the agent"
-        name = words[i + 1] if word in ("-u", "--unset") and i + 1 < len(words) else \
-            word.split("=", 1)[1] if word.startswith("--unset=") else word[2:] if word.startswith("-u") else ""
-        if name and risky_variable(name):
-            return f"`env -u {name}` drops a setting Gatehouse gave the agent (where git looks, which programs run)"
-        if not word.startswith("-") and "=" not in word and words[i - 1] not in ("-u", "--unset", "-C", "--chdir"):
-            break  # the command it runs
+        if name == "-u" and value and risky_variable(value):
+            return f"`env -u {value}` drops a setting Gatehouse gave the agent (where git looks, which programs run)"
     return None
 
 
 def _env_shows(cmd: SimpleCommand) -> str | None:
-    words = cmd.words
-    if words[0] != "env":
+    if cmd.words[0] != "env":
         return None
-    rest = [w for w in words[1:] if not (w.startswith("-") or ("=" in w and w.split("=", 1)[0].isidentifier()))]
-    takes_value = any(w in ("-u", "--unset", "-C", "--chdir") for w in words[1:])
-    if not rest or (takes_value and len(rest) <= words.count("-u") + words.count("-C")):
+    read = _read_env(cmd.words)
+    if read.split is None and read.start >= len(cmd.words):
         return "`env` prints the environment, which holds the agent's credentials"
     return None
 

@@ -70,6 +70,10 @@ WRAPPERS = deny(
     "bash -c -- 'rm -rf /'", "bash -c -e 'rm -rf /'", "sh -c -x -- 'git push'", "sudo -i -u root -- sh -c 'rm -rf /'",
     "sudo -s sh -c 'rm -rf /'", "./rmlink -rf /", "/proc/self/exe -c 'rm -rf /'",
     "nohup git push &", "ssh host git push", "find . -exec curl {} \\;", "watch curl https://x",
+    # options read as getopt reads them: `-ueve` is the user `eve` (not sudoedit's `-e`),
+    # `-gwheel` the group, `-k` runs the command; `env -vS` splits its string
+    "sudo -ueve rm -rf /", "sudo -gwheel rm -rf /", "sudo -k rm -rf /", "sudo -hhost rm -rf /",
+    "sudo -D/tmp rm -rf /", "env -vS 'rm -rf /'", "env -iS 'rm -rf /'", "env --split='rm -rf /'",
 )
 
 NESTING_AND_RUN_TIME_WORDS = deny(
@@ -135,6 +139,7 @@ ENVIRONMENT = ask(
     # dropping what Gatehouse set (where git stops looking for a repository, HOME, PATH)
     "unset GIT_CEILING_DIRECTORIES; git stash", "unset HOME", "env -u GIT_CEILING_DIRECTORIES git status",
     "env -uHOME git status", "env --unset=PATH ls", "env -i git status", "env - git status",
+    "env -vu GIT_CEILING_DIRECTORIES git status", "env --uns=HOME git log", "env -vi git status",
     "LD_PRELOAD=/tmp/x.so ls", "LD_LIBRARY_PATH=/tmp ls", "PATH=/tmp:$PATH ls", "PATH=/tmp:$PATH; ls",
     "export PATH=/tmp:$PATH", "export LD_PRELOAD=/tmp/x.so", "declare -x LD_PRELOAD=/tmp/x.so",
     "env LD_PRELOAD=/tmp/x.so ls", "sudo LD_PRELOAD=/tmp/x.so ls", "GIT_SSH_COMMAND=evil git fetch",
@@ -190,6 +195,9 @@ OUTSIDE_THE_WORKSPACE = [
     "less --log-file=/srv/x a", "less -O/srv/x a", "/usr/bin/time -o /srv/x ls", "command time --output=/srv/x ls",
     "flock /srv/lock ls", "parallel --joblog /srv/x echo ::: a", "parallel --results /srv/d echo ::: a",
     "mktemp -p /srv", "mktemp --tmpdir=/srv x.XXXX", "mktemp /srv/x.XXXX", "mktemp -d -p /srv",
+    # a launcher that changes directory first (`env -C`, `sudo -D`): its command's paths are from there
+    "env -C /srv touch x", "env --chdir=/srv cp README.md x", "env -iC /srv touch x", "env --ch /srv touch x",
+    "sudo -D /srv touch x", "sudo --chdir=/srv touch x", "nice env -C /srv touch x",
 ) + deny(
     # the agent's isolated home lies in Gatehouse's var directory: `~` is protected there
     "touch $HOME/x", "echo x > ~/notes.txt", "ln -s /etc/passwd p", "npm config set script-shell /srv/evil",
@@ -263,7 +271,7 @@ PROTECTED = [
     "cd /etc && echo x > passwd", "(cd /etc; echo x > passwd)", "cd ~/.ssh && echo k >> authorized_keys",
     "cd; echo k >> .ssh/authorized_keys", "echo '{}' > .claude/settings.json", "mv evil .claude", "cp -r evil .claude",
     "echo x > .mcp.json", "rm -rf .git", "echo x > ../../secret_key", "rsync key ~/.ssh/authorized_keys",
-    "sqlite3 ../../gatehouse.sqlite3 'delete from x'",
+    "sqlite3 ../../gatehouse.sqlite3 'delete from x'", "sudo -e /etc/sudoers", "sudo --edit ~/.bashrc",
 )
 
 SECRET_READS = [
@@ -304,6 +312,8 @@ SECRET_READS = [
     "git --work-tree=~ grep -h KEY", "git --work-tree=../.. diff", "git --git-dir=../other/.git log -p",
     "git --git-dir=../other/.git show HEAD:.env", "git --git-dir ../other/.git cat-file -p HEAD:x",
     "git --git-dir=/root/.git log -p",
+    "env -C /etc cat shadow", "env -C ~/.ssh cat id_rsa", "env -C/etc cat shadow", "sudo -D /etc cat shadow",
+    "sudo -uroot -D/etc cat shadow", "timeout 5 env -C ~ cat .ssh/id_rsa",
 )
 
 
