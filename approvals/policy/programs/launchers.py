@@ -121,17 +121,24 @@ def _su(words: Words, cmd: SimpleCommand) -> list[Inner]:
         elif not word.startswith("-"):
             positionals.append(i)
         i += 1
-    if words[0] == "runuser" and "-u" in words and not out and positionals:
-        start = positionals[0] + 1 if len(positionals) > 1 else positionals[0]
-        return [Inner(tuple(words[start:]), start=start)]
+    if words[0] == "runuser" and positionals and _runuser_user(words[1:positionals[0]]):
+        # `runuser -u USER CMD ARGS`: options end at the first operand, the command
+        start = positionals[0]
+        return [*out, Inner(tuple(words[start:]), start=start)]
     return out
+
+
+def _runuser_user(options: Words) -> bool:
+    """Whether runuser's options name a user to run a command as (`-u eve`, `-ueve`, `--user=eve`)."""
+    return any(w in ("-u", "--user") or w.startswith("--user=") or (w.startswith("-") and not w.startswith("--")
+                                                                      and "u" in w[1:]) for w in options)
 
 
 def _opens_shell(inv: Invocation, cmd: SimpleCommand) -> str | None:
     program = inv.program
     if program in ("su", "runuser") and not ({"-c", "--command", "--session-command"} & set(cmd.words)
                                              or any(w.startswith("--command=") for w in cmd.words)):
-        if not (program == "runuser" and "-u" in cmd.words):
+        if not (program == "runuser" and _runuser_user(cmd.words[1:])):
             return f"`{program}` opens a shell that reads its input"
     if program == "chroot" and len(inv.operands) <= 1:
         return "`chroot` opens a shell that reads its input"
@@ -266,15 +273,28 @@ def _flock_files(inv: Invocation, words: Words) -> list[FileUse]:
 
 
 def _watch(words: Words, cmd: SimpleCommand) -> list[Inner]:
-    takes = frozenset("-n --interval -q --equexit -g --chgexit".split())
+    """watch's command: after its options (letters in order; `-n`, `-q` take the rest of
+    their cluster or the next word; `-g` is a flag), joined for `sh -c` unless `-x`."""
     i = 1
     exec_form = False
     while i < len(words):
         word = words[i]
-        if word in ("-x", "--exec"):
-            exec_form = True
+        if word == "--":
+            i += 1
+            break
+        if word.startswith("--"):
+            name, eq, _value = word.partition("=")
+            exec_form = exec_form or name == "--exec"
+            i += 2 if name in ("--interval", "--equexit") and not eq else 1
+            continue
         if word.startswith("-") and len(word) > 1:
-            i += 2 if word in takes else 1
+            step = 1
+            for j, letter in enumerate(word[1:], 2):
+                exec_form = exec_form or letter == "x"
+                if letter in "nq":
+                    step = 1 if word[j:] else 2
+                    break
+            i += step
             continue
         break
     if i >= len(words):
@@ -416,7 +436,7 @@ _OPTIONS = {
     "ionice": spec("c/class: n/classdata: p/pid: P/pgid: t/ignore u/uid: h/help V/version"),
     "caffeinate": spec("d i m s u t: w:"),
     "unbuffer": spec("p"),
-    "watch": spec("b/beep c/color d/differences? e/errexit g/chgexit q/equexit n/interval: p/precise t/no-title "
+    "watch": spec("b/beep c/color d/differences? e/errexit g/chgexit q/equexit: n/interval: p/precise t/no-title "
                   "w/no-wrap x/exec h/help v/version"),
     "flock": spec("s/shared x/exclusive u/unlock n/nonblock w/timeout: E/conflict-exit-code: o/close c/command: "
                   "F/no-fork /verbose h/help V/version"),
@@ -430,7 +450,7 @@ _OPTIONS = {
 }
 _TRANSPARENT_KNOWN = {
     "nohup": "", "time": "-f -o --format --output", "stdbuf": "-i -o -e", "setsid": "",
-    "ionice": "-c -n -p -P -u -t --class --classdata --pid --pgid --uid", "caffeinate": "-t -w", "unbuffer": "",
+    "ionice": "-c -n -p -P -u --class --classdata --pid --pgid --uid", "caffeinate": "-t -w", "unbuffer": "",
 }
 _TRANSPARENT = {
     "strace": "-o -e -p -s -u -E -P -I -b -a -X -O -S", "ltrace": "-o -e -p -s -u -a -n -l",

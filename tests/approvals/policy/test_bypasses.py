@@ -74,6 +74,8 @@ WRAPPERS = deny(
     # `-gwheel` the group, `-k` runs the command; `env -vS` splits its string
     "sudo -ueve rm -rf /", "sudo -gwheel rm -rf /", "sudo -k rm -rf /", "sudo -hhost rm -rf /",
     "sudo -D/tmp rm -rf /", "env -vS 'rm -rf /'", "env -iS 'rm -rf /'", "env --split='rm -rf /'",
+    "runuser -u eve rm -rf /", "runuser -ueve rm -rf /", "ionice -t rm -rf /", "watch -g rm -rf /",
+    "watch -gn1 rm -rf /",
 )
 
 NESTING_AND_RUN_TIME_WORDS = deny(
