@@ -15,7 +15,7 @@ from ..command import SimpleCommand
 from ..fileuse import FileUse
 from ..variables import risky_variable
 from .invocation import WILD, Invocation, read_invocation
-from .kit import Examples, Inner, Words, after, operands, runs_code, skip_options, with_examples
+from .kit import Examples, Inner, Words, command_after, operands, runs_code, skip_options, with_examples
 from .model import Model
 from .spec import Spec, flags, spec
 
@@ -174,8 +174,9 @@ _OPTIONS = {
     "alias": _bash("p"), "hash": _bash("r p: d t l"), "history": _bash("c d: a n r w p s"),
     # (kill takes a signal as an option: `-9`, `-TERM`, `-SIGKILL`)
     "kill": spec("s n l L", any_option=True),  # (`-s SIG`: the classifier takes SIG from the operands)
-    "eval": Spec(), "trap": _bash("l p P"), "coproc": Spec(), "command": _bash("p v V"), "builtin": _bash(""),
-    "exec": _bash("c l a:"),
+    "eval": Spec(), "trap": _bash("l p P"), "coproc": Spec(), "command": _bash("p v V"),
+    # their command follows their options: the options stop at the first operand
+    "builtin": _bash("", stop_at_operand=True), "exec": _bash("c l a:", stop_at_operand=True),
 }
 _OPTIONS["["] = _OPTIONS["test"]
 
@@ -227,8 +228,8 @@ MODELS = [
     Model("trap", FAMILY, options=_OPTIONS["trap"], summary="runs a script on a signal (read)", cls=READ_ONLY, inner=_trap),
     Model("coproc", FAMILY, options=_OPTIONS["coproc"], summary="runs a command in the background (looked through)", cls=READ_ONLY, inner=_coproc),
     Model("command", FAMILY, options=_OPTIONS["command"], summary="runs a command (looked through); `-v` looks one up", cls=READ_ONLY, inner=_command),
-    Model("builtin", FAMILY, options=_OPTIONS["builtin"], summary="runs a builtin (looked through)", cls=READ_ONLY, inner=after("")),
-    Model("exec", FAMILY, options=_OPTIONS["exec"], summary="replaces the shell with a command (looked through)", cls=READ_ONLY, inner=after("-a")),
+    Model("builtin", FAMILY, options=_OPTIONS["builtin"], summary="runs a builtin (looked through)", cls=READ_ONLY, inner=command_after()),
+    Model("exec", FAMILY, options=_OPTIONS["exec"], summary="replaces the shell with a command (looked through)", cls=READ_ONLY, inner=command_after()),
 ]
 
 _EXAMPLES: dict[str, Examples] = {

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeVar
 
 from ..command import SimpleCommand
 from ..fileuse import FileUse
-from .invocation import WILD, Invocation
+from .invocation import WILD, Invocation, read_invocation
 
 if TYPE_CHECKING:
     from ..paths import Resolver  # (paths imports the programs at run time)
@@ -195,6 +195,30 @@ def after(values: str, *, assign: bool = False, positional: int = 0, numeric: bo
         return [Inner(tuple(words[i:]), start=i)] if i < len(words) else []
 
     return inner
+
+
+def command_after(*, positional: int = 0) -> InnerOf:
+    """A launcher's command: the words after its own options as its model reads them
+    (`options.read_words`: letters in order, a value-taking letter ends its cluster with
+    the rest or the next word, long options by unique prefix; the model's spec must stop at
+    the first operand) and after `positional` operands of its own (`timeout 5 CMD`)."""
+
+    def inner(words: Words, cmd: SimpleCommand) -> list[Inner]:
+        at = read_invocation(words).positional_at
+        if len(at) <= positional:
+            return []
+        return [Inner(tuple(words[at[positional]:]), start=at[positional])]
+
+    return inner
+
+
+def past_assignments(words: Words, start: int, *, any_name: bool = False) -> int:
+    """The first word from `start` that is not a `NAME=value` (env sets any name, sudo a
+    shell identifier)."""
+    while start < len(words) and "=" in words[start] and not words[start].startswith("-") \
+            and (any_name or words[start].split("=", 1)[0].isidentifier()):
+        start += 1
+    return start
 
 
 def runner(sub: str, values: str = "") -> InnerOf:

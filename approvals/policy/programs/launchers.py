@@ -17,68 +17,52 @@ from ..classnames import READ_ONLY
 from ..command import SimpleCommand
 from ..fileuse import FileUse
 from ..variables import risky_variable
-from .invocation import Invocation
-from .kit import Examples, Inner, Words, after, operands, raw_values, stdin_kind, value_uses, with_examples, written
+from .invocation import Invocation, read_invocation
+from .kit import (
+    Examples,
+    Inner,
+    Words,
+    after,
+    command_after,
+    operands,
+    past_assignments,
+    raw_values,
+    stdin_kind,
+    value_uses,
+    with_examples,
+    written,
+)
 from .model import Model
 from .spec import gnu, spec
 
 FAMILY = "launchers"
 
 
-_SUDO_TAKES = frozenset("-u -g -C -D -h -p -r -t -U -T -R --user --group --close-from --chdir --host --prompt "
-                        "--role --type --other-user --command-timeout --chroot".split())
+# What makes sudo run nothing: list, validate, version, remove the credentials, help.
+_SUDO_NOTHING_RUNS = frozenset({"-l", "-v", "-V", "-K", "--help"})
 
 
 class _SudoWords(NamedTuple):
     start: int  # where the command begins (len(words): none)
     shell: bool  # `-s`/`-i`: through a shell (reading its input when no command follows)
-    edit: int | None  # `-e`/`--edit`: sudoedit, at this word
+    edit: bool  # `-e`/`--edit`: sudoedit
     cwd: tuple[str, int] | None  # `-D DIR`/`--chdir=DIR`: where the command runs, and that word
 
 
 def _read_sudo(words: Words) -> _SudoWords | None:
-    """sudo's options read as getopt reads them: letters in order, a value-taking letter ends
-    its cluster with the rest or the next word as its value (`-ueve` is the user `eve`, not
-    `-e`); None when nothing runs (list, validate, version, help, remove the credentials)."""
-    i = 1
-    shell = False
-    edit: int | None = None
-    cwd: tuple[str, int] | None = None
-    while i < len(words):
-        word = words[i]
-        if word == "--":
-            i += 1
-            break
-        if word.startswith("--"):
-            name, eq, value = word.partition("=")
-            if name in ("--list", "--validate", "--version", "--help", "--remove-timestamp"):
-                return None
-            shell = shell or name in ("--shell", "--login")
-            edit = i if name == "--edit" else edit
-            if name == "--chdir":
-                cwd = (value, i) if eq else (words[i + 1], i + 1) if i + 1 < len(words) else cwd
-            i += 2 if name in _SUDO_TAKES and not eq else 1
-            continue
-        if word.startswith("-") and len(word) > 1:
-            letters = word[1:]
-            step = 1
-            for j, ch in enumerate(letters, 1):
-                if ch in "lvVK" or ch == "h" and not (letters[j:] or i + 1 < len(words)):
-                    return None
-                edit = i if ch == "e" else edit
-                shell = shell or ch in "si"
-                if "-" + ch in _SUDO_TAKES:
-                    value, step = (letters[j:], 1) if letters[j:] else (words[i + 1] if i + 1 < len(words) else "", 2)
-                    if ch == "D":
-                        cwd = (value, i + step - 1)
-                    break
-            i += step
-            continue
-        if "=" in word and word.split("=", 1)[0].isidentifier():
-            i += 1
-            continue
-        break
-    return _SudoWords(min(i, len(words)), shell, edit, cwd)
+    """sudo's options as its model reads them (`-ueve` is the user `eve`, not `-e`); None
+    when nothing runs."""
+    inv = read_invocation(words)
+    if inv.options & _SUDO_NOTHING_RUNS:
+        return None
+    start = past_assignments(words, inv.positional_at[0] if inv.positional_at else len(words))
+    return _SudoWords(start, bool(inv.options & {"-s", "-i"}), "-e" in inv.options, _last_value(inv, "-D"))
+
+
+def _last_value(inv: Invocation, option: str) -> tuple[str, int] | None:
+    """The last value an option was given, and its word's index."""
+    values, at = inv.values.get(option), inv.value_at.get(option)
+    return (values[-1], at[-1]) if values and at else None
 
 
 def _sudo(words: Words, cmd: SimpleCommand) -> list[Inner]:
@@ -86,10 +70,9 @@ def _sudo(words: Words, cmd: SimpleCommand) -> list[Inner]:
     if read is None or read.start >= len(words):
         return []
     rest = tuple(words[read.start:])
-    if read.edit is not None:
+    if read.edit:
         # `sudo -e FILE`: sudoedit, which writes the files it names (as root)
-        return [Inner(("sudoedit", *rest), start=-1, origin=(read.edit, *range(read.start, len(words))),
-                      cwd=read.cwd)]
+        return [Inner(("sudoedit", *rest), start=-1, origin=(0, *range(read.start, len(words))), cwd=read.cwd)]
     if read.shell:
         # sudo -s/-i runs the shell with `-c` and each word quoted
         return [Inner(script=shlex.join(rest), cwd=read.cwd)]
@@ -98,7 +81,7 @@ def _sudo(words: Words, cmd: SimpleCommand) -> list[Inner]:
 
 def _sudo_code(inv: Invocation, cmd: SimpleCommand) -> str | None:
     read = _read_sudo(cmd.words)
-    if read is not None and read.shell and read.edit is None and read.start >= len(cmd.words):
+    if read is not None and read.shell and not read.edit and read.start >= len(cmd.words):
         return "`sudo` opens a shell that reads its input"
     return None
 
@@ -121,24 +104,22 @@ def _su(words: Words, cmd: SimpleCommand) -> list[Inner]:
         elif not word.startswith("-"):
             positionals.append(i)
         i += 1
-    if words[0] == "runuser" and positionals and _runuser_user(words[1:positionals[0]]):
+    if words[0] == "runuser" and _runuser_user(words):
         # `runuser -u USER CMD ARGS`: options end at the first operand, the command
-        start = positionals[0]
-        return [*out, Inner(tuple(words[start:]), start=start)]
+        return [*out, *command_after()(words, cmd)]
     return out
 
 
-def _runuser_user(options: Words) -> bool:
+def _runuser_user(words: Words) -> bool:
     """Whether runuser's options name a user to run a command as (`-u eve`, `-ueve`, `--user=eve`)."""
-    return any(w in ("-u", "--user") or w.startswith("--user=") or (w.startswith("-") and not w.startswith("--")
-                                                                      and "u" in w[1:]) for w in options)
+    return "-u" in read_invocation(words).options
 
 
 def _opens_shell(inv: Invocation, cmd: SimpleCommand) -> str | None:
     program = inv.program
     if program in ("su", "runuser") and not ({"-c", "--command", "--session-command"} & set(cmd.words)
                                              or any(w.startswith("--command=") for w in cmd.words)):
-        if not (program == "runuser" and _runuser_user(cmd.words[1:])):
+        if not (program == "runuser" and _runuser_user(cmd.words)):
             return f"`{program}` opens a shell that reads its input"
     if program == "chroot" and len(inv.operands) <= 1:
         return "`chroot` opens a shell that reads its input"
@@ -155,63 +136,21 @@ def _opens_shell(inv: Invocation, cmd: SimpleCommand) -> str | None:
     return None
 
 
-_ENV_LONG = {"--ignore-environment": "-i", "--null": "-0", "--unset": "-u", "--chdir": "-C", "--split-string": "-S",
-             "--debug": "-v", "--block-signal": "--block-signal", "--default-signal": "--default-signal",
-             "--ignore-signal": "--ignore-signal", "--list-signal-handling": "--list-signal-handling",
-             "--help": "--help", "--version": "--version"}
-
-
 class _EnvWords(NamedTuple):
-    options: tuple[tuple[str, str, int], ...]  # (`-u`, its value or "", the index of the value's word)
+    inv: Invocation  # env's own options, as its model reads them (`-iC DIR`, `-vu NAME`, `--ch=DIR`)
     start: int  # the command's first word (len(words): none)
     split: tuple[str, ...] | None  # `-S STRING` and the words after it (read as a script)
+    dash: bool  # `env - CMD`: `-` alone is `-i`
 
 
 def _read_env(words: Words) -> _EnvWords:
-    """env's options read as getopt reads them: letters in order, `u`, `C` and `S` take the
-    rest of their cluster or the next word (`-iC DIR`, `-vu NAME`), a long option by any
-    unambiguous prefix (`--ch=DIR` is `--chdir`), `-` alone is `-i`."""
-    options: list[tuple[str, str, int]] = []
-    i = 1
-    while i < len(words):
-        word = words[i]
-        if word == "--":
-            i += 1
-            break
-        if "=" in word and not word.startswith("-"):
-            i += 1
-            continue
-        if word == "-":
-            options.append(("-i", "", i))
-            i += 1
-            continue
-        if word.startswith("--"):
-            given, eq, value = word.partition("=")
-            matches = [long for long in _ENV_LONG if long.startswith(given)]
-            name = _ENV_LONG[given] if given in _ENV_LONG else _ENV_LONG[matches[0]] if len(matches) == 1 else given
-            at, step = i, 1
-            if name in ("-u", "-C", "-S") and not eq:
-                value, at, step = (words[i + 1] if i + 1 < len(words) else ""), i + 1, 2
-            if name == "-S":
-                return _EnvWords(tuple(options), len(words), (value, *words[i + step:]))
-            options.append((name, value, at))
-            i += step
-            continue
-        if word.startswith("-") and len(word) > 1:
-            step = 1
-            for j, letter in enumerate(word[1:], 2):
-                if letter not in "uCS":
-                    options.append(("-" + letter, "", i))
-                    continue
-                value, step = (word[j:], 1) if word[j:] else (words[i + 1] if i + 1 < len(words) else "", 2)
-                if letter == "S":
-                    return _EnvWords(tuple(options), len(words), (value, *words[i + step:]))
-                options.append(("-" + letter, value, i + step - 1))
-                break
-            i += step
-            continue
-        break
-    return _EnvWords(tuple(options), i, None)
+    inv = read_invocation(words)
+    split = _last_value(inv, "-S")
+    if split is not None:
+        return _EnvWords(inv, len(words), (split[0], *words[split[1] + 1:]), False)
+    first = inv.positional_at[0] if inv.positional_at else len(words)
+    dash = first < len(words) and words[first] == "-"
+    return _EnvWords(inv, past_assignments(words, first + dash, any_name=True), None, dash)
 
 
 def _env(words: Words, cmd: SimpleCommand) -> list[Inner]:
@@ -221,7 +160,7 @@ def _env(words: Words, cmd: SimpleCommand) -> list[Inner]:
     # `BASH_FUNC_ls%%=() { rm -rf ~; }`: the body runs where a bash child calls `ls`
     functions = [Inner(script="f " + w.split("=", 1)[1]) for w in words[1:read.start]
                  if w.startswith("BASH_FUNC_") and "=" in w]
-    cwd = next(((value, at) for name, value, at in reversed(read.options) if name == "-C"), None)
+    cwd = _last_value(read.inv, "-C")
     if read.split is not None:
         return functions + [Inner(script=" ".join(read.split), cwd=cwd)]
     return functions + ([Inner(tuple(words[read.start:]), start=read.start, cwd=cwd)] if read.start < len(words)
@@ -232,11 +171,12 @@ def _env_environment(cmd: SimpleCommand) -> str | None:
     """`env -i` drops the environment Gatehouse gave the agent; `env -u NAME` a setting of it."""
     if cmd.words[0] != "env":
         return None
-    for name, value, _at in _read_env(cmd.words).options:
-        if name == "-i":
-            return "`env -i` runs the command without the environment Gatehouse gave the agent"
-        if name == "-u" and value and risky_variable(value):
-            return f"`env -u {value}` drops a setting Gatehouse gave the agent (where git looks, which programs run)"
+    read = _read_env(cmd.words)
+    if "-i" in read.inv.options or read.dash:
+        return "`env -i` runs the command without the environment Gatehouse gave the agent"
+    for name in read.inv.values.get("-u", ()):
+        if risky_variable(name):
+            return f"`env -u {name}` drops a setting Gatehouse gave the agent (where git looks, which programs run)"
     return None
 
 
@@ -273,30 +213,11 @@ def _flock_files(inv: Invocation, words: Words) -> list[FileUse]:
 
 
 def _watch(words: Words, cmd: SimpleCommand) -> list[Inner]:
-    """watch's command: after its options (letters in order; `-n`, `-q` take the rest of
-    their cluster or the next word; `-g` is a flag), joined for `sh -c` unless `-x`."""
-    i = 1
-    exec_form = False
-    while i < len(words):
-        word = words[i]
-        if word == "--":
-            i += 1
-            break
-        if word.startswith("--"):
-            name, eq, _value = word.partition("=")
-            exec_form = exec_form or name == "--exec"
-            i += 2 if name in ("--interval", "--equexit") and not eq else 1
-            continue
-        if word.startswith("-") and len(word) > 1:
-            step = 1
-            for j, letter in enumerate(word[1:], 2):
-                exec_form = exec_form or letter == "x"
-                if letter in "nq":
-                    step = 1 if word[j:] else 2
-                    break
-            i += step
-            continue
-        break
+    """watch's command, after its options as its model reads them, joined for `sh -c`
+    unless `-x`."""
+    inv = read_invocation(words)
+    i = inv.positional_at[0] if inv.positional_at else len(words)
+    exec_form = "-x" in inv.options
     if i >= len(words):
         return []
     if exec_form:
@@ -416,7 +337,8 @@ def _tmux_code(inv: Invocation, cmd: SimpleCommand) -> str | None:
 
 
 _RUNS = "runs a command (looked through)"
-# Launchers' own options: the words after them, from the command they run, are that command's.
+# Launchers' own options: the words after them, from the command they run, are that command's
+# (each stops at its first operand, as these programs' getopt does: `_OPTIONS` below).
 _OPTIONS = {
     "doas": spec("n s u: C: L"),
     "su": spec("c/command: /session-command: l/login m p/preserve-environment s/shell: g/group: G/supp-group: "
@@ -447,11 +369,19 @@ _OPTIONS = {
                      "/header: /nice: /load: /memfree: /delay: S: /sshlogin: /sshloginfile: /slf: /plus L: "
                      "/max-lines: s: /max-chars: /version /help"),
     "busybox": spec("/list /list-full /install /help"), "toybox": spec("/list /help /version"),
+    "sudo": spec("A/askpass b/background C/close-from: D/chdir: E/preserve-env? e/edit g/group: H/set-home "
+                 "h/host? i/login K/remove-timestamp k/reset-timestamp l/list n/non-interactive "
+                 "P/preserve-groups p/prompt: R/chroot: r/role: S/stdin s/shell t/type: T/command-timeout: "
+                 "U/other-user: u/user: V/version v/validate /help"),
+    "env": gnu("i/ignore-environment 0/null u/unset: C/chdir: S/split-string: v/debug /block-signal? "
+               "/default-signal? /ignore-signal? /list-signal-handling"),
+    "chroot": gnu("/userspec: /groups: /skip-chdir"),
 }
-_TRANSPARENT_KNOWN = {
-    "nohup": "", "time": "-f -o --format --output", "stdbuf": "-i -o -e", "setsid": "",
-    "ionice": "-c -n -p -P -u --class --classdata --pid --pgid --uid", "caffeinate": "-t -w", "unbuffer": "",
-}
+_LAUNCHERS = ("doas", "runuser", "nice", "timeout", "taskset", "chrt", "nohup", "time", "stdbuf", "setsid", "ionice",
+              "caffeinate", "unbuffer", "watch", "sudo", "env", "chroot")
+_OPTIONS.update({name: _OPTIONS[name].but(stop_at_operand=True) for name in _LAUNCHERS})
+# Launchers whose command follows their options directly.
+_TRANSPARENT_KNOWN = ("nohup", "time", "stdbuf", "setsid", "ionice", "caffeinate", "unbuffer")
 _TRANSPARENT = {
     "strace": "-o -e -p -s -u -E -P -I -b -a -X -O -S", "ltrace": "-o -e -p -s -u -a -n -l",
     "proxychains": "-f", "proxychains4": "-f", "torsocks": "-u -p -a -P", "tsocks": "", "firejail": "",
@@ -463,30 +393,23 @@ _TRANSPARENT = {
 
 MODELS = [
     Model("sudo", FAMILY, "runs a command as another user (looked through); `-s`/`-i` alone open a shell",
-          options=spec("A/askpass b/background C/close-from: D/chdir: E/preserve-env? e/edit g/group: H/set-home "
-                       "h/host: i/login K/remove-timestamp k/reset-timestamp l/list n/non-interactive "
-                       "P/preserve-groups p/prompt: R/chroot: r/role: S/stdin s/shell t/type: T/command-timeout: "
-                       "U/other-user: u/user: V/version v/validate"),
-          cls=READ_ONLY, inner=_sudo, code=_sudo_code),
+          options=_OPTIONS["sudo"], cls=READ_ONLY, inner=_sudo, code=_sudo_code),
     Model("doas", FAMILY, "runs a command as another user (looked through); `-s` opens a shell",
-          options=_OPTIONS["doas"], cls=READ_ONLY, inner=after("-u -C"), code=_opens_shell),
+          options=_OPTIONS["doas"], cls=READ_ONLY, inner=command_after(), code=_opens_shell),
     *(Model(n, FAMILY, "runs a script as another user (`-c`, read); alone it opens a shell", options=_OPTIONS[n],
             cls=READ_ONLY, inner=_su, code=_opens_shell) for n in ("su", "runuser")),
     Model("env", FAMILY, "runs a command with variables set (judged by the variable); alone it prints them",
-          options=gnu("i/ignore-environment 0/null u/unset: C/chdir: S/split-string: v/debug /block-signal? "
-                      "/default-signal? /ignore-signal? /list-signal-handling"),
-          cls=READ_ONLY, inner=_env, environment=_env_environment, shows_environment=_env_shows),
-    Model("nice", FAMILY, _RUNS, options=_OPTIONS["nice"], cls=READ_ONLY, inner=after("-n --adjustment", numeric=True)),
-    Model("timeout", FAMILY, _RUNS, options=_OPTIONS["timeout"], cls=READ_ONLY,
-          inner=after("-s -k --signal --kill-after", positional=1)),
+          options=_OPTIONS["env"], cls=READ_ONLY, inner=_env, environment=_env_environment,
+          shows_environment=_env_shows),
+    Model("nice", FAMILY, _RUNS, options=_OPTIONS["nice"], cls=READ_ONLY, inner=command_after()),
+    Model("timeout", FAMILY, _RUNS, options=_OPTIONS["timeout"], cls=READ_ONLY, inner=command_after(positional=1)),
     Model("chroot", FAMILY, "runs a command in another root (looked through); alone it opens a shell",
-          options=gnu("/userspec: /groups: /skip-chdir"), cls=READ_ONLY,
-          inner=after("--userspec --groups", positional=1), code=_opens_shell),
-    Model("taskset", FAMILY, _RUNS, options=_OPTIONS["taskset"], cls=READ_ONLY, inner=after("", positional=1)),
-    Model("chrt", FAMILY, _RUNS, options=_OPTIONS["chrt"], cls=READ_ONLY, inner=after("-T -P -D", positional=1)),
-    *(Model(n, FAMILY, _RUNS, options=_OPTIONS[n], cls=READ_ONLY, inner=after(v),
+          options=_OPTIONS["chroot"], cls=READ_ONLY, inner=command_after(positional=1), code=_opens_shell),
+    Model("taskset", FAMILY, _RUNS, options=_OPTIONS["taskset"], cls=READ_ONLY, inner=command_after(positional=1)),
+    Model("chrt", FAMILY, _RUNS, options=_OPTIONS["chrt"], cls=READ_ONLY, inner=command_after(positional=1)),
+    *(Model(n, FAMILY, _RUNS, options=_OPTIONS[n], cls=READ_ONLY, inner=command_after(),
             files=_time_files if n == "time" else None, code=_opens_shell if n == "unbuffer" else None)
-      for n, v in _TRANSPARENT_KNOWN.items()),
+      for n in _TRANSPARENT_KNOWN),
     *(Model(n, FAMILY, _RUNS, inner=after(v)) for n, v in _TRANSPARENT.items()),
     Model("xargs", FAMILY, "runs a command with operands from its input (looked through: operands unknown)",
           options=gnu("0/null a/arg-file: d/delimiter: E: e? I: i? L: l? n/max-args: P/max-procs: p/interactive "

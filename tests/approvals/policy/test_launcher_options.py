@@ -35,6 +35,8 @@ LAUNCHERS = {
     "chrt": ("5", "pmhV"),  # -p: a process id; -m: prints the priorities
     "taskset": ("1", "phV"),  # -p: a process id
     "flock": ("/tmp/lock", "hV"),
+    "caffeinate": ("", ""),
+    "exec": ("", ""),
 }
 
 
@@ -49,6 +51,7 @@ def _spellings(name: str) -> list[str]:
         for value in ("eve", "lk", "5"):
             out += [f"-{letter}{value}", f"-{letter} {value}"]
             out += [f"-{flag}{letter}{value}" for flag in flags]
+            out += [f"-{flag}{letter} {value}" for flag in flags]  # the cluster's last letter takes the next word
     return out
 
 
