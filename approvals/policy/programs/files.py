@@ -13,7 +13,7 @@ import posixpath
 from ..classnames import DESTRUCTIVE, LOCAL
 from ..fileuse import FileUse
 from .invocation import Invocation
-from .kit import Examples, Words, operands, with_examples
+from .kit import Examples, Words, operands, value_uses, with_examples
 from .model import UNCLASSIFIED, Classifier, Model
 from .spec import Spec, gnu
 
@@ -145,12 +145,11 @@ def _mktemp(inv: Invocation, words: Words) -> list[FileUse]:
     if "-u" in inv.options:
         return []
     template = operands(inv, words)[:1]
-    given = [(value, (at,)) for option in ("-p", "--tmpdir")
-             for value, at in zip(inv.values.get(option, ()), inv.value_at.get(option, ()), strict=False) if value]
-    if given:
-        directory, at = given[-1]
+    directories = value_uses(inv, ("-p", "--tmpdir"), "write")
+    if directories:
+        # each directory given is decided (the last one wins, by where it is written)
         name, name_at = template[0] if template else ("tmp.XXXXXXXXXX", ())
-        return [FileUse("write", posixpath.join(directory, name), at + name_at)]
+        return [use._replace(word=posixpath.join(use.word, name), at=use.at + name_at) for use in directories]
     if template and "/" in template[0][0] and "-t" not in inv.options:
         return [FileUse("write", *template[0])]
     return []

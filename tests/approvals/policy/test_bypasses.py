@@ -197,9 +197,11 @@ OUTSIDE_THE_WORKSPACE = [
     "less --log-file=/srv/x a", "less -O/srv/x a", "/usr/bin/time -o /srv/x ls", "command time --output=/srv/x ls",
     "flock /srv/lock ls", "parallel --joblog /srv/x echo ::: a", "parallel --results /srv/d echo ::: a",
     "mktemp -p /srv", "mktemp --tmpdir=/srv x.XXXX", "mktemp /srv/x.XXXX", "mktemp -d -p /srv",
+    "mktemp --tmpdir=build -p /srv", "mktemp -p build --tmpdir=/srv",
     # a launcher that changes directory first (`env -C`, `sudo -D`): its command's paths are from there
     "env -C /srv touch x", "env --chdir=/srv cp README.md x", "env -iC /srv touch x", "env --ch /srv touch x",
-    "sudo -D /srv touch x", "sudo --chdir=/srv touch x", "nice env -C /srv touch x",
+    "sudo -D /srv touch x", "sudo --chdir=/srv touch x", "nice env -C /srv touch x", 'env -C "$D" touch x',
+    "sudo -PgX -D /srv touch x",
 ) + deny(
     # the agent's isolated home lies in Gatehouse's var directory: `~` is protected there
     "touch $HOME/x", "echo x > ~/notes.txt", "ln -s /etc/passwd p", "npm config set script-shell /srv/evil",
@@ -313,7 +315,7 @@ SECRET_READS = [
     "git --work-tree=~ diff", "git --work-tree=/ diff -- etc/shadow", "git --work-tree ~ show",
     "git --work-tree=~ grep -h KEY", "git --work-tree=../.. diff", "git --git-dir=../other/.git log -p",
     "git --git-dir=../other/.git show HEAD:.env", "git --git-dir ../other/.git cat-file -p HEAD:x",
-    "git --git-dir=/root/.git log -p",
+    "git --git-dir=/root/.git log -p", "git -C .. --git-dir=other/.git log -p", "git --git-dir=../other/.git/ log -p",
     "env -C /etc cat shadow", "env -C ~/.ssh cat id_rsa", "env -C/etc cat shadow", "sudo -D /etc cat shadow",
     "sudo -uroot -D/etc cat shadow", "timeout 5 env -C ~ cat .ssh/id_rsa",
 )
